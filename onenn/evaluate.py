@@ -1,0 +1,75 @@
+"""The metrics of SPEC §5 for every saved ``W`` of a run, on a test set."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import torch
+
+from onenn.family import diagnostics
+from onenn.io import load_arrays, load_json, save_table
+from onenn.losses import Loss
+from onenn.model import forward, predict, simplex_code
+from onenn.tables import run_table
+
+METRICS = ("logit_error", "accuracy", "test_loss")
+
+
+def prompt_metrics(W: torch.Tensor, x: torch.Tensor, c: torch.Tensor, nn: torch.Tensor, K: int, loss_fn: Loss) -> dict[str, float]:
+    """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss."""
+    codes = simplex_code(K, dtype=x.dtype)
+    rows = torch.arange(len(nn))
+    c_target = c[rows, nn]
+    _, ell = forward(W, x, codes[c])
+    loss, _ = loss_fn(ell, c_target, codes[c_target])
+    return {
+        "logit_error": float(((ell - codes[c_target]) ** 2).sum(-1).mean()),
+        "accuracy": float((predict(ell) == c_target).double().mean()),
+        "test_loss": float(loss.mean()),
+    }
+
+
+def evaluate_run(
+    steps: np.ndarray, weights: np.ndarray, test_sets: dict[str, dict[str, np.ndarray]], K: int, loss_fn: Loss
+) -> pd.DataFrame:
+    """One row per (saved step, test set): the prompt metrics and the parameter diagnostics, in float64."""
+    d = next(iter(test_sets.values()))["x"].shape[-1]
+    tensors = {
+        name: (torch.from_numpy(t["x"]).double(), torch.from_numpy(t["c"]).long(), torch.from_numpy(t["nn"]).long())
+        for name, t in test_sets.items()
+    }
+    rows = []
+    for step, W_np in zip(steps, weights):
+        W = torch.from_numpy(np.ascontiguousarray(W_np)).double()
+        params = diagnostics(W_np, d, K)
+        for name, (x, c, nn) in tensors.items():
+            rows.append({"step": int(step), "test_set": name, **prompt_metrics(W, x, c, nn, K, loss_fn), **params})
+    return pd.DataFrame(rows)
+
+
+def evaluate_job(
+    settings: dict,
+    *,
+    weights_path: str,
+    run_path: str,
+    test_set_paths: dict[str, str],
+    output: str,
+    threads: int,
+    log: logging.Logger,
+) -> None:
+    """The workflow's evaluation job: metrics of every saved ``W`` on every test set, with the run's
+    identity and settings, written as one Parquet table."""
+    torch.set_num_threads(max(1, int(threads)))
+    run = load_json(run_path)
+    weights = load_arrays(weights_path)
+    test_sets = {name: load_arrays(path) for name, path in test_set_paths.items()}
+    for name, t in test_sets.items():
+        if t["x"].shape[1:] != (run["N"] + 1, run["d"]):
+            raise ValueError(f"test set {test_set_paths[name]} has prompts of shape {t['x'].shape[1:]}, "
+                             f"but the run has N={run['N']}, d={run['d']}")
+    metrics = evaluate_run(weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"]))
+    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))

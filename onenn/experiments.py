@@ -1,0 +1,88 @@
+"""From the workflow's config to runs: experiments, their variants and the settings of every run.
+
+The settings of a run are ``defaults``, updated by the experiment's own keys, updated by the variant's keys.
+A variant comes from ``sweep`` (the Cartesian product of lists) or from ``variants`` (an explicit list);
+its name is ``key=value`` pairs joined by ``,`` unless it gives a ``name``. Names are looked up, never parsed.
+No torch here: the Snakefile imports this module.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+#: keys of an experiment that are not run settings
+EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description")
+#: settings a training job depends on (reach it through the rule's params)
+TRAIN_KEYS = ("d", "N", "K", "sigma", "lr", "batch", "loss", "c", "epsilon", "noise_blocks", "steps", "n_eval", "device", "dtype")
+#: settings only the evaluation depends on
+EVAL_KEYS = ("delta", "test_size")
+
+
+def format_value(value: Any) -> str:
+    """``3.0 -> '3'``, ``0.1 -> '0.1'``, ``'label' -> 'label'``: the spelling used in paths."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def variant_name(overrides: dict[str, Any]) -> str:
+    if not overrides:
+        return "default"
+    return ",".join(f"{k}={format_value(v)}" for k, v in overrides.items())
+
+
+def experiment_names(config: dict, kind: str | None = None) -> list[str]:
+    """Experiments of the config, in order, optionally only those of one ``kind``."""
+    return [name for name, exp in config["experiments"].items() if kind is None or exp["kind"] == kind]
+
+
+def variants(config: dict, experiment: str) -> dict[str, dict[str, Any]]:
+    """Variant name -> the settings it overrides."""
+    exp = config["experiments"][experiment]
+    out: dict[str, dict[str, Any]] = {}
+    sweep = exp.get("sweep") or {}
+    if sweep:
+        keys = list(sweep)
+        for values in itertools.product(*(sweep[k] for k in keys)):
+            overrides = dict(zip(keys, values))
+            out[variant_name(overrides)] = overrides
+    for entry in exp.get("variants") or []:
+        overrides = {k: v for k, v in entry.items() if k != "name"}
+        out[entry.get("name") or variant_name(overrides)] = overrides
+    if not sweep and not exp.get("variants"):
+        out["default"] = {}
+    return out
+
+
+def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
+    """The resolved settings of one variant of an experiment."""
+    exp = config["experiments"][experiment]
+    resolved = dict(config["defaults"])
+    resolved.update({k: v for k, v in exp.items() if k not in EXPERIMENT_KEYS})
+    resolved.update(variants(config, experiment)[variant])
+    return resolved
+
+
+def train_settings(config: dict, experiment: str, variant: str, seed: int) -> dict[str, Any]:
+    s = settings(config, experiment, variant)
+    return {**{k: s[k] for k in TRAIN_KEYS}, "seed": int(seed)}
+
+
+def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
+    """Every ``(variant, seed)`` of an experiment."""
+    return [
+        (variant, seed)
+        for variant in variants(config, experiment)
+        for seed in range(int(settings(config, experiment, variant)["seeds"]))
+    ]
+
+
+def test_set_path(split: str, s: dict[str, Any]) -> str:
+    """Where the test set of a run's settings lives; one job per distinct path, shared by all experiments."""
+    base = f"results/datasets/{split}/d{s['d']}/N{s['N']}/K{s['K']}"
+    if split == "separated":
+        base += f"/delta{format_value(float(s['delta']))}"
+    return f"{base}/n{s['test_size']}.npz"

@@ -1,0 +1,41 @@
+"""The two-parameter family ``diag{ξ1·I_d, 0, −ξ2}`` and the parameter diagnostics of SPEC §5 (numpy only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def label_columns(d: int, m: int) -> slice:
+    """Columns of ``W`` that multiply the query's zero label block (``W12, W22, W32``)."""
+    return slice(d, d + m)
+
+
+def xi(W: np.ndarray, d: int) -> tuple[float, float]:
+    """``(ξ1, ξ2)`` of the Frobenius projection ``Π(W)``: the mean of ``diag(W11)`` and ``−W33``."""
+    return float(np.trace(W[:d, :d]) / d), float(-W[-1, -1])
+
+
+def family_matrix(xi1: float, xi2: float, d: int, m: int) -> np.ndarray:
+    """``diag{ξ1·I_d, 0_m, −ξ2}``: (D, D)."""
+    return np.diag(np.concatenate([np.full(d, xi1), np.zeros(m), [-xi2]]))
+
+
+def project(W: np.ndarray, d: int, m: int) -> np.ndarray:
+    """``Π(W)``, the Frobenius projection onto the family."""
+    return family_matrix(*xi(W, d), d, m)
+
+
+def diagnostics(W: np.ndarray, d: int, m: int) -> dict[str, float]:
+    """``ξ1, ξ2``, the distance to the family over the whole matrix and over the blocks the loss depends on
+    (all but the label columns), and the Frobenius norm of the label columns."""
+    xi1, xi2 = xi(W, d)
+    off = W - family_matrix(xi1, xi2, d, m)
+    active = np.ones(W.shape[1], dtype=bool)
+    active[label_columns(d, m)] = False
+    return {
+        "xi1": xi1,
+        "xi2": xi2,
+        "dist_family": float(np.linalg.norm(off)),
+        "dist_family_active": float(np.linalg.norm(off[:, active])),
+        "label_norm": float(np.linalg.norm(W[:, label_columns(d, m)])),
+    }

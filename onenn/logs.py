@@ -1,0 +1,28 @@
+"""Send a workflow job's messages and tracebacks to its Snakemake log file."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def job_log(path: str) -> Iterator[logging.Logger]:
+    """Log to ``path`` for the duration of a job; an exception is written there too, then re-raised."""
+    logger = logging.getLogger("onenn")
+    logger.setLevel(logging.INFO)
+    handler = logging.FileHandler(path, mode="w")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield logger
+    except BaseException:
+        logger.error("job failed:\n%s", traceback.format_exc())
+        raise
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+        sys.stderr.flush()

@@ -1,0 +1,90 @@
+"""Tables: one tidy row per (experiment, variant, seed, step, test set), and statistics over seeds.
+No torch; all statistics live here, the plotting code only draws them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from onenn.io import save_table
+
+ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
+
+
+def window_means(minibatch_loss: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """For each saved step ``s_k``: the mean minibatch loss of the steps ``[s_{k−1}, s_k)`` that led to
+    ``W_{s_k}``; at step 0 the loss of the first minibatch."""
+    out = np.empty(len(steps))
+    for k, step in enumerate(steps):
+        lo = int(steps[k - 1]) if k > 0 else 0
+        hi = max(int(step), lo + 1)
+        out[k] = minibatch_loss[lo:hi].mean()
+    return out
+
+
+def run_table(
+    metrics: pd.DataFrame, run_info: dict[str, Any], minibatch_loss: np.ndarray, steps: np.ndarray
+) -> pd.DataFrame:
+    """Add the run's identity, its minibatch loss and its resolved settings to the metrics of one run."""
+    table = metrics.copy()
+    by_step = dict(zip(steps.tolist(), window_means(minibatch_loss, steps)))
+    table["minibatch_loss"] = table["step"].map(by_step).astype("float64")
+    for key, value in run_info.items():
+        if key not in table:
+            table[key] = value
+    first = [c for c in ID_COLUMNS if c in table]
+    table = table[first + [c for c in table.columns if c not in first]]
+    return normalise_types(table)
+
+
+def normalise_types(table: pd.DataFrame) -> pd.DataFrame:
+    """Integers as int64, reals as float64, text as strings: stable Parquet types across runs."""
+    table = table.copy()
+    for col in table.columns:
+        kind = table[col].dtype.kind
+        if kind in "iub":
+            table[col] = table[col].astype("int64" if kind != "b" else "bool")
+        elif kind == "f":
+            table[col] = table[col].astype("float64")
+        else:
+            table[col] = table[col].astype("string")
+    return table
+
+
+def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    table = pd.concat(list(tables), ignore_index=True)
+    keys = [c for c in ID_COLUMNS if c in table]
+    return normalise_types(table.sort_values(keys, kind="stable").reset_index(drop=True))
+
+
+def seed_stats(table: pd.DataFrame, by: Sequence[str], value: str, band_sd: float = 2.0) -> pd.DataFrame:
+    """Mean, sample sd (0 for a single seed), n, and the band ``mean ± band_sd·sd`` of ``value`` over seeds."""
+    grouped = table.groupby(list(by), sort=True, observed=True)[value]
+    stats = grouped.agg(mean="mean", sd="std", n="count").reset_index()
+    stats["sd"] = stats["sd"].fillna(0.0)
+    stats["lower"] = stats["mean"] - band_sd * stats["sd"]
+    stats["upper"] = stats["mean"] + band_sd * stats["sd"]
+    stats.insert(len(by), "metric", value)
+    return stats
+
+
+def final_step(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows at the last saved step of each run."""
+    last = table.groupby(["experiment", "variant", "seed"])["step"].transform("max")
+    return table[table["step"] == last]
+
+
+def read_table(path: str) -> pd.DataFrame:
+    return pd.read_parquet(path, engine="pyarrow")
+
+
+def aggregate_files(paths: Sequence[str], output: str, log: logging.Logger | None = None) -> None:
+    """Concatenate per-run tables into one experiment table."""
+    table = concat_tables(read_table(p) for p in paths)
+    save_table(output, table)
+    if log:
+        log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)

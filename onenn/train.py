@@ -1,0 +1,160 @@
+"""SGD on the minibatch loss with the analytic gradient (SPEC §4), on the CPU or a CUDA device."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from onenn.gradient import weight_gradient
+from onenn.init import initial_weights
+from onenn.io import save_arrays, save_json
+from onenn.losses import Loss
+from onenn.model import forward, simplex_code
+
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything one training run depends on. Names follow SPEC.md."""
+
+    d: int = 8
+    N: int = 16
+    K: int = 3
+    sigma: float = 3.0
+    lr: float = 0.05
+    batch: int = 128
+    loss: str = "square"
+    c: float = 0.0
+    epsilon: float = 0.0
+    noise_blocks: str = "all"
+    steps: int = 100_000
+    n_eval: int = 48
+    seed: int = 0
+    device: str = "auto"
+    dtype: str = "float32"
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainSettings":
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown training settings {unknown}; allowed: {sorted(known)}")
+        return cls(**values)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def resolve_device(device: str) -> torch.device:
+    """``auto`` is CUDA when available, else the CPU; ``cuda`` without CUDA is an error."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device: cuda was requested but CUDA is not available on this machine; use cpu or auto")
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def eval_steps(steps: int, n_eval: int) -> np.ndarray:
+    """Step 0 and at least ``n_eval − 1`` distinct, roughly log-spaced steps up to ``steps`` (included)."""
+    if steps < 1 or n_eval < 2:
+        raise ValueError(f"need steps >= 1 and n_eval >= 2; got steps={steps}, n_eval={n_eval}")
+    wanted = min(n_eval - 1, steps)
+    m = wanted
+    while True:
+        grid = np.unique(np.rint(np.geomspace(1, steps, m)).astype(np.int64))
+        if len(grid) >= wanted:
+            return np.concatenate([[0], grid])
+        m += 1
+
+
+def sample_batch(
+    batch: int, N: int, d: int, K: int, generator: torch.Generator, *, dtype: torch.dtype, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``c`` (B, N)."""
+    x = torch.randn(batch, N + 1, d, generator=generator, dtype=dtype, device=device)
+    x = x / x.norm(dim=-1, keepdim=True)
+    c = torch.randint(0, K, (batch, N), generator=generator, device=device)
+    return x, c
+
+
+def train(settings: TrainSettings) -> dict[str, np.ndarray | str]:
+    """Run SGD; return the saved weights ``W`` (S, D, D) at ``steps`` (S,), the minibatch loss of every step
+    (``steps``,) and the device used."""
+    s = settings
+    device = resolve_device(s.device)
+    dtype = DTYPES[s.dtype]
+    loss_fn = Loss(s.loss, s.c)
+    init_gen = torch.Generator().manual_seed(s.seed)  # on the CPU: same start on every device
+    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=dtype).to(device)
+    gen = torch.Generator(device=device).manual_seed(s.seed + 1)
+    codes = simplex_code(s.K, dtype=dtype, device=device)
+    rows = torch.arange(s.batch, device=device)
+
+    saved_steps = eval_steps(s.steps, s.n_eval)
+    saved = torch.empty(len(saved_steps), *W.shape, dtype=dtype, device=device)
+    minibatch_loss = torch.empty(s.steps, dtype=dtype, device=device)
+    k = 0
+    for step in range(s.steps + 1):
+        if step == saved_steps[k]:
+            saved[k] = W
+            k += 1
+        if step == s.steps:
+            break
+        x, c = sample_batch(s.batch, s.N, s.d, s.K, gen, dtype=dtype, device=device)
+        Y = codes[c]  # (B, N, K)
+        nn = torch.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]).argmax(-1)
+        c_target = c[rows, nn]
+        q, ell = forward(W, x, Y)
+        loss, g = loss_fn(ell, c_target, codes[c_target])
+        minibatch_loss[step] = loss.mean()
+        W -= s.lr * weight_gradient(x, Y, q, ell, g)
+    W_saved = saved.double().cpu().numpy()
+    losses = minibatch_loss.double().cpu().numpy()
+    check_finite(W_saved, losses, saved_steps)
+    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(device)}
+
+
+def check_finite(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> None:
+    """Raise ``FloatingPointError`` at the first non-finite minibatch loss or saved weight, naming the step
+    and the last finite loss."""
+    bad_loss = np.flatnonzero(~np.isfinite(losses))
+    bad_W = np.flatnonzero(~np.isfinite(W).all(axis=(1, 2)))
+    candidates = [int(bad_loss[0])] if len(bad_loss) else []
+    candidates += [int(steps[bad_W[0]])] if len(bad_W) else []
+    if not candidates:
+        return
+    first = min(candidates)
+    finite = losses[:first][np.isfinite(losses[:first])]
+    last = f"{finite[-1]:.6g}" if len(finite) else "none"
+    raise FloatingPointError(
+        f"training diverged: non-finite loss or weights at step {first}; last finite minibatch loss {last}"
+    )
+
+
+def train_job(
+    settings: dict, *, identity: dict, weights_path: str, run_path: str, threads: int, log: logging.Logger
+) -> None:
+    """The workflow's training job: train, then write the weights (npz) and the resolved run record (json).
+    ``identity`` (experiment, variant, seed) goes into the record and into any divergence error."""
+    torch.set_num_threads(max(1, int(threads)))
+    s = TrainSettings.from_dict(settings)
+    log.info("training %s with %s", identity, s.to_dict())
+    started = time.perf_counter()
+    try:
+        result = train(s)
+    except FloatingPointError as err:
+        raise FloatingPointError(f"{identity}: {err}") from err
+    seconds = time.perf_counter() - started
+    save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
+    record = {**identity, **s.to_dict(), "device_used": result["device"], "torch": torch.__version__}
+    record["seed"] = s.seed
+    save_json(run_path, record)
+    log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])

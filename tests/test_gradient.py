@@ -1,0 +1,59 @@
+import numpy as np
+import pytest
+import torch
+
+from onenn.gradient import weight_gradient
+from onenn.losses import Loss
+from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
+from tests.conftest import random_prompts
+
+LOSSES = [Loss("square"), Loss("cross_entropy"), Loss("mixture", 0.3), Loss("squentropy")]
+
+
+def batch_loss(W, x, c, K, loss_fn):
+    codes = simplex_code(K)
+    target = c[torch.arange(len(c)), nearest_neighbour(x)]
+    q, ell = forward(W, x, codes[c])
+    loss, g = loss_fn(ell, target, codes[target])
+    return loss.mean(), q, ell, g
+
+
+@pytest.mark.parametrize("loss_fn", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("N,d,K", [(16, 8, 3), (5, 3, 5)])
+def test_gradient_matches_central_differences(rng, loss_fn, N, d, K):
+    """The analytic gradient on a random W (not the family) against central differences, float64."""
+    x, c = random_prompts(rng, 32, N, d, K)
+    D = d + K + 1
+    W = torch.from_numpy(0.5 * rng.standard_normal((D, D)))
+    _, q, ell, g = batch_loss(W, x, c, K, loss_fn)
+    analytic = weight_gradient(x, label_vectors(c, K), q, ell, g).numpy()
+    numeric = np.zeros((D, D))
+    h = 1e-5
+    for i in range(D):
+        for j in range(D):
+            E = torch.zeros(D, D, dtype=torch.float64)
+            E[i, j] = h
+            numeric[i, j] = (batch_loss(W + E, x, c, K, loss_fn)[0] - batch_loss(W - E, x, c, K, loss_fn)[0]) / (2 * h)
+    rel = np.linalg.norm(analytic - numeric) / np.linalg.norm(numeric)
+    assert rel <= 1e-8
+
+
+@pytest.mark.parametrize("loss_fn", LOSSES, ids=lambda l: l.name)
+def test_label_columns_get_exactly_zero_gradient(rng, loss_fn):
+    d, N, K = 6, 9, 4
+    x, c = random_prompts(rng, 20, N, d, K)
+    W = torch.from_numpy(rng.standard_normal((d + K + 1, d + K + 1)))
+    _, q, ell, g = batch_loss(W, x, c, K, loss_fn)
+    grad = weight_gradient(x, label_vectors(c, K), q, ell, g)
+    assert torch.count_nonzero(grad[:, d : d + K]) == 0
+    # and the loss really does not move when they change
+    W2 = W.clone()
+    W2[:, d : d + K] += torch.from_numpy(rng.standard_normal((d + K + 1, K)))
+    assert batch_loss(W2, x, c, K, loss_fn)[0] == pytest.approx(batch_loss(W, x, c, K, loss_fn)[0], abs=1e-14)
+
+
+def test_loss_rejects_unknown_name_and_bad_weight():
+    with pytest.raises(ValueError, match="loss must be one of"):
+        Loss("hinge")
+    with pytest.raises(ValueError, match=r"c \(the mixture weight\)"):
+        Loss("mixture", 1.5)

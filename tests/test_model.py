@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+import torch
+
+from onenn.family import family_matrix
+from onenn.model import embed, forward, label_vectors, nearest_neighbour, predict, simplex_code
+from onenn.testsets import make_test_set
+from tests.conftest import random_prompts
+from tests.reference import embedding, output, simplex
+
+
+@pytest.mark.parametrize("K", [2, 3, 5, 10])
+def test_simplex_code_identities(K):
+    U = simplex_code(K).numpy()
+    gram = U @ U.T
+    np.testing.assert_allclose(np.diag(gram), (K - 1) / K, atol=1e-15)
+    off = gram[~np.eye(K, dtype=bool)]
+    np.testing.assert_allclose(off, -1.0 / K, atol=1e-15)
+    np.testing.assert_allclose(U.sum(axis=0), 0.0, atol=1e-15)
+
+
+def test_simplex_code_rejects_one_class():
+    with pytest.raises(ValueError, match="K must be >= 2"):
+        simplex_code(1)
+
+
+@pytest.mark.parametrize("N,d,K", [(1, 2, 2), (16, 8, 3), (7, 5, 10)])
+def test_output_equals_full_attention(rng, N, d, K):
+    """ℓ from the query column equals the label block of H softmax(H^T W H) formed in full."""
+    x, c = random_prompts(rng, 6, N, d, K)
+    W = torch.from_numpy(rng.standard_normal((d + K + 1, d + K + 1)))
+    _, ell = forward(W, x, label_vectors(c, K))
+    for b in range(len(x)):
+        expected = output(W.numpy(), x[b].numpy(), simplex(K)[c[b].numpy()])
+        np.testing.assert_allclose(ell[b].numpy(), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_embed_matches_reference(rng):
+    x, c = random_prompts(rng, 3, 4, 3, 3)
+    Y = label_vectors(c, 3)
+    H = embed(x, Y)
+    for b in range(3):
+        np.testing.assert_array_equal(H[b].numpy().T, embedding(x[b].numpy(), Y[b].numpy()))
+
+
+def test_nearest_neighbour_is_largest_inner_product(rng):
+    x, _ = random_prompts(rng, 50, 9, 4, 2)
+    inner = np.einsum("bjd,bd->bj", x[:, :-1].numpy(), x[:, -1].numpy())
+    np.testing.assert_array_equal(nearest_neighbour(x).numpy(), inner.argmax(1))
+
+
+@pytest.mark.parametrize("K", [2, 3, 5])
+def test_family_with_large_gap_predicts_the_nearest_neighbour(K):
+    """With W = diag(ξ1 I, 0, −ξ2), ξ1 and ξ2 − ξ1 large, attention concentrates on x_{i*}, whose class
+    is the 1-NN label on separated prompts (the mechanism the paper proves)."""
+    d, N = 8, 16
+    test = make_test_set("separated", 500, d, N, K, 0.1, seed=7)
+    x, c, nn = (torch.from_numpy(test[k]) for k in ("x", "c", "nn"))
+    W = torch.from_numpy(family_matrix(200.0, 400.0, d, K))
+    q, ell = forward(W, x, label_vectors(c, K))
+    target = c[torch.arange(len(nn)), nn]
+    assert torch.equal(predict(ell), target)
+    # and with a small ξ1 the rule is far from 1-NN: the test can fail
+    _, ell_small = forward(torch.from_numpy(family_matrix(0.1, 5.0, d, K)), x, label_vectors(c, K))
+    assert (predict(ell_small) == target).double().mean() < 0.9

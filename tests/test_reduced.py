@@ -1,0 +1,266 @@
+"""Tests for onenn.reduced: the reduced dynamics on the family diag(xi1 I_d, 0, -xi2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import softmax
+
+from onenn import reduced as R
+
+
+def _naive_weights(xi1: float, xi2: float, t: np.ndarray) -> np.ndarray:
+    """Attention of the query over the N context points and itself, straight from the scores (n, N+1)."""
+    scores = np.concatenate([xi1 * t, np.full((t.shape[0], 1), xi1 - xi2)], axis=1)
+    return softmax(scores, axis=1)
+
+
+def _mc_label_loss(xi1: float, xi2: float, t: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of 1/2 (sum_j q_j y_j - y_{i*})^2 with explicit labels (n, N)."""
+    q = _naive_weights(xi1, xi2, t)[:, :-1]
+    i_star = np.argmax(t, axis=1)
+    err = (q * labels).sum(axis=1) - labels[np.arange(t.shape[0]), i_star]
+    per = 0.5 * err**2
+    return float(per.mean()), float(per.std(ddof=1) / math.sqrt(per.size))
+
+
+@pytest.fixture(scope="module")
+def t_small() -> np.ndarray:
+    return R.sample_inner_products(4000, 16, 8, np.random.default_rng(1))
+
+
+# (a) closed-form label expectation vs explicit labels ----------------------------------------------------
+
+
+@pytest.mark.parametrize("xi", [(0.0, 3.0), (4.0, 9.0), (12.0, 20.0)])
+@pytest.mark.parametrize("label_kind", ["rademacher", "gaussian"])
+def test_closed_form_matches_label_monte_carlo(xi: tuple[float, float], label_kind: str) -> None:
+    rng = np.random.default_rng(2)
+    t = R.sample_inner_products(20000, 16, 8, rng)
+    # Redraw labels 5 times on the same t to shrink the label noise; the closed form averages it exactly.
+    means, ses = [], []
+    for _ in range(5):
+        if label_kind == "rademacher":
+            y = rng.choice([-1.0, 1.0], size=t.shape)
+        else:
+            y = rng.standard_normal(t.shape)
+        m, s = _mc_label_loss(*xi, t, y)
+        means.append(m)
+        ses.append(s)
+    mc, se = float(np.mean(means)), float(np.sqrt(np.mean(np.square(ses)) / len(ses)))
+    closed = R.reduced_loss(*xi, t)
+    assert abs(closed - mc) < 4 * se, (closed, mc, se)
+
+
+def test_multiclass_scaling_with_simplex_codes() -> None:
+    """L_MC from actual simplex-coded labels equals ((K-1)/K) L_bin (SPEC Lemma 2)."""
+    rng = np.random.default_rng(3)
+    K, xi1, xi2 = 3, 3.0, 7.0
+    t = R.sample_inner_products(40000, 16, 8, rng)
+    codes = np.eye(K) - 1.0 / K  # row c is u_c
+    c = rng.integers(0, K, size=t.shape)
+    q = _naive_weights(xi1, xi2, t)[:, :-1]
+    ell = np.einsum("nj,njk->nk", q, codes[c])
+    target = codes[c[np.arange(t.shape[0]), np.argmax(t, axis=1)]]
+    per = 0.5 * ((ell - target) ** 2).sum(axis=1)
+    se = per.std(ddof=1) / math.sqrt(per.size)
+    assert abs(R.reduced_loss(xi1, xi2, t, n_classes=K) - per.mean()) < 4 * se
+    assert R.loss_scale(K) == pytest.approx(2.0 / 3.0)
+
+
+def test_attention_weights_match_naive_softmax(t_small: np.ndarray) -> None:
+    q_ctx, q_query = R.attention_weights(2.5, 6.0, t_small)
+    naive = _naive_weights(2.5, 6.0, t_small)
+    np.testing.assert_allclose(q_ctx, naive[:, :-1], rtol=1e-12)
+    np.testing.assert_allclose(q_query, naive[:, -1], rtol=1e-12)
+    # stays finite where a naive exp would overflow
+    q_ctx, q_query = R.attention_weights(2000.0, -1000.0, t_small)
+    assert np.all(np.isfinite(q_ctx)) and np.allclose(q_ctx.sum(1) + q_query, 1.0)
+
+
+def test_closed_form_equals_direct_formula(t_small: np.ndarray) -> None:
+    """The cancellation-free form equals 1/2 E[sum q_j^2 - 2 q_{i*} + 1] where the latter is accurate."""
+    q = _naive_weights(3.0, 5.0, t_small)[:, :-1]
+    i_star = np.argmax(t_small, axis=1)
+    direct = 0.5 * ((q**2).sum(1) - 2 * q[np.arange(q.shape[0]), i_star] + 1).mean()
+    assert R.reduced_loss(3.0, 5.0, t_small) == pytest.approx(direct, rel=1e-12)
+
+
+# (b) the inner-product sampler ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [3, 8, 20])
+def test_inner_product_sampler_matches_sphere(d: int) -> None:
+    rng = np.random.default_rng(4)
+    n = 40000
+    t = R.sample_inner_products(n // 4, 4, d, rng).ravel()
+    # Direct: x_j and x_q uniform on S^{d-1} as normalised Gaussians.
+    x = rng.standard_normal((n, d))
+    xq = rng.standard_normal((n, d))
+    direct = (x * xq).sum(1) / (np.linalg.norm(x, axis=1) * np.linalg.norm(xq, axis=1))
+    assert stats.ks_2samp(t, direct).pvalue > 1e-3
+    # Exact moments: E t^2 = 1/d, E t^4 = 3/(d(d+2)).
+    for sample, moment, exact in ((t**2, 2, 1 / d), (t**4, 4, 3 / (d * (d + 2)))):
+        se = sample.std(ddof=1) / math.sqrt(sample.size)
+        assert abs(sample.mean() - exact) < 5 * se, (moment, sample.mean(), exact)
+    assert abs(t.mean()) < 5 * t.std() / math.sqrt(t.size)
+
+
+def test_sampler_is_reproducible_and_in_range() -> None:
+    a = R.sample_inner_products(100, 32, 8, np.random.default_rng(7))
+    b = R.sample_inner_products(100, 32, 8, np.random.default_rng(7))
+    assert a.shape == (100, 32) and a.dtype == np.float64
+    np.testing.assert_array_equal(a, b)
+    assert np.all(np.abs(a) <= 1)
+
+
+# (c) analytic gradient vs central finite differences -----------------------------------------------------
+
+
+@pytest.mark.parametrize("xi", [(0.0, 3.0), (0.7, 1.2), (4.0, 9.0), (15.0, 30.0), (-2.0, 0.5), (30.0, 40.0)])
+@pytest.mark.parametrize("n_classes", [None, 5])
+def test_gradient_matches_finite_differences(
+    t_small: np.ndarray, xi: tuple[float, float], n_classes: int | None
+) -> None:
+    xi1, xi2 = xi
+    _, g1, g2 = R.reduced_loss_and_grad(xi1, xi2, t_small, n_classes=n_classes)
+    h = 1e-5 * max(1.0, abs(xi1), abs(xi2))
+
+    def loss(a: float, b: float) -> float:
+        return R.reduced_loss(a, b, t_small, n_classes=n_classes)
+
+    fd1 = (loss(xi1 + h, xi2) - loss(xi1 - h, xi2)) / (2 * h)
+    fd2 = (loss(xi1, xi2 + h) - loss(xi1, xi2 - h)) / (2 * h)
+    assert abs(g1 - fd1) <= 1e-7 * abs(g1), (g1, fd1)
+    # dL/dxi2 can be tiny (the query's weight is ~exp(-xi2)); judge it relative to the gradient's size.
+    assert abs(g2 - fd2) <= 1e-7 * max(abs(g2), 1e-3 * math.hypot(g1, g2)), (g2, fd2)
+
+
+def test_gradient_matches_finite_differences_xi2_component(t_small: np.ndarray) -> None:
+    """Where dL/dxi2 is not tiny, its own relative error is <= 1e-7."""
+    xi1, xi2 = 1.0, 0.5
+    _, _, g2 = R.reduced_loss_and_grad(xi1, xi2, t_small)
+    h = 1e-5
+    fd2 = (R.reduced_loss(xi1, xi2 + h, t_small) - R.reduced_loss(xi1, xi2 - h, t_small)) / (2 * h)
+    assert abs(g2) > 1e-3
+    assert abs(g2 - fd2) <= 1e-7 * abs(g2)
+
+
+def test_monte_carlo_estimate_consistent(t_small: np.ndarray) -> None:
+    est = R.monte_carlo_estimate(4.0, 9.0, t_small)
+    loss, g1, g2 = R.reduced_loss_and_grad(4.0, 9.0, t_small)
+    assert (est.loss, est.grad_xi1, est.grad_xi2) == pytest.approx((loss, g1, g2), rel=1e-12)
+    assert 0 < est.se_loss < 0.05 * est.loss
+
+
+def test_loss_landscape_matches_pointwise(t_small: np.ndarray) -> None:
+    xi1_grid, xi2_grid = np.array([0.0, 2.0, 5.0]), np.array([1.0, 6.0])
+    grid = R.loss_landscape(xi1_grid, xi2_grid, t_small, n_classes=3)
+    assert grid.shape == (3, 2)
+    assert grid[2, 1] == pytest.approx(R.reduced_loss(5.0, 6.0, t_small, n_classes=3), rel=1e-14)
+
+
+# (d) gradient flow vs gradient descent -------------------------------------------------------------------
+
+
+def test_gd_first_step_by_hand(t_small: np.ndarray) -> None:
+    _, g1, g2 = R.reduced_loss_and_grad(0.0, 3.0, t_small)
+    traj = R.gradient_descent(0.0, 3.0, 0.05, 1, t_small, d=8, record_steps=np.array([0, 1]))
+    assert traj.xi1[1] == pytest.approx(0.0 - 0.05 / 8 * g1, rel=1e-14)
+    assert traj.xi2[1] == pytest.approx(3.0 - 0.05 * g2, rel=1e-14, abs=1e-300)
+    assert traj.time[1] == pytest.approx(0.05)
+
+
+def test_flow_continuation_matches_gd_on_overlap() -> None:
+    """Start the ODE from a GD state and compare with GD continued over the same window (time 2..40).
+
+    GD is forward Euler for the flow, so their gap is first order in eta: about (eta/2) * T * |J F| * |F|
+    over a window of length T. Here |F| ~ 1e-2 and |J F| ~ 1e-2 per unit time, so the gap is ~1e-3 * eta
+    (measured: 1e-5 at eta = 0.01). We require gap < 5e-3 * eta at eta = 0.01 and that it halves
+    (ratio 1.6..2.4) when eta halves: the signature of Euler discretisation error rather than a mismatch
+    between the two sets of equations (a wrong 1/d factor would give an O(1) gap that does not shrink).
+    The ODE's own error (rtol 1e-10) is negligible against that.
+    """
+    t = R.sample_inner_products(1000, 16, 8, np.random.default_rng(5))
+    # A fast region: xi2 small, so both coordinates move (xi2 goes 0.5 -> 1.0 by time 40).
+    xi0, time_start, time_end = (2.0, 0.5), 2.0, 40.0
+    gaps = []
+    for eta in (0.01, 0.005):
+        s0, s1 = round(time_start / eta), round(time_end / eta)
+        rec = np.unique(np.concatenate([[0, s0], np.geomspace(s0, s1, 12).round().astype(int), [s1]]))
+        gd = R.gradient_descent(*xi0, eta, s1, t, d=8, record_steps=rec)
+        k0 = int(np.searchsorted(gd.step, s0))
+        flow = R.gradient_flow(gd.xi1[k0], gd.xi2[k0], time_start, time_end, t, d=8, n_record=12, rtol=1e-10)
+        gd_xi1 = np.interp(flow.time, gd.time, gd.xi1)
+        gd_xi2 = np.interp(flow.time, gd.time, gd.xi2)
+        # compare only at GD record times that coincide with flow times (interp endpoints are exact)
+        both = np.isclose(flow.time[:, None], gd.time[None, k0:]).any(axis=1)
+        assert both.sum() >= 2
+        gaps.append(max(np.max(np.abs(gd_xi1 - flow.xi1)[both]), np.max(np.abs(gd_xi2 - flow.xi2)[both])))
+        assert gd.xi2[-1] - gd.xi2[k0] > 0.3  # the window really moves
+    assert gaps[0] < 5e-3 * 0.01, gaps
+    assert 1.6 < gaps[0] / gaps[1] < 2.4, gaps
+
+
+def test_flow_reaches_large_times_cheaply() -> None:
+    t = R.sample_inner_products(2000, 16, 8, np.random.default_rng(6))
+    flow = R.gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, n_record=13)
+    assert flow.time[0] == 0.0 and flow.time[-1] == pytest.approx(1e12)
+    assert np.all(np.diff(flow.loss) <= 1e-12)  # gradient flow never increases the loss
+    assert flow.xi1[-1] > flow.xi1[0]
+    exact = R.gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, record_times=np.array([1e4, 1e12]))
+    np.testing.assert_array_equal(exact.time, [1e4, 1e12])
+    np.testing.assert_allclose(exact.xi1[-1], flow.xi1[-1], rtol=1e-6)
+
+
+# (e) thresholds against hand computation -----------------------------------------------------------------
+
+
+def test_thresholds_d8_n32() -> None:
+    N, d = 32, 8
+    # Theorem 1: 2 max(log(N d), -log(1 - (N sqrt d)^(-1/d))); N sqrt d = 2^5 * 2^1.5 = 2^6.5.
+    term1 = 8 * math.log(2)  # log(256) = 5.545177
+    term2 = -math.log(1 - 2 ** (-6.5 / 8))  # -log(1 - 0.569394) = 0.842562
+    assert term2 == pytest.approx(0.842562, abs=1e-6)
+    assert R.sigma_threshold_theorem1(N, d) == pytest.approx(2 * max(term1, term2), rel=1e-12)
+    assert R.sigma_threshold_theorem1(N, d) == pytest.approx(11.090355, abs=1e-6)
+    # Lemma 12: a = (2 N sqrt d)^(-2/(d-3)) = (2^7.5)^(-2/5) = 2^-3; 2 N^4 d / a = 2 * 2^20 * 2^3 * 2^3 = 2^27.
+    assert R.lemma12_a(N, d) == pytest.approx(0.125, rel=1e-12)
+    assert R.sigma_threshold_lemma12(N, d) == pytest.approx(3 * 27 * math.log(2), rel=1e-12)
+    assert R.sigma_threshold_lemma12(N, d) == pytest.approx(56.144922, abs=1e-6)
+    assert R.XI_RATIO_BOUND == pytest.approx(7 / 15)
+
+
+# (f) bad arguments ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda t: R.sample_inner_products(0, 4, 8, np.random.default_rng(0)), "n_prompts"),
+        (lambda t: R.sample_inner_products(5, 0, 8, np.random.default_rng(0)), "N"),
+        (lambda t: R.sample_inner_products(5, 4, 1, np.random.default_rng(0)), "d"),
+        (lambda t: R.sample_inner_products(5, 4, 8, 0), "rng"),
+        (lambda t: R.reduced_loss(1.0, 2.0, t[0]), "t"),
+        (lambda t: R.reduced_loss(1.0, 2.0, 2 * t + 2), "t"),
+        (lambda t: R.reduced_loss(float("nan"), 2.0, t), "xi1"),
+        (lambda t: R.reduced_loss(1.0, 2.0, t, n_classes=1), "n_classes"),
+        (lambda t: R.gradient_descent(0.0, 3.0, -0.1, 10, t, d=8), "eta"),
+        (lambda t: R.gradient_descent(0.0, 3.0, 0.1, -1, t, d=8), "steps"),
+        (lambda t: R.gradient_descent(0.0, 3.0, 0.1, 10, t, d=8, record_steps=np.array([0, 20])), "record_steps"),
+        (lambda t: R.gradient_flow(0.0, 3.0, -1.0, 10.0, t, d=8), "time_start"),
+        (lambda t: R.gradient_flow(0.0, 3.0, 5.0, 1.0, t, d=8), "time_end"),
+        (lambda t: R.gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, method="Euler"), "method"),
+        (lambda t: R.gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, rtol=0.0), "rtol"),
+        (lambda t: R.gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, record_times=np.array([0.5, 2.0])), "record_times"),
+        (lambda t: R.lemma12_a(32, 3), "d"),
+        (lambda t: R.sigma_threshold_theorem1(0, 8), "N"),
+        (lambda t: R.loss_landscape([], [1.0], t), "xi1_grid"),
+    ],
+)
+def test_bad_arguments_raise(t_small: np.ndarray, call, name: str) -> None:
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        call(t_small)

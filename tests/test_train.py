@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+import torch
+
+from onenn.family import diagnostics
+from onenn.train import TrainSettings, eval_steps, resolve_device, train
+
+
+@pytest.mark.parametrize("steps,n", [(1, 2), (10, 48), (100_000, 48), (40_000, 41)])
+def test_eval_steps_are_distinct_log_spaced_and_end_at_the_last_step(steps, n):
+    s = eval_steps(steps, n)
+    assert s[0] == 0 and s[-1] == steps
+    assert np.all(np.diff(s) > 0)
+    assert len(s) >= min(n, steps + 1)
+
+
+def test_training_is_deterministic_and_seed_dependent():
+    base = dict(steps=30, n_eval=5, device="cpu", dtype="float64")
+    a = train(TrainSettings(seed=0, **base))
+    b = train(TrainSettings(seed=0, **base))
+    c = train(TrainSettings(seed=1, **base))
+    np.testing.assert_array_equal(a["W"], b["W"])
+    assert not np.array_equal(a["W"], c["W"])
+
+
+def test_training_from_w0_stays_near_the_family_and_grows_xi1():
+    """Lemma 1 in practice: from W0 the iterates stay close to diag(ξ1 I, 0, −ξ2) and ξ1 increases."""
+    r = train(TrainSettings(steps=300, n_eval=5, device="cpu", dtype="float64"))
+    first, last = diagnostics(r["W"][0], 8, 3), diagnostics(r["W"][-1], 8, 3)
+    assert first["xi1"] == 0 and first["xi2"] == 3.0 and first["dist_family"] == 0
+    assert last["xi1"] > 0.01
+    assert last["dist_family"] < 0.5 * last["xi1"] * np.sqrt(8)
+    assert last["label_norm"] == 0.0  # label columns never move
+
+
+def test_unknown_setting_and_device_are_rejected():
+    with pytest.raises(ValueError, match=r"unknown training settings \['stepz'\]"):
+        TrainSettings.from_dict({"stepz": 3})
+    with pytest.raises(ValueError, match="device must be one of auto, cpu, cuda"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="CUDA is not available"):
+            resolve_device("cuda")
+        assert resolve_device("auto").type == "cpu"

@@ -1,0 +1,51 @@
+# Input and parameter functions shared by the rules. The logic lives in onenn.experiments (no torch).
+import sys
+
+sys.path.insert(0, workflow.basedir)  # the onenn package beside this Snakefile, even without `pip install -e .`
+
+from onenn import experiments as ex
+
+TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
+RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
+
+
+wildcard_constraints:
+    experiment=r"[a-z][a-z0-9_]*",
+    variant=r"[^/]+",
+    seed=r"\d+",
+    d=r"\d+",
+    N=r"\d+",
+    K=r"\d+",
+    size=r"\d+",
+    delta=r"[0-9.e+-]+",
+
+
+def get_settings(wildcards):
+    return ex.settings(config, wildcards.experiment, wildcards.variant)
+
+
+def get_train_settings(wildcards):
+    return ex.train_settings(config, wildcards.experiment, wildcards.variant, int(wildcards.seed))
+
+
+def get_eval_settings(wildcards):
+    s = get_settings(wildcards)
+    return {k: s[k] for k in ("K", "loss", "c", "delta", "test_size")}
+
+
+def get_test_sets(wildcards):
+    s = get_settings(wildcards)
+    return {split: ex.test_set_path(split, s) for split in ("uniform", "separated")}
+
+
+def get_run_outputs(wildcards, name):
+    return [
+        f"results/runs/{wildcards.experiment}/{variant}/seed{seed}/{name}"
+        for variant, seed in ex.runs(config, wildcards.experiment)
+    ]
+
+
+def get_final_outputs():
+    figures = expand("results/figures/{experiment}.{ext}", experiment=list(config["experiments"]), ext=("png", "pdf"))
+    tables = expand("results/tables/{experiment}.parquet", experiment=list(config["experiments"]))
+    return tables + figures

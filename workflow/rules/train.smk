@@ -1,0 +1,16 @@
+# Training: one job per (experiment, variant, seed).
+
+
+rule train:
+    output:
+        weights=f"{RUN_DIR}/weights.npz",
+        run=f"{RUN_DIR}/run.json",
+    log:
+        "logs/train/{experiment}/{variant}/seed{seed}.log",
+    benchmark:
+        "benchmarks/train/{experiment}/{variant}/seed{seed}.tsv"
+    params:
+        settings=get_train_settings,
+    threads: 1
+    script:
+        "../scripts/train.py"

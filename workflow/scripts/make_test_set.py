@@ -1,0 +1,9 @@
+from onenn.io import save_arrays
+from onenn.logs import job_log
+from onenn.testsets import make_test_set
+
+w, p = snakemake.wildcards, snakemake.params  # noqa: F821
+with job_log(snakemake.log[0]) as log:  # noqa: F821
+    data = make_test_set(p.split, int(w.size), int(w.d), int(w.N), int(w.K), p.delta, p.seed)
+    save_arrays(snakemake.output[0], **data)  # noqa: F821
+    log.info("wrote %s test set: %d prompts", p.split, int(w.size))
