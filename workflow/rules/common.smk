@@ -1,7 +1,11 @@
 # Input and parameter functions shared by the rules. The logic lives in onenn.experiments (no torch).
+import os
 import sys
 
-sys.path.insert(0, workflow.basedir)  # the onenn package beside this Snakefile, even without `pip install -e .`
+# The onenn package beside this Snakefile, for this process and for every job it starts (jobs inherit the
+# environment), so a checkout runs its own code even where another copy is pip-installed.
+sys.path.insert(0, workflow.basedir)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")]))
 
 from onenn import experiments as ex
 

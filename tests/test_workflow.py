@@ -1,0 +1,65 @@
+"""End to end: the quick preset through Snakemake in a temporary copy of the workflow."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = ["--configfile", "config.yaml", "workflow/presets/quick.yaml"]
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *QUICK, *args]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=1200)
+
+
+def copy_workflow(dest: Path) -> Path:
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(ROOT / name, dest / name)
+    for name in ("workflow", "onenn"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory) -> Path:
+    """A complete quick run, shared by the tests that inspect it (and must not modify it)."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("quick"))
+    done = snakemake(workdir)
+    assert done.returncode == 0, done.stderr[-5000:]
+    return workdir
+
+
+def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
+    import yaml
+
+    quick = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())["experiments"]["convergence"]
+    table = pd.read_parquet(quick_run / "results/tables/convergence.parquet")
+    for column in ("experiment", "variant", "seed", "step", "test_set", "N", "logit_error", "accuracy",
+                   "test_loss", "minibatch_loss", "xi1", "xi2", "dist_family", "dist_family_active", "label_norm"):
+        assert column in table, column
+    assert table["seed"].dtype == "int64" and table["accuracy"].dtype == "float64"
+    per_run = table.groupby(["N", "seed"]).size()
+    n_eval = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())["defaults"]["n_eval"]
+    assert set(per_run.index.get_level_values("seed")) == set(range(quick["seeds"]))
+    assert set(per_run.index.get_level_values("N")) == {16, 32, 64}
+    steps = table.groupby(["N", "seed", "test_set"])["step"].agg(["min", "max", "nunique"])
+    assert (steps["min"] == 0).all() and (steps["max"] == quick["steps"]).all() and (steps["nunique"] >= n_eval).all()
+    assert set(table["test_set"]) == {"uniform", "separated"}
+    assert table[["accuracy", "test_loss", "logit_error"]].notna().all().all()
+
+
+def test_quick_preset_renders_the_figure(quick_run):
+    for ext in ("png", "pdf"):
+        path = quick_run / f"results/figures/convergence.{ext}"
+        assert path.stat().st_size > 1000
+
+
+def test_second_run_has_nothing_to_do(quick_run):
+    again = snakemake(quick_run, "-n")
+    assert again.returncode == 0
+    assert "Nothing to be done" in again.stdout + again.stderr
