@@ -155,6 +155,8 @@ TaskPlugin=task/affinity
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/backfill
+# a plain sbatch without --mem would otherwise reserve the whole node memory
+DefMemPerCPU=1000
 ReturnToService=2
 # squeue-based status checks need finished jobs to stay visible for a while
 # (plugin: MinJobAge >= 3 x slurm-init-seconds-before-status-checks)
@@ -297,6 +299,7 @@ cmd_stop() {
             log "cancelling jobs: $jobs"
             # shellcheck disable=SC2086
             timeout 10 scancel $jobs 2>/dev/null
+            # shellcheck disable=SC2016  # expanded by the inner bash
             wait_for 20 "jobs to finish" \
                 bash -c '[[ -z "$(timeout 10 squeue -h -t PD,R,CG,S -o %i 2>/dev/null)" ]]'
         fi
