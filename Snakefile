@@ -1,5 +1,7 @@
 # onenn: reproduce the experiments of Athreya & Wang (arXiv:2609.01311). See README.md.
-from snakemake.utils import min_version, validate
+import sys
+
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -7,8 +9,13 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-# set_default=False: schema defaults document the keys; filling them into every experiment would override `defaults`
-validate(config, "workflow/schemas/config.schema.yaml", set_default=False)
+# Before any job: the schema (types, bounds, unknown keys) and what a schema cannot check, every problem named by
+# its key path. Schema defaults only document the keys: filling them into every experiment would override
+# `defaults`, so (unlike snakemake.utils.validate) nothing is filled in.
+sys.path.insert(0, workflow.basedir)  # this checkout's onenn (see common.smk)
+from onenn.validate import validate_config
+
+validate_config(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml", workflow.configfiles)
 
 
 include: "workflow/rules/common.smk"

@@ -25,10 +25,16 @@ def prompt_metrics(W: torch.Tensor, x: torch.Tensor, c: torch.Tensor, nn: torch.
     _, ell = forward(W, x, codes[c])
     loss, _ = loss_fn(ell, c_target, codes[c_target])
     return {
-        "logit_error": float(((ell - codes[c_target]) ** 2).sum(-1).mean()),
-        "accuracy": float((predict(ell) == c_target).double().mean()),
-        "test_loss": float(loss.mean()),
+        "logit_error": mean(((ell - codes[c_target]) ** 2).sum(-1)),
+        "accuracy": mean((predict(ell) == c_target).double()),
+        "test_loss": mean(loss),
     }
+
+
+def mean(values: torch.Tensor) -> float:
+    """The mean in numpy: torch splits long reductions across threads, so its last bit would depend on the
+    number of threads; numpy's pairwise sum does not."""
+    return float(np.mean(values.cpu().numpy()))
 
 
 def evaluate_run(

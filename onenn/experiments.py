@@ -14,7 +14,8 @@ from typing import Any
 #: keys of an experiment that are not run settings
 EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description")
 #: settings a training job depends on (reach it through the rule's params)
-TRAIN_KEYS = ("d", "N", "K", "sigma", "lr", "batch", "loss", "c", "epsilon", "noise_blocks", "steps", "n_eval", "device", "dtype")
+TRAIN_KEYS = ("d", "N", "K", "sigma", "lr", "batch", "loss", "c", "epsilon", "noise_blocks", "steps", "n_eval", "device", "dtype",
+              "on_divergence")
 #: settings only the evaluation depends on
 EVAL_KEYS = ("delta", "test_size")
 

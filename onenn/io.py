@@ -16,17 +16,27 @@ import numpy as np
 
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success rename it onto ``path``, on failure delete it."""
+    """Yield a temporary path beside ``path``; on success flush it to disk and rename it onto ``path``, on
+    failure delete it. A killed process leaves at most a hidden ``.{name}.*.tmp{suffix}`` file, never ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
+        with open(tmp, "rb+") as f:  # the data reaches the disk before the name does (a node may crash)
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private; results are shared like any file
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_with(path: str | os.PathLike, writer: Callable[[Path], Any]) -> None:

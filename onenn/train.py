@@ -17,6 +17,7 @@ from onenn.model import forward, simplex_code
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+ON_DIVERGENCE = ("error", "record")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class TrainSettings:
     seed: int = 0
     device: str = "auto"
     dtype: str = "float32"
+    on_divergence: str = "error"  # error: raise Diverged | record: keep the steps before the divergence
 
     @classmethod
     def from_dict(cls, values: dict) -> "TrainSettings":
@@ -56,7 +58,9 @@ def resolve_device(device: str) -> torch.device:
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device: cuda was requested but CUDA is not available on this machine; use cpu or auto")
+        why = f"torch {torch.__version__} " + ("sees no GPU" if torch.version.cuda else "is a CPU-only build")
+        raise RuntimeError(f"device: cuda was requested but CUDA is not available on this machine ({why}); "
+                           "use device: auto (CUDA when available, else the CPU) or device: cpu")
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -118,25 +122,75 @@ def train(settings: TrainSettings) -> dict[str, np.ndarray | str]:
         W -= s.lr * weight_gradient(x, Y, q, ell, g)
     W_saved = saved.double().cpu().numpy()
     losses = minibatch_loss.double().cpu().numpy()
-    check_finite(W_saved, losses, saved_steps)
-    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(device)}
+    result = {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(device)}
+    return apply_divergence_policy(result, s.on_divergence)
 
 
-def check_finite(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> None:
-    """Raise ``FloatingPointError`` at the first non-finite minibatch loss or saved weight, naming the step
-    and the last finite loss."""
+class Diverged(FloatingPointError):
+    """Training produced a non-finite loss or weight."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a run diverged and the last finite values before it."""
+
+    step: int  # the first step whose minibatch loss, or saved W, is not finite
+    last_loss_step: int | None  # the last step with a finite minibatch loss before ``step``
+    last_loss: float | None
+    last_saved_step: int | None  # the last saved step before ``step`` (its W is finite)
+    last_saved_max: float | None  # max |W_ij| there
+
+    def __str__(self) -> str:
+        loss = "none" if self.last_loss is None else f"{self.last_loss:.6g} at step {self.last_loss_step}"
+        saved = ("none" if self.last_saved_step is None
+                 else f"step {self.last_saved_step} (max |W_ij| = {self.last_saved_max:.6g})")
+        return (f"non-finite minibatch loss or weights at step {self.step}; last finite minibatch loss {loss}; "
+                f"last finite saved W at {saved}")
+
+
+def find_divergence(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> Divergence | None:
+    """The first non-finite minibatch loss (``losses[t]`` is the loss of ``W_t``) or saved weight, if any."""
     bad_loss = np.flatnonzero(~np.isfinite(losses))
     bad_W = np.flatnonzero(~np.isfinite(W).all(axis=(1, 2)))
     candidates = [int(bad_loss[0])] if len(bad_loss) else []
     candidates += [int(steps[bad_W[0]])] if len(bad_W) else []
     if not candidates:
-        return
+        return None
     first = min(candidates)
-    finite = losses[:first][np.isfinite(losses[:first])]
-    last = f"{finite[-1]:.6g}" if len(finite) else "none"
-    raise FloatingPointError(
-        f"training diverged: non-finite loss or weights at step {first}; last finite minibatch loss {last}"
+    finite = np.flatnonzero(np.isfinite(losses[:first]))
+    before = np.flatnonzero(steps < first)
+    return Divergence(
+        step=first,
+        last_loss_step=int(finite[-1]) if len(finite) else None,
+        last_loss=float(losses[finite[-1]]) if len(finite) else None,
+        last_saved_step=int(steps[before[-1]]) if len(before) else None,
+        last_saved_max=float(np.abs(W[before[-1]]).max()) if len(before) else None,
     )
+
+
+def check_finite(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> None:
+    """Raise ``Diverged`` at the first non-finite minibatch loss or saved weight, naming the step and the
+    last finite values."""
+    divergence = find_divergence(W, losses, steps)
+    if divergence is not None:
+        raise Diverged(f"training diverged: {divergence}")
+
+
+def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
+    """``error``: raise ``Diverged`` if the run diverged. ``record``: keep the saved steps before the divergence
+    (at least step 0) and the minibatch losses before it, and add ``diverged_step`` (-1: it did not diverge)."""
+    if on_divergence not in ON_DIVERGENCE:
+        raise ValueError(f"on_divergence must be one of {', '.join(ON_DIVERGENCE)}; got {on_divergence!r}")
+    steps, W, losses = result["steps"], result["W"], result["minibatch_loss"]
+    if on_divergence == "error":
+        check_finite(W, losses, steps)
+        return {**result, "diverged_step": -1}
+    divergence = find_divergence(W, losses, steps)
+    if divergence is None:
+        return {**result, "diverged_step": -1}
+    keep = max(1, int((steps < divergence.step).sum()))
+    return {**result, "steps": steps[:keep], "W": W[:keep], "minibatch_loss": losses[: divergence.step],
+            "diverged_step": divergence.step, "divergence": str(divergence)}
 
 
 def train_job(
@@ -150,11 +204,20 @@ def train_job(
     started = time.perf_counter()
     try:
         result = train(s)
-    except FloatingPointError as err:
-        raise FloatingPointError(f"{identity}: {err}") from err
+    except Diverged as err:
+        raise Diverged(f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
+                       "the steps before the divergence") from err
     seconds = time.perf_counter() - started
+    if result["diverged_step"] >= 0:
+        log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
     save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
-    record = {**identity, **s.to_dict(), "device_used": result["device"], "torch": torch.__version__}
+    record = {**identity, **s.to_dict(), "device_used": result["device"], "torch": torch.__version__,
+              "diverged": result["diverged_step"] >= 0, "diverged_step": result["diverged_step"]}
     record["seed"] = s.seed
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
+
+
+def describe_run(identity: dict) -> str:
+    """``experiment convergence, variant N=16, seed 0``."""
+    return ", ".join(f"{k} {v}" for k, v in identity.items()) or "training run"
