@@ -135,7 +135,8 @@ def unknown_key(path: Path_, key: str, allowed: Iterable[str], what: str = "key"
 
 
 def describe(error: ValidationError) -> str:
-    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    leaf = isinstance(error.schema, dict) and "properties" not in error.schema  # a setting, not a section
+    description = error.schema.get("description") if leaf else None
     if error.validator in LEAF_KEYWORDS and description and len(description) <= 80:
         return f"{error.message} ({description})"
     return error.message
@@ -172,9 +173,12 @@ def unknown_kind(config: Any, root: dict) -> set[str]:
 
 
 def schema_problems(config: Any, validator) -> list[Problem]:
-    problems = []
+    problems, seen = [], set()
     for error in validator.iter_errors(config):
-        problems += schema_error_problems(validator, error)
+        key = (tuple(error.absolute_path), error.message)
+        if key not in seen:  # a $ref and an if/then may both say "not an object"
+            seen.add(key)
+            problems += schema_error_problems(validator, error)
     skip = unknown_kind(config, validator.schema)
     return [p for p in problems if not (p.path[:1] == ("experiments",) and len(p.path) > 2 and p.path[1] in skip
                                         and p.path[2] != "kind")]

@@ -1,0 +1,270 @@
+"""Config validation before any job: every bad config is rejected with the exact key path of the problem.
+
+Most cases call the validator directly (it is what the Snakefile calls); a few go through Snakemake in a
+temporary copy of the workflow and check that nothing was written."""
+
+import copy
+import math
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from onenn import experiments as ex
+from onenn.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_PATH = ROOT / "workflow/schemas/config.schema.yaml"
+SCHEMA = load_schema(SCHEMA_PATH)
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def conv(c: dict) -> dict:
+    return c["experiments"]["convergence"]
+
+
+def setting(key, value) -> Callable[[dict], None]:
+    return lambda c: c["defaults"].__setitem__(key, value)
+
+
+def experiment(key, value) -> Callable[[dict], None]:
+    return lambda c: conv(c).__setitem__(key, value)
+
+
+def sweep(key, value) -> Callable[[dict], None]:
+    return lambda c: conv(c)["sweep"].__setitem__(key, value)
+
+
+def variants(*entries) -> Callable[[dict], None]:
+    return lambda c: conv(c).__setitem__("variants", list(entries))
+
+
+def delete(*path) -> Callable[[dict], None]:
+    def edit(c):
+        node = c
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+    return edit
+
+
+#: (id, edit of a valid config, the only problem's key path, a fragment of its message)
+BAD_CONFIGS = [
+    ("K_below_2", setting("K", 1), "defaults.K", "1 is less than the minimum of 2"),
+    ("N_zero", setting("N", 0), "defaults.N", "0 is less than the minimum of 1"),
+    ("d_one", setting("d", 1), "defaults.d", "1 is less than the minimum of 2"),
+    ("lr_zero", setting("lr", 0), "defaults.lr", "less than or equal to the minimum of 0"),
+    ("lr_string", setting("lr", "0.05"), "defaults.lr", "'0.05' is not of type 'number'"),
+    ("lr_nan", setting("lr", math.nan), "defaults.lr", "nan is not a finite number"),
+    ("sigma_inf", setting("sigma", math.inf), "defaults.sigma", "inf is not a finite number"),
+    ("sigma_negative", setting("sigma", -1.0), "defaults.sigma", "-1.0 is less than the minimum of 0"),
+    ("batch_zero", setting("batch", 0), "defaults.batch", "minimum of 1"),
+    ("steps_zero", setting("steps", 0), "defaults.steps", "minimum of 1"),
+    ("seeds_zero", setting("seeds", 0), "defaults.seeds", "minimum of 1"),
+    ("n_eval_one", setting("n_eval", 1), "defaults.n_eval", "minimum of 2"),
+    ("test_size_zero", setting("test_size", 0), "defaults.test_size", "minimum of 1"),
+    ("c_above_1", setting("c", 1.5), "defaults.c", "1.5 is greater than the maximum of 1"),
+    ("epsilon_negative", setting("epsilon", -0.1), "defaults.epsilon", "less than the minimum of 0"),
+    ("delta_4", setting("delta", 4), "defaults.delta", "greater than or equal to the maximum of 4"),
+    ("delta_zero_in_experiment", experiment("delta", 0.0), "experiments.convergence.delta",
+     "less than or equal to the minimum of 0"),
+    ("loss_typo", setting("loss", "sqare"), "defaults.loss", "'sqare' is not one of ['square'"),
+    ("device_gpu", setting("device", "gpu"), "defaults.device", "'gpu' is not one of ['auto', 'cpu', 'cuda']"),
+    ("dtype_half", setting("dtype", "float16"), "defaults.dtype", "is not one of ['float32', 'float64']"),
+    ("noise_blocks_typo", setting("noise_blocks", "labels"), "defaults.noise_blocks", "'labels' is not one of"),
+    ("on_divergence_typo", setting("on_divergence", "ignore"), "defaults.on_divergence",
+     "'ignore' is not one of ['error', 'record']"),
+    ("N_float", setting("N", 16.0), "defaults.N", "16.0 is not of type 'integer'"),
+    ("steps_yaml_1e5", experiment("steps", "1e5"), "experiments.convergence.steps",
+     "'1e5' is not of type 'integer'"),  # YAML 1.1 reads 1e5 (no dot) as a string
+    ("missing_default", delete("defaults", "steps"), "defaults.steps", "missing; it is required"),
+    ("unknown_default", setting("stesp", 10), "defaults.stesp", "unknown key 'stesp'; did you mean 'steps'?"),
+    ("unknown_top_level", lambda c: c.__setitem__("plot", {}), "plot", "did you mean 'plots'?"),
+    ("unknown_experiment_key", experiment("seed", 3), "experiments.convergence.seed", "did you mean 'seeds'?"),
+    ("unknown_test_sets_key", lambda c: c["test_sets"].__setitem__("sed", 1), "test_sets.sed", "unknown key"),
+    ("test_set_seed_negative", lambda c: c["test_sets"].__setitem__("seed", -1), "test_sets.seed", "minimum of 0"),
+    ("dpi_string", lambda c: c["plots"].__setitem__("dpi", "high"), "plots.dpi", "'high' is not of type 'integer'"),
+    ("plot_context", lambda c: c["plots"].__setitem__("context", "slides"), "plots.context", "'slides' is not one"),
+    ("no_experiments", lambda c: c.__setitem__("experiments", {}), "experiments", "{} should be non-empty"),
+    ("experiment_name", lambda c: c["experiments"].__setitem__("Conv", conv(c)), "experiments.Conv",
+     "invalid name 'Conv': must match"),
+    ("experiment_null", lambda c: c["experiments"].__setitem__("convergence", None), "experiments.convergence",
+     "None is not of type 'object'"),
+    ("kind_typo", experiment("kind", "trian"), "experiments.convergence.kind", "'trian' is not one of ['train']"),
+    ("missing_figure", delete("experiments", "convergence", "figure"), "experiments.convergence.figure",
+     "missing; it is required"),
+    ("sweep_unknown_key", sweep("stepz", [10]), "experiments.convergence.sweep.stepz",
+     "unknown setting 'stepz'; did you mean 'steps'?"),
+    ("sweep_not_a_setting", sweep("figure", ["x"]), "experiments.convergence.sweep.figure", "unknown setting"),
+    ("sweep_empty_list", sweep("N", []), "experiments.convergence.sweep.N", "[] should be non-empty"),
+    ("sweep_scalar", sweep("N", 16), "experiments.convergence.sweep.N", "16 is not of type 'array'"),
+    ("sweep_empty", experiment("sweep", {}), "experiments.convergence.sweep", "{} should be non-empty"),
+    ("sweep_value_bound", sweep("N", [16, 0]), "experiments.convergence.sweep.N[1]", "0 is less than the minimum of 1"),
+    ("sweep_K_1", sweep("K", [1]), "experiments.convergence.sweep.K[0]", "1 is less than the minimum of 2"),
+    ("sweep_seeds_0", sweep("seeds", [2, 0]), "experiments.convergence.sweep.seeds[1]", "minimum of 1"),
+    ("sweep_value_type", sweep("loss", ["square", "hinge"]), "experiments.convergence.sweep.loss[1]",
+     "'hinge' is not one of"),
+    ("sweep_value_nan", sweep("lr", [0.05, math.nan]), "experiments.convergence.sweep.lr[1]", "not a finite number"),
+    ("sweep_duplicate", sweep("N", [16, 32, 16]), "experiments.convergence.sweep.N[2]",
+     "gives the variant name 'N=16' of experiments.convergence.sweep.N[0]: a duplicate value"),
+    ("sweep_same_folder", sweep("lr", [0.1234567, 0.1234568]), "experiments.convergence.sweep.lr[1]",
+     "variant name 'lr=0.123457'"),
+    ("variants_empty", variants(), "experiments.convergence.variants", "[] should be non-empty"),
+    ("variant_not_mapping", variants(16), "experiments.convergence.variants[0]", "16 is not of type 'object'"),
+    ("variant_empty_mapping", variants({}), "experiments.convergence.variants[0]", "{} should be non-empty"),
+    ("variant_unknown_key", variants({"epsilom": 1.0}), "experiments.convergence.variants[0].epsilom",
+     "did you mean 'epsilon'?"),
+    ("variant_value_bound", variants({"epsilon": -1.0}), "experiments.convergence.variants[0].epsilon",
+     "-1.0 is less than the minimum of 0"),
+    ("variant_bad_name", variants({"name": "a/b", "epsilon": 1.0}), "experiments.convergence.variants[0].name",
+     "does not match"),
+    ("variant_name_taken_by_sweep", variants({"N": 32}), "experiments.convergence.variants[0]",
+     "variant name 'N=32' is already used by experiments.convergence.sweep"),
+    ("variant_names_collide", variants({"name": "a", "epsilon": 1.0}, {"name": "a", "epsilon": 2.0}),
+     "experiments.convergence.variants[1].name", "variant name 'a' is already used by experiments.convergence.variants[0].name"),
+    ("duplicate_variants", variants({"name": "a", "epsilon": 1.0}, {"name": "b", "epsilon": 1.0}),
+     "experiments.convergence.variants[1]", "duplicate variant: 'b' has the same settings as 'a'"),
+    ("c_without_mixture", experiment("c", 0.5), "experiments.convergence.c",
+     "c=0.5 is used only by loss 'mixture', but the loss here is 'square' (set by defaults.loss)"),
+]
+def bad_config(edit) -> dict:
+    c = copy.deepcopy(CONFIG)
+    edit(c)
+    return c
+
+
+def test_there_are_at_least_25_distinct_bad_configs():
+    assert len({case[0] for case in BAD_CONFIGS}) == len(BAD_CONFIGS) >= 25
+    assert len({case[2] for case in BAD_CONFIGS}) >= 25  # distinct key paths
+
+
+@pytest.mark.parametrize("name,edit,path,message", BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
+def test_bad_config_names_the_key_path(name, edit, path, message):
+    problems = check_config(bad_config(edit), SCHEMA)
+    assert [p.location for p in problems] == [path], [str(p) for p in problems]
+    assert message in problems[0].message
+    with pytest.raises(ConfigError) as err:
+        validate_config(bad_config(edit), SCHEMA_PATH)
+    assert f"\n  {path}: " in str(err.value)
+
+
+def test_every_problem_is_reported_at_once():
+    def edit(c):
+        c["defaults"]["K"] = 1
+        conv(c)["stepz"] = 1
+        conv(c)["sweep"]["N"] = [16, 0]
+    problems = check_config(bad_config(edit), SCHEMA)
+    assert [p.location for p in problems] == [
+        "defaults.K", "experiments.convergence.stepz", "experiments.convergence.sweep.N[1]"]
+
+
+def test_an_unknown_kind_reports_only_the_kind():
+    problems = check_config(bad_config(experiment("kind", "trian")), SCHEMA)
+    assert [p.location for p in problems] == ["experiments.convergence.kind"]
+
+
+def deep_merge(base: dict, update: dict) -> dict:
+    """How Snakemake merges a second --configfile into the first."""
+    out = copy.deepcopy(base)
+    for k, v in update.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def test_the_shipped_configs_are_valid():
+    assert check_config(CONFIG, SCHEMA) == []
+    quick = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
+    assert check_config(deep_merge(CONFIG, quick), SCHEMA) == []
+
+
+def test_valid_variants_pass():
+    def edit(c):
+        conv(c)["sweep"] = {"N": [16, 32], "K": [2, 3]}
+        conv(c)["variants"] = [{"name": "noisy", "epsilon": 3.0, "noise_blocks": "label"}, {"loss": "mixture", "c": 0.5}]
+    c = bad_config(edit)
+    assert check_config(c, SCHEMA) == []
+    assert len(ex.variants(c, "convergence")) == 6
+
+
+def test_schema_documents_every_setting_and_matches_the_code():
+    settings = SCHEMA["$defs"]["settings"]["properties"]
+    for key, prop in settings.items():
+        assert "description" in prop and "default" in prop, key
+        assert "type" in prop or "enum" in prop, key
+        if "enum" not in prop:
+            assert prop["default"] == CONFIG["defaults"][key], key  # the schema default is config.yaml's
+    assert set(SCHEMA["properties"]["defaults"]["required"]) == set(settings) == set(CONFIG["defaults"])
+    assert set(SCHEMA["$defs"]["experiment"]["properties"]) == set(ex.EXPERIMENT_KEYS)
+    assert SCHEMA["$defs"]["variants"]["items"]["properties"]["name"]["pattern"] == NAME_PATTERN
+    assert set(ex.TRAIN_KEYS) | set(ex.EVAL_KEYS) | {"seeds"} == set(settings)
+
+
+def test_a_new_kind_is_a_schema_entry():
+    """A kind with its own settings: sweeps and variants of its experiments accept exactly those."""
+    schema = copy.deepcopy(SCHEMA)
+    schema["$defs"]["experiment"]["properties"]["kind"]["enum"].append("scaling")
+    schema["$defs"]["scaling"] = {"type": "object", "properties": {
+        "K": {"type": "integer", "minimum": 2, "default": 3, "description": "classes"},
+        "prompts": {"type": "integer", "minimum": 1, "default": 80000, "description": "prompts a point"}}}
+    schema["properties"]["experiments"]["additionalProperties"]["allOf"].append(
+        {"if": {"required": ["kind"], "properties": {"kind": {"const": "scaling"}}}, "then": {"$ref": "#/$defs/scaling"}})
+    c = copy.deepcopy(CONFIG)
+    c["experiments"]["scaling"] = {"kind": "scaling", "figure": "scaling", "prompts": 100, "sweep": {"K": [2, 3]}}
+    assert check_config(c, schema) == []
+    c["experiments"]["scaling"]["sweep"] = {"K": [1], "lr": [0.1]}
+    c["experiments"]["scaling"]["extra"] = 1
+    assert [str(p) for p in check_config(c, schema)] == [
+        "experiments.scaling.extra: unknown key 'extra' (allowed: K, description, figure, kind, prompts, sweep, "
+        "variants)",
+        "experiments.scaling.sweep.K[0]: 1 is less than the minimum of 2 (classes)",
+        "experiments.scaling.sweep.lr: unknown setting 'lr' (allowed: K, prompts)",
+    ]
+
+
+# --- through Snakemake ------------------------------------------------------------------------------------
+
+THROUGH_SNAKEMAKE = ["K_below_2", "sweep_value_bound", "unknown_experiment_key", "variant_names_collide", "lr_nan"]
+
+
+def copy_workflow(dest: Path) -> Path:
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(ROOT / name, dest / name)
+    for name in ("workflow", "onenn"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def run_with_config(workdir: Path, config: dict) -> subprocess.CompletedProcess:
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1"]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=300)
+
+
+def check_rejected(workdir: Path, case) -> None:
+    name, edit, path, message = case
+    done = run_with_config(workdir, bad_config(edit))
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "ConfigError" in output and f"\n  {path}: " in output and message in output, output
+    for folder in ("results", "logs", "benchmarks"):
+        assert not (workdir / folder).exists(), f"{name}: {folder}/ was created"
+
+
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory) -> Path:
+    return copy_workflow(tmp_path_factory.mktemp("validate"))
+
+
+@pytest.mark.parametrize("name", THROUGH_SNAKEMAKE)
+def test_snakemake_rejects_a_bad_config_before_any_job(workflow_copy, name):
+    check_rejected(workflow_copy, next(b for b in BAD_CONFIGS if b[0] == name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
+def test_snakemake_rejects_every_bad_config(workflow_copy, case):
+    check_rejected(workflow_copy, case)
