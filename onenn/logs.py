@@ -15,7 +15,7 @@ def job_log(path: str) -> Iterator[logging.Logger]:
     logger = logging.getLogger("onenn")
     logger.setLevel(logging.INFO)
     handler = logging.FileHandler(path, mode="w")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler.setFormatter(logging.Formatter("%(asctime)s pid %(process)d %(levelname)s %(message)s"))
     logger.addHandler(handler)
     try:
         yield logger

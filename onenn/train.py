@@ -74,7 +74,7 @@ def eval_steps(steps: int, n_eval: int) -> np.ndarray:
     m = wanted
     while True:
         grid = np.unique(np.rint(np.geomspace(1, steps, m)).astype(np.int64))
-        if len(grid) >= wanted:
+        if len(grid) >= wanted and grid[-1] == steps:  # geomspace(1, steps, 1) is [1]
             return np.concatenate([[0], grid])
         m += 1
 

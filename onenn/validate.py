@@ -277,7 +277,7 @@ def declared_variants(name: str, exp: dict) -> list[Variant]:
     out = []
     sweep = exp.get("sweep") or {}
     keys = list(sweep)
-    for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)):
+    for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
         overrides = {k: v for k, (_, v) in zip(keys, picks)}
         paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
         out.append(Variant(ex.variant_name(overrides), overrides, (*base, "sweep"), paths))

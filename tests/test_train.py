@@ -6,7 +6,7 @@ from onenn.family import diagnostics
 from onenn.train import TrainSettings, eval_steps, resolve_device, train
 
 
-@pytest.mark.parametrize("steps,n", [(1, 2), (10, 48), (100_000, 48), (40_000, 41)])
+@pytest.mark.parametrize("steps,n", [(1, 2), (5, 2), (10, 48), (100_000, 48), (40_000, 41)])
 def test_eval_steps_are_distinct_log_spaced_and_end_at_the_last_step(steps, n):
     s = eval_steps(steps, n)
     assert s[0] == 0 and s[-1] == steps

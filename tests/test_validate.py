@@ -5,7 +5,6 @@ temporary copy of the workflow and check that nothing was written."""
 
 import copy
 import math
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +15,7 @@ import yaml
 
 from onenn import experiments as ex
 from onenn.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
+from tests.test_workflow import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = ROOT / "workflow/schemas/config.schema.yaml"
@@ -190,6 +190,12 @@ def test_valid_variants_pass():
     assert len(ex.variants(c, "convergence")) == 6
 
 
+def test_an_experiment_without_sweep_or_variants_has_one_default_variant():
+    c = bad_config(delete("experiments", "convergence", "sweep"))
+    assert check_config(c, SCHEMA) == []
+    assert list(ex.variants(c, "convergence")) == ["default"]
+
+
 def test_schema_documents_every_setting_and_matches_the_code():
     settings = SCHEMA["$defs"]["settings"]["properties"]
     for key, prop in settings.items():
@@ -228,14 +234,6 @@ def test_a_new_kind_is_a_schema_entry():
 # --- through Snakemake ------------------------------------------------------------------------------------
 
 THROUGH_SNAKEMAKE = ["K_below_2", "sweep_value_bound", "unknown_experiment_key", "variant_names_collide", "lr_nan"]
-
-
-def copy_workflow(dest: Path) -> Path:
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy(ROOT / name, dest / name)
-    for name in ("workflow", "onenn"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    return dest
 
 
 def run_with_config(workdir: Path, config: dict) -> subprocess.CompletedProcess:

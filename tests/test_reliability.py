@@ -1,0 +1,283 @@
+"""Divergence, determinism, device errors and atomic outputs."""
+
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from onenn.evaluate import evaluate_job
+from onenn.io import atomic_path, load_arrays, load_json, save_arrays, save_json, write_with
+from onenn.testsets import make_test_set
+from onenn.train import Diverged, TrainSettings, find_divergence, train, train_job
+from tests.test_workflow import copy_workflow
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = logging.getLogger("test")
+IDENTITY = {"experiment": "blowup", "variant": "lr=1e+39", "seed": "0"}
+HUGE_LR = 1e39  # beyond float32's range: the first update overflows, so step 1 is the first non-finite step
+
+
+# --- divergence -------------------------------------------------------------------------------------------
+
+def test_find_divergence_names_the_first_bad_step_and_the_last_finite_values():
+    steps = np.array([0, 1, 2, 4, 8])
+    W = np.zeros((5, 3, 3))
+    W[:, 0, 0] = [1.0, 2.0, 3.0, np.inf, np.nan]
+    losses = np.array([1.0, 0.9, 0.8, 0.7, np.nan, np.nan, np.inf, 1.0])
+    d = find_divergence(W, losses, steps)
+    assert (d.step, d.last_loss_step, d.last_loss, d.last_saved_step, d.last_saved_max) == (4, 3, 0.7, 2, 3.0)
+    assert find_divergence(W[:3], losses[:4], steps[:3]) is None
+    W[3, 0, 0] = np.nan  # a non-finite saved W before the first non-finite loss
+    assert find_divergence(W, np.ones(8), steps).step == 4
+    assert find_divergence(W, np.r_[np.ones(3), np.nan, np.ones(4)], steps).step == 3
+
+
+def test_a_huge_learning_rate_stops_the_run_with_a_clear_error(tmp_path):
+    settings = TrainSettings(lr=HUGE_LR, steps=50, n_eval=5, device="cpu", seed=0).to_dict()
+    paths = {"weights_path": str(tmp_path / "weights.npz"), "run_path": str(tmp_path / "run.json")}
+    with pytest.raises(Diverged) as err:
+        train_job(settings, identity=IDENTITY, threads=1, log=LOG, **paths)
+    message = str(err.value)
+    assert message.startswith("experiment blowup, variant lr=1e+39, seed 0: training diverged: ")
+    assert "non-finite minibatch loss or weights at step 1;" in message
+    first_loss = train(TrainSettings(**{**settings, "on_divergence": "record"}))["minibatch_loss"][0]
+    assert f"last finite minibatch loss {first_loss:.6g} at step 0" in message
+    assert "last finite saved W at step 0 (max |W_ij| = 3)" in message  # W0 = diag(0, -sigma), sigma = 3
+    assert "on_divergence: record" in message
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_record_keeps_the_steps_before_the_divergence_and_marks_the_rows(tmp_path):
+    settings = TrainSettings(lr=HUGE_LR, steps=50, n_eval=5, device="cpu", on_divergence="record", K=3, N=4)
+    run, weights = tmp_path / "run.json", tmp_path / "weights.npz"
+    train_job(settings.to_dict(), identity=IDENTITY, weights_path=str(weights), run_path=str(run), threads=1, log=LOG)
+    w = load_arrays(weights)
+    assert w["steps"].tolist() == [0] and np.isfinite(w["W"]).all() and len(w["minibatch_loss"]) == 1
+    record = load_json(run)
+    assert record["diverged"] is True and record["diverged_step"] == 1
+    table = evaluate_small(tmp_path, settings, weights, run)
+    assert table["diverged"].all() and (table["diverged_step"] == 1).all() and table["step"].eq(0).all()
+    assert table[["accuracy", "test_loss", "minibatch_loss"]].notna().all().all()
+
+
+def evaluate_small(tmp_path: Path, s: TrainSettings, weights: Path, run: Path) -> pd.DataFrame:
+    paths = {}
+    for split, delta in (("uniform", None), ("separated", 0.1)):
+        paths[split] = str(tmp_path / f"{split}.npz")
+        save_arrays(paths[split], **make_test_set(split, 64, s.d, s.N, s.K, delta, 7))
+    out = tmp_path / "metrics.parquet"
+    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": 64}, weights_path=str(weights),
+                 run_path=str(run), test_set_paths=paths, output=str(out), threads=1, log=LOG)
+    return pd.read_parquet(out)
+
+
+def test_a_run_that_does_not_diverge_is_marked_so(tmp_path):
+    s = TrainSettings(steps=20, n_eval=3, device="cpu", on_divergence="record")
+    train_job(s.to_dict(), identity=IDENTITY, weights_path=str(tmp_path / "w.npz"), run_path=str(tmp_path / "r.json"),
+              threads=1, log=LOG)
+    record = load_json(tmp_path / "r.json")
+    assert record["diverged"] is False and record["diverged_step"] == -1
+    assert load_arrays(tmp_path / "w.npz")["steps"][-1] == 20
+
+
+# --- device -----------------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_cuda_without_cuda_fails_before_training_with_a_clear_message(tmp_path):
+    s = TrainSettings(steps=5, n_eval=2, device="cuda").to_dict()
+    with pytest.raises(RuntimeError, match=r"device: cuda was requested but CUDA is not available .*use device: auto"):
+        train_job(s, identity=IDENTITY, weights_path=str(tmp_path / "w.npz"), run_path=str(tmp_path / "r.json"),
+                  threads=1, log=LOG)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_auto_records_the_device_used_in_the_table(tmp_path):
+    s = TrainSettings(steps=5, n_eval=2, device="auto", N=4)
+    run, weights = tmp_path / "run.json", tmp_path / "weights.npz"
+    train_job(s.to_dict(), identity=IDENTITY, weights_path=str(weights), run_path=str(run), threads=1, log=LOG)
+    table = evaluate_small(tmp_path, s, weights, run)
+    expected = "cuda:0" if torch.cuda.is_available() else "cpu"
+    assert (table["device"] == "auto").all() and table["device_used"].str.startswith(expected).all()
+
+
+# --- determinism ------------------------------------------------------------------------------------------
+
+DETERMINISM_SCRIPT = textwrap.dedent("""
+    import logging, sys
+    import torch
+    from onenn.evaluate import evaluate_job
+    from onenn.io import save_arrays
+    from onenn.testsets import make_test_set
+    from onenn.train import TrainSettings, train_job
+
+    out, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    log = logging.getLogger("determinism")
+    s = TrainSettings(steps=100, n_eval=4, device="auto", seed=seed)  # the defaults: d=8, N=16, K=3, batch 128
+    train_job(s.to_dict(), identity={"experiment": "det", "variant": "default", "seed": str(seed)},
+              weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", threads=threads, log=log)
+    torch.set_num_threads(threads)
+    paths = {}
+    for split, delta in (("uniform", None), ("separated", 0.1)):
+        paths[split] = f"{out}/{split}.npz"
+        n = 33_000  # means over more than 32768 values: torch would split them across threads
+        save_arrays(paths[split], **make_test_set(split, n, s.d, s.N, s.K, delta, 11))
+    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": n},
+                 weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", test_set_paths=paths,
+                 output=f"{out}/metrics.parquet", threads=threads, log=log)
+""")
+
+
+@pytest.fixture(scope="module")
+def determinism_runs(tmp_path_factory) -> dict[tuple[int, int], Path]:
+    """(seed, threads) -> the folder of a run made in its own process."""
+    base = tmp_path_factory.mktemp("determinism")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    runs = {}
+    for seed, threads in ((0, 1), (0, 2), (1, 1)):
+        out = base / f"seed{seed}-threads{threads}"
+        out.mkdir()
+        done = subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(out), str(seed), str(threads)],
+                              capture_output=True, text=True, env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[seed, threads] = out
+    return runs
+
+
+def test_same_seed_gives_bit_identical_weights_and_tables_across_processes_and_threads(determinism_runs):
+    a, b = determinism_runs[0, 1], determinism_runs[0, 2]
+    wa, wb = load_arrays(a / "weights.npz"), load_arrays(b / "weights.npz")
+    for key in ("steps", "W", "minibatch_loss"):
+        assert wa[key].tobytes() == wb[key].tobytes(), key
+    ta, tb = pd.read_parquet(a / "metrics.parquet"), pd.read_parquet(b / "metrics.parquet")
+    pd.testing.assert_frame_equal(ta, tb, check_exact=True)
+    numeric = ta.select_dtypes("number").columns
+    assert ta[numeric].to_numpy().tobytes() == tb[numeric].to_numpy().tobytes()
+
+
+def test_different_seeds_give_different_runs(determinism_runs):
+    a, c = determinism_runs[0, 1], determinism_runs[1, 1]
+    wa, wc = load_arrays(a / "weights.npz"), load_arrays(c / "weights.npz")
+    assert np.array_equal(wa["W"][0], wc["W"][0])  # the same W0 (epsilon = 0) ...
+    assert not np.array_equal(wa["W"][1:], wc["W"][1:])  # ... then different minibatches
+    assert not np.array_equal(wa["minibatch_loss"], wc["minibatch_loss"])
+    ta, tc = pd.read_parquet(a / "metrics.parquet"), pd.read_parquet(c / "metrics.parquet")
+    last = ta["step"] == ta["step"].max()
+    assert not np.array_equal(ta.loc[last, "test_loss"].to_numpy(), tc.loc[last, "test_loss"].to_numpy())
+
+
+# --- atomic outputs ---------------------------------------------------------------------------------------
+
+def test_a_failed_write_leaves_nothing(tmp_path):
+    target = tmp_path / "out" / "table.parquet"
+
+    def fail(tmp: Path) -> None:
+        tmp.write_bytes(b"half a table")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_with(target, fail)
+    assert list(target.parent.iterdir()) == []
+
+
+def test_a_killed_writer_leaves_no_file_that_looks_complete(tmp_path):
+    target = tmp_path / "weights.npz"
+    script = textwrap.dedent(f"""
+        import time
+        from onenn.io import write_with
+        def slow(tmp):
+            tmp.write_bytes(b"PK partial")
+            time.sleep(60)
+        write_with({str(target)!r}, slow)
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob(".weights.npz.*.tmp.npz")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert list(tmp_path.glob(".weights.npz.*.tmp.npz")), "the writer did not start"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not target.exists()
+    assert all(p.name.startswith(".") for p in tmp_path.iterdir())  # only the hidden temporary file
+
+
+def test_outputs_are_readable_like_any_file(tmp_path):
+    old = os.umask(0o022)
+    try:
+        save_json(tmp_path / "run.json", {"a": 1})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_arrays_are_stored_without_pickle(tmp_path):
+    with pytest.raises(TypeError, match="cannot be stored without pickle"):
+        save_arrays(tmp_path / "a.npz", a=np.array([{"x": 1}], dtype=object))
+    np.savez(tmp_path / "pickled.npz", a=np.array([{"x": 1}], dtype=object))  # what a careless writer makes
+    with pytest.raises(ValueError, match="allow_pickle"):
+        load_arrays(tmp_path / "pickled.npz")
+
+
+WRITE_CALL = re.compile(r"\.to_parquet\(|\.to_csv\(|np\.save|\.savefig\(|\.write_text\(|\.write_bytes\(|json\.dump"
+                        r"|torch\.save|pickle|open\([^)]*['\"][wa]b?['\"]")
+
+
+def test_every_writer_goes_through_onenn_io():
+    """Tables, arrays, records and figures are written only by ``onenn.io`` (atomically), or by a callback
+    that ``onenn.io.write_with`` hands a temporary path."""
+    offenders = []
+    for path in [*ROOT.glob("onenn/*.py"), *ROOT.glob("workflow/scripts/*.py")]:
+        if path.name == "io.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if WRITE_CALL.search(line) and "write_with(" not in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == [], "write outputs with onenn.io (save_arrays, save_json, save_table, write_with)"
+
+
+# --- failure modes through Snakemake ----------------------------------------------------------------------
+
+def test_snakemake_diverged_and_cuda_runs_fail_clearly_and_write_no_table(tmp_path):
+    """Three experiments in one workflow: a diverging one (error), the same one recorded, and cuda on a CPU
+    machine. Only the recorded one gets a table, with its rows marked diverged."""
+    workdir = copy_workflow(tmp_path)
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["defaults"].update(test_size=64, n_eval=5, N=4)
+    blowup = {"kind": "train", "figure": "convergence", "steps": 30, "seeds": 1, "lr": HUGE_LR}
+    config["experiments"] = {"blowup": blowup, "kept": {**blowup, "on_divergence": "record"}}
+    if not torch.cuda.is_available():
+        config["experiments"]["gpu"] = {"kind": "train", "figure": "convergence", "steps": 5, "seeds": 1,
+                                        "device": "cuda"}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    targets = [f"results/tables/{name}.parquet" for name in config["experiments"]]
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *targets],
+                          cwd=workdir, capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    blowup_log = (workdir / "logs/train/blowup/default/seed0.log").read_text()
+    assert "Diverged: experiment blowup, variant default, seed 0: training diverged: non-finite minibatch loss " \
+           "or weights at step 1; last finite minibatch loss" in blowup_log
+    assert not (workdir / "results/tables/blowup.parquet").exists()
+    assert not (workdir / "results/runs/blowup/default/seed0/weights.npz").exists()
+    table = pd.read_parquet(workdir / "results/tables/kept.parquet")
+    assert table["diverged"].all() and (table["diverged_step"] == 1).all()
+    assert json.loads((workdir / "results/runs/kept/default/seed0/run.json").read_text())["diverged"] is True
+    if not torch.cuda.is_available():
+        assert "device: cuda was requested but CUDA is not available" in (
+            workdir / "logs/train/gpu/default/seed0.log").read_text()
+        assert not (workdir / "results/tables/gpu.parquet").exists()
