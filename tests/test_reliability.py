@@ -18,7 +18,7 @@ import torch
 import yaml
 
 from onenn.evaluate import evaluate_job
-from onenn.io import atomic_path, load_arrays, load_json, save_arrays, save_json, write_with
+from onenn.io import load_arrays, load_json, save_arrays, save_json, write_with
 from onenn.testsets import make_test_set
 from onenn.train import Diverged, TrainSettings, find_divergence, train, train_job
 from tests.test_workflow import copy_workflow
@@ -148,7 +148,7 @@ def determinism_runs(tmp_path_factory) -> dict[tuple[int, int], Path]:
     for seed, threads in ((0, 1), (0, 2), (1, 1)):
         out = base / f"seed{seed}-threads{threads}"
         out.mkdir()
-        done = subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(out), str(seed), str(threads)],
+        done = subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(out), str(seed), str(threads)], check=False,
                               capture_output=True, text=True, env=env, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         runs[seed, threads] = out
@@ -266,7 +266,7 @@ def test_snakemake_diverged_and_cuda_runs_fail_clearly_and_write_no_table(tmp_pa
                                         "device": "cuda"}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     targets = [f"results/tables/{name}.parquet" for name in config["experiments"]]
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *targets],
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *targets], check=False,
                           cwd=workdir, capture_output=True, text=True, timeout=600)
     assert done.returncode != 0
     blowup_log = (workdir / "logs/train/blowup/default/seed0.log").read_text()
