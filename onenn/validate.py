@@ -30,14 +30,14 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn import experiments as ex
 
-Path_ = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with the config, at a key path such as ``("experiments", "convergence", "sweep", "N", 1)``."""
 
-    path: Path_
+    path: KeyPath
     message: str
 
     @property
@@ -60,7 +60,7 @@ class ConfigError(ValueError):
         super().__init__(f"invalid configuration{source}, {n} problem{'s' if n > 1 else ''}:\n{lines}")
 
 
-def format_path(path: Path_) -> str:
+def format_path(path: KeyPath) -> str:
     """``("experiments", "x", "sweep", "N", 1) -> "experiments.x.sweep.N[1]"``."""
     out = ""
     for part in path:
@@ -127,7 +127,7 @@ def declared_properties(validator, schema: dict, instance: Any) -> dict[str, dic
     return out
 
 
-def unknown_key(path: Path_, key: str, allowed: Iterable[str], what: str = "key") -> Problem:
+def unknown_key(path: KeyPath, key: str, allowed: Iterable[str], what: str = "key") -> Problem:
     allowed = sorted(allowed)
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -186,7 +186,7 @@ def schema_problems(config: Any, validator) -> list[Problem]:
 
 # --- what a schema cannot check --------------------------------------------------------------------------
 
-def non_finite(value: Any, path: Path_ = ()) -> Iterator[Problem]:
+def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
     """Every ``.nan``/``.inf`` in the config."""
     if isinstance(value, float) and not math.isfinite(value):
         yield Problem(path, f"{value!r} is not a finite number")
@@ -205,7 +205,7 @@ def experiment_settings(validator, root: dict, experiment: dict) -> dict[str, di
     return {k: v for k, v in props.items() if k not in ex.EXPERIMENT_KEYS}
 
 
-def setting_problems(validator, path: Path_, key: str, value: Any, accepted: dict[str, dict], what: str) -> list[Problem]:
+def setting_problems(validator, path: KeyPath, key: str, value: Any, accepted: dict[str, dict], what: str) -> list[Problem]:
     """A sweep value or variant entry ``key: value``, checked against the setting's own schema."""
     if key not in accepted:
         return [unknown_key(path, key, accepted, what)]
@@ -223,7 +223,7 @@ def entry_problems(config: dict, validator, root: dict) -> list[Problem]:
         if name in unknown_kind(config, root):
             continue
         accepted = experiment_settings(validator, root, exp)
-        base: Path_ = ("experiments", name)
+        base: KeyPath = ("experiments", name)
         sweep = exp.get("sweep")
         if isinstance(sweep, dict):
             for key, values in sweep.items():
@@ -241,7 +241,7 @@ def entry_problems(config: dict, validator, root: dict) -> list[Problem]:
     return problems
 
 
-def sweep_list_problems(validator, path: Path_, key: str, values: list, accepted: dict[str, dict]) -> list[Problem]:
+def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accepted: dict[str, dict]) -> list[Problem]:
     """Each value obeys the setting's schema, and no two values give the same folder name (``0.1`` twice, or
     two reals equal to 6 significant digits)."""
     problems = []
@@ -262,18 +262,18 @@ class Variant:
 
     name: str
     overrides: dict[str, Any]
-    where: Path_
-    paths: dict[str, Path_] = field(default_factory=dict)
-    name_path: Path_ | None = None  # where its name was written, if it was
+    where: KeyPath
+    paths: dict[str, KeyPath] = field(default_factory=dict)
+    name_path: KeyPath | None = None  # where its name was written, if it was
 
     @property
-    def named_at(self) -> Path_:
+    def named_at(self) -> KeyPath:
         return self.name_path or self.where
 
 
 def declared_variants(name: str, exp: dict) -> list[Variant]:
     """The variants in declaration order, as ``onenn.experiments.variants`` builds them, duplicates kept."""
-    base: Path_ = ("experiments", name)
+    base: KeyPath = ("experiments", name)
     out = []
     sweep = exp.get("sweep") or {}
     keys = list(sweep)
@@ -292,7 +292,7 @@ def declared_variants(name: str, exp: dict) -> list[Variant]:
     return out
 
 
-def origin(name: str, exp: dict, variant: Variant, key: str) -> Path_:
+def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
     """Where a resolved setting of a variant was written: the variant, its experiment, or ``defaults``."""
     if key in variant.paths:
         return variant.paths[key]
