@@ -136,7 +136,7 @@ PARAMETER_COLUMNS = (
     ("end / start", "dist_family_ratio", None),
     ("active distance start", "dist_family_active_start", None),
     ("active distance end", "dist_family_active_end", None),
-    ("end / start ", "dist_family_active_ratio", None),
+    ("active end / start", "dist_family_active_ratio", None),
     ("label-column norm start", "label_norm_start", None),
     ("label-column norm end", "label_norm_end", None),
 )
