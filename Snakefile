@@ -23,6 +23,8 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/scaling.smk"
+include: "workflow/rules/summary.smk"
 include: "workflow/rules/plots.smk"
 
 

@@ -12,12 +12,16 @@ import itertools
 from typing import Any
 
 #: keys of an experiment that are not run settings
-EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description")
+EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels")
+#: experiment kinds: SGD runs evaluated on test sets, or the scaling identity estimated without training
+KINDS = ("train", "scaling")
 #: settings a training job depends on (reach it through the rule's params)
 TRAIN_KEYS = ("d", "N", "K", "sigma", "lr", "batch", "loss", "c", "epsilon", "noise_blocks", "steps", "n_eval", "device", "dtype",
               "on_divergence")
 #: settings only the evaluation depends on
 EVAL_KEYS = ("delta", "test_size")
+#: settings a scaling-identity job depends on (besides its ``panels``)
+SCALING_KEYS = ("d", "N", "seed", "ci_level")
 
 
 def format_value(value: Any) -> str:
@@ -37,7 +41,14 @@ def variant_name(overrides: dict[str, Any]) -> str:
 
 def experiment_names(config: dict, kind: str | None = None) -> list[str]:
     """Experiments of the config, in order, optionally only those of one ``kind``."""
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     return [name for name, exp in config["experiments"].items() if kind is None or exp["kind"] == kind]
+
+
+def kinds(config: dict) -> dict[str, str]:
+    """Experiment name -> its kind, in config order."""
+    return {name: exp["kind"] for name, exp in config["experiments"].items()}
 
 
 def variants(config: dict, experiment: str) -> dict[str, dict[str, Any]]:
@@ -70,6 +81,20 @@ def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
 def train_settings(config: dict, experiment: str, variant: str, seed: int) -> dict[str, Any]:
     s = settings(config, experiment, variant)
     return {**{k: s[k] for k in TRAIN_KEYS}, "seed": int(seed)}
+
+
+def scaling_settings(config: dict, experiment: str) -> dict[str, Any]:
+    """What a ``kind: scaling`` job depends on: ``d``, ``N``, the sampling ``seed``, ``ci_level`` and ``panels``."""
+    exp = config["experiments"][experiment]
+    if exp["kind"] != "scaling":
+        raise ValueError(f"experiments.{experiment} has kind {exp['kind']!r}; scaling settings need kind 'scaling'")
+    if "panels" not in exp:
+        raise ValueError(f"experiments.{experiment}.panels is required for kind 'scaling'")
+    s = settings(config, experiment, "default")
+    missing = [k for k in SCALING_KEYS if k not in s]
+    if missing:
+        raise ValueError(f"experiments.{experiment} needs {', '.join(missing)} (kind 'scaling')")
+    return {**{k: s[k] for k in SCALING_KEYS}, "panels": exp["panels"]}
 
 
 def runs(config: dict, experiment: str) -> list[tuple[str, int]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,11 +10,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from onenn.io import write_with  # noqa: E402
-from onenn.tables import seed_stats  # noqa: E402
+from onenn.tables import class_scaled, final_step, first_and_last, seed_stats, variant_order  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,14 @@ class PlotStyle:
     dpi: int = 150
 
 
-def band_lines(ax: plt.Axes, stats: pd.DataFrame, hue: str, palette: str) -> None:
-    """Mean against step, one line per ``hue`` value, with the ``lower``–``upper`` band."""
-    levels = sorted(stats[hue].unique())
+def band_lines(
+    ax: plt.Axes, stats: pd.DataFrame, hue: str, palette: str | Sequence, order: Sequence | None = None
+) -> None:
+    """Mean against step, one line per ``hue`` value (in ``order``, default sorted), with the
+    ``lower``–``upper`` band. ``palette`` is a seaborn palette name or a list of colours in ``order``."""
+    levels = list(order) if order is not None else sorted(stats[hue].unique())
     colours = dict(zip(levels, sns.color_palette(palette, len(levels))))
-    sns.lineplot(data=stats, x="step", y="mean", hue=hue, palette=colours, ax=ax, errorbar=None)
+    sns.lineplot(data=stats, x="step", y="mean", hue=hue, hue_order=levels, palette=colours, ax=ax, errorbar=None)
     for level, part in stats.groupby(hue):
         ax.fill_between(part["step"], part["lower"], part["upper"], color=colours[level], alpha=0.2, lw=0)
     ax.set_xscale("symlog", linthresh=1)
@@ -55,7 +59,166 @@ def convergence(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle], plt.Figure]] = {"convergence": convergence}
+def error_points(ax: plt.Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs) -> None:
+    """``mean`` at ``x`` with error bars from ``lower`` to ``upper``."""
+    yerr = np.vstack([stats["mean"] - stats["lower"], stats["upper"] - stats["mean"]])
+    ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
+
+
+def distribution_shift(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """Separated-test logit error and argmax accuracy, and uniform-test argmax accuracy, against step,
+    one line per K."""
+    fig, axes = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
+    panels = (
+        ("separated", "logit_error", "logit error (separated test set)"),
+        ("separated", "accuracy", "argmax accuracy (separated test set)"),
+        ("uniform", "accuracy", "argmax accuracy (uniform test set)"),
+    )
+    for ax, (test_set, metric, label) in zip(axes, panels):
+        stats = seed_stats(table[table["test_set"] == test_set], ["K", "step"], metric, style.band_sd)
+        band_lines(ax, stats, "K", style.palette)
+        ax.set_ylabel(label)
+        if metric == "accuracy":
+            ax.set_ylim(0, 1.02)
+        else:
+            ax.set_yscale("log")
+    return fig
+
+
+def number_of_classes(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """Training loss against step per K, the same divided by (K−1)/K (Lemma 2's factor), and the final
+    separated accuracy per K next to chance, 1/K."""
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
+    uniform = class_scaled(table[table["test_set"] == "uniform"], "test_loss")
+    for ax, value, label in ((left, "test_loss", "training loss"), (middle, "test_loss_scaled", "training loss / ((K−1)/K)")):
+        band_lines(ax, seed_stats(uniform, ["K", "step"], value, style.band_sd), "K", style.palette)
+        ax.set_yscale("log")
+        ax.set_ylabel(label)
+    final = seed_stats(final_step(table[table["test_set"] == "separated"]), ["K"], "accuracy", style.band_sd)
+    positions = np.arange(len(final))
+    error_points(right, positions, final, fmt="o", label="final accuracy")
+    right.plot(positions, 1.0 / final["K"], "x", color="grey", label="chance 1/K")
+    right.set_xticks(positions, [str(k) for k in final["K"]])
+    right.set_xlabel("K")
+    right.set_ylabel("final argmax accuracy (separated)")
+    right.set_ylim(0, 1.05)
+    right.legend()
+    return fig
+
+
+#: colours of the block-confined perturbations (the others take the palette)
+CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
+
+
+def init_label(epsilon: float, noise_blocks: str) -> str:
+    """``ε=0.3``, or ``ε=3, label columns`` / ``ε=3, other blocks`` for the block-confined noise."""
+    where = {"all": "", "label": ", label columns", "other": ", other blocks"}[noise_blocks]
+    return f"ε={epsilon:g}{where}"
+
+
+def diagonal_init(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """Final separated accuracy against ε; the label-column norm at the first and the last step per run
+    variant; the distance to the family against step per variant, over the whole matrix and over the blocks
+    the loss depends on."""
+    table = table.assign(init=[init_label(e, b) for e, b in zip(table["epsilon"], table["noise_blocks"])])
+    labels = table.drop_duplicates("variant").set_index("variant")["init"]
+    order = [labels[v] for v in variant_order(table)]
+    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
+    (acc_ax, norm_ax), (dist_ax, active_ax) = axes
+
+    final = seed_stats(final_step(table[table["test_set"] == "separated"]), ["noise_blocks", "epsilon"], "accuracy", style.band_sd)
+    for where, part in final.groupby("noise_blocks", sort=True):
+        style_of = {"fmt": "o-"} if where == "all" else {"fmt": "s", "color": CONFINED_COLOURS[where]}
+        error_points(acc_ax, part["epsilon"], part, label=f"noise in {where} blocks", **style_of)
+    acc_ax.set_xlabel("ε")
+    acc_ax.set_ylabel("final argmax accuracy (separated)")
+    acc_ax.set_ylim(0, 1.05)
+    acc_ax.legend()
+
+    ends = first_and_last(table, "label_norm").melt(id_vars=["init"], value_vars=["start", "end"], var_name="when")
+    ends = seed_stats(ends, ["init", "when"], "value", style.band_sd)
+    positions = {label: i for i, label in enumerate(order)}
+    for shift, when in ((-0.15, "start"), (0.15, "end")):
+        part = ends[ends["when"] == when]
+        error_points(norm_ax, part["init"].map(positions) + shift, part, fmt="o", label=f"step {when}")
+    norm_ax.set_xticks(range(len(order)), order, rotation=45, ha="right")
+    norm_ax.set_ylabel("label-column norm ‖(W12, W22, W32)‖")
+    norm_ax.legend()
+
+    # the palette for the perturbations of every block, contrasting colours for the confined ones
+    blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
+    shades = iter(sns.color_palette(style.palette, int((blocks == "all").sum())))
+    colours = [CONFINED_COLOURS[blocks[label]] if blocks[label] != "all" else next(shades) for label in order]
+    for ax, value, label in ((dist_ax, "dist_family", "distance to the family (whole W)"),
+                             (active_ax, "dist_family_active", "distance to the family (active blocks)")):
+        stats = seed_stats(table[table["test_set"] == "separated"], ["init", "step"], value, style.band_sd)
+        band_lines(ax, stats, "init", colours, order=order)
+        ax.set_yscale("symlog", linthresh=1e-2)  # ε = 0 starts on the family: distance 0
+        ax.set_ylabel(label)
+        ax.get_legend().remove()
+    active_ax.legend(*dist_ax.get_legend_handles_labels(), fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
+    return fig
+
+
+def loss_function(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """Final separated and uniform argmax accuracy per loss (mixture weight c, squentropy), and the
+    separated accuracy against step per loss."""
+    order = variant_order(table)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(style.width, style.height))
+    final = seed_stats(final_step(table), ["test_set", "variant"], "accuracy", style.band_sd)
+    positions = {v: i for i, v in enumerate(order)}
+    for shift, (test_set, part) in zip((-0.12, 0.12), final.groupby("test_set", sort=True)):
+        error_points(left, part["variant"].map(positions) + shift, part, fmt="o", label=f"{test_set} test set")
+    left.set_xticks(range(len(order)), order, rotation=30, ha="right")
+    left.set_ylabel("final argmax accuracy")
+    left.set_ylim(0, 1.05)
+    left.legend()
+    acc = seed_stats(table[table["test_set"] == "separated"], ["variant", "step"], "accuracy", style.band_sd)
+    band_lines(right, acc, "variant", style.palette, order=order)
+    right.set_ylabel("argmax accuracy (separated test set)")
+    right.set_ylim(0, 1.02)
+    return fig
+
+
+def scaling_identity(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """The measured ratio L_MC / L_bin with its confidence interval, one axis per panel of the config: a
+    panel at one (ξ1, ξ2) against K with the curve (K−1)/K; a panel over several (ξ1, ξ2), one line per K
+    with (K−1)/K dashed."""
+    panels = list(dict.fromkeys(table["panel"]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(style.width, style.height), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        part = table[table["panel"] == panel].rename(columns={"ratio": "mean", "ratio_lower": "lower", "ratio_upper": "upper"})
+        pairs = list(dict.fromkeys(zip(part["xi1"], part["xi2"])))
+        if len(pairs) == 1:
+            part = part.sort_values("K")
+            error_points(ax, part["K"], part, fmt="o", label="measured")
+            K = np.linspace(part["K"].min(), part["K"].max(), 200)
+            ax.plot(K, (K - 1) / K, "k--", lw=1, label="(K−1)/K")
+            ax.set_xlabel("K")
+            ax.set_title(f"(ξ1, ξ2) = ({pairs[0][0]:g}, {pairs[0][1]:g})")
+        else:
+            levels = sorted(part["K"].unique())
+            colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))
+            x = {pair: i for i, pair in enumerate(pairs)}
+            for K, rows in part.groupby("K", sort=True):
+                positions = [x[p] for p in zip(rows["xi1"], rows["xi2"])]
+                error_points(ax, positions, rows, fmt="o-", color=colours[K], label=f"K={K}")
+                ax.axhline((K - 1) / K, color=colours[K], ls="--", lw=0.8)
+            ax.set_xticks(range(len(pairs)), [f"({a:g}, {b:g})" for a, b in pairs])
+            ax.set_xlabel("(ξ1, ξ2)")
+        ax.set_ylabel("L_MC / L_bin")
+        ax.legend(fontsize="small")
+    return fig
+
+
+FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle], plt.Figure]] = {
+    "convergence": convergence,
+    "scaling_identity": scaling_identity,
+    "distribution_shift": distribution_shift,
+    "number_of_classes": number_of_classes,
+    "diagonal_init": diagonal_init,
+    "loss_function": loss_function,
+}
 
 
 def render(name: str, table: pd.DataFrame, style: PlotStyle, outputs: list[str | Path]) -> None:

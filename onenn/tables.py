@@ -78,6 +78,42 @@ def final_step(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["step"] == last]
 
 
+def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Per run, ``value`` at its first and last saved step and their ratio ``end / start`` (NaN where the
+    start is 0): one row per (experiment, variant, seed), with the run's settings."""
+    runs = ["experiment", "variant", "seed"]
+    one_set = table[table["test_set"] == table["test_set"].iloc[0]] if "test_set" in table else table
+    ordered = one_set.sort_values(runs + ["step"], kind="stable")
+    grouped = ordered.groupby(runs, sort=True)
+    out = grouped.first().reset_index()  # settings and identity from the first row
+    out["start"] = grouped[value].first().to_numpy()
+    out["end"] = grouped[value].last().to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["ratio"] = np.where(out["start"] > 0, out["end"] / out["start"], np.nan)
+    out["metric"] = value
+    return out
+
+
+def class_scaled(table: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Add ``{value}_scaled = value / ((K − 1)/K)``: on the family every loss of the K-class problem is
+    ``(K − 1)/K`` times the binary one (Lemma 2), so scaled curves of different K can be compared."""
+    out = table.copy()
+    out[f"{value}_scaled"] = out[value] * out["K"] / (out["K"] - 1)
+    return out
+
+
+#: settings that may tell the variants of an experiment apart, in the order they sort them
+ORDER_KEYS = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
+
+
+def variant_order(table: pd.DataFrame) -> list[str]:
+    """The experiment's variants sorted by the settings that vary between them (numbers as numbers, so
+    ``K=10`` comes after ``K=2``)."""
+    per_variant = table.groupby("variant", sort=True).first()
+    keys = [k for k in ORDER_KEYS if k in per_variant and per_variant[k].nunique() > 1]
+    return list(per_variant.sort_values(keys, kind="stable").index) if keys else list(per_variant.index)
+
+
 def read_table(path: str) -> pd.DataFrame:
     return pd.read_parquet(path, engine="pyarrow")
 

@@ -94,7 +94,7 @@ BAD_CONFIGS = [
      "invalid name 'Conv': must match"),
     ("experiment_null", lambda c: c["experiments"].__setitem__("convergence", None), "experiments.convergence",
      "None is not of type 'object'"),
-    ("kind_typo", experiment("kind", "trian"), "experiments.convergence.kind", "'trian' is not one of ['train']"),
+    ("kind_typo", experiment("kind", "trian"), "experiments.convergence.kind", "'trian' is not one of ['train', 'scaling']"),
     ("missing_figure", delete("experiments", "convergence", "figure"), "experiments.convergence.figure",
      "missing; it is required"),
     ("sweep_unknown_key", sweep("stepz", [10]), "experiments.convergence.sweep.stepz",
@@ -204,7 +204,9 @@ def test_schema_documents_every_setting_and_matches_the_code():
         if "enum" not in prop:
             assert prop["default"] == CONFIG["defaults"][key], key  # the schema default is config.yaml's
     assert set(SCHEMA["properties"]["defaults"]["required"]) == set(settings) == set(CONFIG["defaults"])
-    assert set(SCHEMA["$defs"]["experiment"]["properties"]) == set(ex.EXPERIMENT_KEYS)
+    # keys that are not run settings: those of every experiment, and the scaling kind's panels
+    structure = set(SCHEMA["$defs"]["experiment"]["properties"]) | set(SCHEMA["$defs"]["scaling"]["required"])
+    assert structure == set(ex.EXPERIMENT_KEYS)
     assert SCHEMA["$defs"]["variants"]["items"]["properties"]["name"]["pattern"] == NAME_PATTERN
     assert set(ex.TRAIN_KEYS) | set(ex.EVAL_KEYS) | {"seeds"} == set(settings)
 
@@ -212,22 +214,22 @@ def test_schema_documents_every_setting_and_matches_the_code():
 def test_a_new_kind_is_a_schema_entry():
     """A kind with its own settings: sweeps and variants of its experiments accept exactly those."""
     schema = copy.deepcopy(SCHEMA)
-    schema["$defs"]["experiment"]["properties"]["kind"]["enum"].append("scaling")
-    schema["$defs"]["scaling"] = {"type": "object", "properties": {
+    schema["$defs"]["experiment"]["properties"]["kind"]["enum"].append("toy")
+    schema["$defs"]["toy"] = {"type": "object", "properties": {
         "K": {"type": "integer", "minimum": 2, "default": 3, "description": "classes"},
         "prompts": {"type": "integer", "minimum": 1, "default": 80000, "description": "prompts a point"}}}
     schema["properties"]["experiments"]["additionalProperties"]["allOf"].append(
-        {"if": {"required": ["kind"], "properties": {"kind": {"const": "scaling"}}}, "then": {"$ref": "#/$defs/scaling"}})
+        {"if": {"required": ["kind"], "properties": {"kind": {"const": "toy"}}}, "then": {"$ref": "#/$defs/toy"}})
     c = copy.deepcopy(CONFIG)
-    c["experiments"]["scaling"] = {"kind": "scaling", "figure": "scaling", "prompts": 100, "sweep": {"K": [2, 3]}}
+    c["experiments"]["toy"] = {"kind": "toy", "figure": "toy", "prompts": 100, "sweep": {"K": [2, 3]}}
     assert check_config(c, schema) == []
-    c["experiments"]["scaling"]["sweep"] = {"K": [1], "lr": [0.1]}
-    c["experiments"]["scaling"]["extra"] = 1
+    c["experiments"]["toy"]["sweep"] = {"K": [1], "lr": [0.1]}
+    c["experiments"]["toy"]["extra"] = 1
     assert [str(p) for p in check_config(c, schema)] == [
-        ("experiments.scaling.extra: unknown key 'extra' (allowed: K, description, figure, kind, prompts, sweep, "
+        ("experiments.toy.extra: unknown key 'extra' (allowed: K, description, figure, kind, prompts, sweep, "
          "variants)"),
-        "experiments.scaling.sweep.K[0]: 1 is less than the minimum of 2 (classes)",
-        "experiments.scaling.sweep.lr: unknown setting 'lr' (allowed: K, prompts)",
+        "experiments.toy.sweep.K[0]: 1 is less than the minimum of 2 (classes)",
+        "experiments.toy.sweep.lr: unknown setting 'lr' (allowed: K, prompts)",
     ]
 
 

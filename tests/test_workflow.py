@@ -56,10 +56,28 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
     assert table[["accuracy", "test_loss", "logit_error"]].notna().all().all()
 
 
-def test_quick_preset_renders_the_figure(quick_run):
+EXPERIMENTS = ("convergence", "scaling_identity", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function")
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_quick_preset_renders_every_figure(quick_run, experiment):
     for ext in ("png", "pdf"):
-        path = quick_run / f"results/figures/convergence.{ext}"
+        path = quick_run / f"results/figures/{experiment}.{ext}"
         assert path.stat().st_size > 1000
+
+
+def test_quick_preset_writes_the_headline_table(quick_run):
+    summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
+    assert list(dict.fromkeys(summary["experiment"])) == list(EXPERIMENTS)
+    ratios = summary[summary["quantity"] == "ratio"]
+    assert len(ratios) == 6 + 16 and ratios[["lower", "upper", "reference"]].notna().all().all()
+    final = summary[(summary["quantity"] == "accuracy") & (summary["kind"] == "train")]
+    assert (final["n"] == 2).all() and final["mean"].between(0, 1).all()
+    label_end = summary[(summary["experiment"] == "diagonal_init") & (summary["quantity"] == "label_norm_end")]
+    label_start = summary[(summary["experiment"] == "diagonal_init") & (summary["quantity"] == "label_norm_start")]
+    assert label_end["mean"].to_numpy() == pytest.approx(label_start["mean"].to_numpy())  # label columns never move
+    markdown = (quick_run / "results/tables/summary.md").read_text()
+    assert all(f"## {e} (" in markdown for e in EXPERIMENTS)
 
 
 def test_second_run_has_nothing_to_do(quick_run):

@@ -10,6 +10,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.en
 from onenn import experiments as ex
 
 TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
+SCALING_EXPERIMENTS = ex.experiment_names(config, kind="scaling")
 RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
 
 
@@ -52,4 +53,5 @@ def get_run_outputs(wildcards, name):
 def get_final_outputs():
     figures = expand("results/figures/{experiment}.{ext}", experiment=list(config["experiments"]), ext=("png", "pdf"))
     tables = expand("results/tables/{experiment}.parquet", experiment=list(config["experiments"]))
-    return tables + figures
+    summary = ["results/tables/summary.parquet", "results/tables/summary.md"]
+    return tables + figures + summary

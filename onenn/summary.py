@@ -1,0 +1,195 @@
+"""The headline table: every experiment's results in one place, as Parquet and as Markdown (no torch).
+
+One tidy row per (experiment, variant, test set, quantity). Training experiments: the metrics at the last
+saved step (mean, sd and n over seeds), and the parameter diagnostics at the first and the last step
+(distance to the family, over the whole matrix and over the blocks the loss depends on, with the per-seed
+ratio end/start; norm of the label columns). Scaling experiments: ``L_MC``, ``L_bin`` (with their standard
+errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` in ``reference``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import pandas as pd
+
+from onenn.experiments import variant_name
+from onenn.io import save_table, write_with
+from onenn.tables import final_step, first_and_last, normalise_types, read_table, seed_stats, variant_order
+
+COLUMNS = ("experiment", "kind", "variant", "K", "panel", "xi1", "xi2", "test_set", "quantity",
+           "mean", "sd", "n", "se", "lower", "upper", "reference")
+#: metrics at the last saved step, per test set
+FINAL_METRICS = ("accuracy", "logit_error", "test_loss")
+#: parameter diagnostics at the first and the last saved step
+PARAMETERS = ("dist_family", "dist_family_active", "label_norm")
+
+
+def _stats_rows(stats: pd.DataFrame, quantity: str, test_set: str | None) -> pd.DataFrame:
+    """``seed_stats`` output (by experiment, variant, K) as summary rows."""
+    rows = stats[["experiment", "variant", "K", "mean", "sd", "n"]].copy()
+    rows["test_set"] = test_set
+    rows["quantity"] = quantity
+    return rows
+
+
+def train_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows of one training experiment's table."""
+    by = ["experiment", "variant", "K"]
+    final = final_step(table)
+    parts = []
+    for test_set, rows in final.groupby("test_set", sort=True):
+        for metric in FINAL_METRICS:
+            parts.append(_stats_rows(seed_stats(rows, by, metric), metric, str(test_set)))
+    one_set = final[final["test_set"] == final["test_set"].iloc[0]]  # the minibatch loss is per run, not per set
+    parts.append(_stats_rows(seed_stats(one_set, by, "minibatch_loss"), "minibatch_loss", None))
+    for value in PARAMETERS:
+        ends = first_and_last(table, value)
+        for end in ("start", "end", "ratio"):
+            if value == "label_norm" and end == "ratio":
+                continue
+            valid = ends[ends[end].notna()]
+            if len(valid):
+                parts.append(_stats_rows(seed_stats(valid, by, end), f"{value}_{end}", None))
+    out = pd.concat(parts, ignore_index=True)
+    out["kind"] = "train"
+    order = {v: i for i, v in enumerate(variant_order(table))}
+    return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
+
+
+def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows of one scaling-identity table: both losses and the ratio, per point."""
+    parts = []
+    for quantity, se, lower, upper in (
+        ("ratio", "ratio_se", "ratio_lower", "ratio_upper"),
+        ("L_MC", "L_MC_se", None, None),
+        ("L_bin", "L_bin_se", None, None),
+    ):
+        rows = table[["experiment", "panel", "xi1", "xi2", "K"]].copy()
+        rows["variant"] = [
+            variant_name({"panel": p, "xi1": a, "xi2": b, "K": k})
+            for p, a, b, k in zip(table["panel"], table["xi1"], table["xi2"], table["K"])
+        ]
+        rows["quantity"] = quantity
+        rows["mean"] = table[quantity]
+        rows["n"] = table["prompts"]
+        rows["se"] = table[se]
+        if lower:
+            rows["lower"], rows["upper"], rows["reference"] = table[lower], table[upper], table["expected"]
+        parts.append(rows)
+    out = pd.concat(parts, ignore_index=True)
+    out["kind"] = "scaling"
+    return out
+
+
+SUMMARISERS = {"train": train_summary, "scaling": scaling_summary}
+
+
+def summarise(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.DataFrame:
+    """The headline table of every experiment, in the order of ``tables``."""
+    parts = []
+    for name, table in tables.items():
+        kind = kinds.get(name)
+        if kind not in SUMMARISERS:
+            raise ValueError(f"experiment {name!r} has kind {kind!r}; the summary knows {', '.join(SUMMARISERS)}")
+        found = set(table["experiment"].unique())
+        if found != {name}:
+            raise ValueError(f"the table given for experiment {name!r} holds experiments {sorted(found)}")
+        parts.append(SUMMARISERS[kind](table))
+    out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
+    out["n"] = out["n"].astype("int64")
+    return normalise_types(out)
+
+
+# -------------------------------------------------------------------------------------------------------
+# Markdown
+# -------------------------------------------------------------------------------------------------------
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def mean_sd(mean: float, sd: float) -> str:
+    return "–" if pd.isna(mean) else f"{mean:.4g} ± {sd:.2g}"
+
+
+def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
+    hit = rows[(rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)]
+    return hit.iloc[0] if len(hit) else None
+
+
+#: (header, quantity, test set) of the training columns of the Markdown table
+TRAIN_COLUMNS = (
+    ("separated accuracy", "accuracy", "separated"),
+    ("uniform accuracy", "accuracy", "uniform"),
+    ("separated logit error", "logit_error", "separated"),
+    ("uniform logit error", "logit_error", "uniform"),
+    ("training loss (uniform test set)", "test_loss", "uniform"),
+)
+PARAMETER_COLUMNS = (
+    ("distance start", "dist_family_start", None),
+    ("distance end", "dist_family_end", None),
+    ("end / start", "dist_family_ratio", None),
+    ("active distance start", "dist_family_active_start", None),
+    ("active distance end", "dist_family_active_end", None),
+    ("active end / start", "dist_family_active_ratio", None),
+    ("label-column norm start", "label_norm_start", None),
+    ("label-column norm end", "label_norm_end", None),
+)
+
+
+def _train_markdown(rows: pd.DataFrame) -> list[str]:
+    out = []
+    perturbed = (rows["quantity"] == "dist_family_start") & (rows["mean"] > 0)
+    groups = [("final metrics", TRAIN_COLUMNS)]
+    if perturbed.any():  # with W0 on the family both start at 0: only perturbed starts have something to show
+        groups.append(("parameters at the first and the last saved step", PARAMETER_COLUMNS))
+    for title, columns in groups:
+        body = []
+        for variant, part in rows.groupby("variant", sort=False):
+            first = _lookup(part, columns[0][1], columns[0][2])
+            cells = [_lookup(part, q, t) for _, q, t in columns]
+            n = int(first["n"]) if first is not None else 0
+            body.append([str(variant), str(n)] + [mean_sd(c["mean"], c["sd"]) if c is not None else "–" for c in cells])
+        out += [f"{title} (mean ± sd over n seeds):", "", markdown_table(["variant", "n"] + [h for h, _, _ in columns], body), ""]
+    return out
+
+
+def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
+    body = []
+    ratio = rows[rows["quantity"] == "ratio"]
+    for r in ratio.itertuples():
+        point = rows[rows["variant"] == r.variant]
+        mc = point[point["quantity"] == "L_MC"].iloc[0]
+        binary = point[point["quantity"] == "L_bin"].iloc[0]
+        body.append([
+            str(r.panel), f"{r.xi1:g}", f"{r.xi2:g}", str(r.K), str(r.n),
+            f"{mc['mean']:.4f} ± {mc['se']:.4f}", f"{binary['mean']:.4f} ± {binary['se']:.4f}",
+            f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]", f"{r.reference:.4f}",
+        ])
+    header = ["panel", "ξ1", "ξ2", "K", "prompts", "L_MC ± se", "L_bin ± se", "L_MC / L_bin [interval]", "(K−1)/K"]
+    return ["Ratio with its delta-method confidence interval; losses with their standard errors:", "",
+            markdown_table(header, body), ""]
+
+
+def to_markdown(summary: pd.DataFrame) -> str:
+    lines = ["# Headline table", ""]
+    for name, rows in summary.groupby("experiment", sort=False):
+        kind = rows["kind"].iloc[0]
+        lines += [f"## {name} ({kind})", ""]
+        lines += _train_markdown(rows) if kind == "train" else _scaling_markdown(rows)
+    return "\n".join(lines)
+
+
+def summary_job(
+    paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: logging.Logger
+) -> None:
+    """The workflow's summary job: read every experiment table, write the headline table twice."""
+    summary = summarise({name: read_table(path) for name, path in paths.items()}, kinds)
+    save_table(table_path, summary)
+    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary)))
+    log.info("summarised %d experiments into %d rows", len(paths), len(summary))

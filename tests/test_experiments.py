@@ -1,0 +1,80 @@
+"""config.yaml against SPEC §6: every experiment at the paper's scale, and the quick preset covers them all.
+The expected numbers are copied from the SPEC's table, not from the config."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from onenn import experiments as ex
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+#: SPEC §6: experiment -> (steps, seeds, {variant setting: values})
+SPEC_TRAIN = {
+    "convergence": (100_000, 8, {"N": [16, 32, 64]}),
+    "distribution_shift": (60_000, 6, {"K": [3, 5]}),
+    "number_of_classes": (50_000, 4, {"K": [2, 3, 5, 10]}),
+    "diagonal_init": (40_000, 3, None),
+    "loss_function": (40_000, 3, None),
+}
+
+
+def resolved(experiment):
+    return [ex.settings(CONFIG, experiment, v) for v in ex.variants(CONFIG, experiment)]
+
+
+@pytest.mark.parametrize("experiment", list(SPEC_TRAIN))
+def test_training_experiments_run_at_the_paper_scale(experiment):
+    steps, seeds, sweep = SPEC_TRAIN[experiment]
+    runs = resolved(experiment)
+    assert {(s["steps"], s["seeds"]) for s in runs} == {(steps, seeds)}
+    for s in runs:  # SPEC §6: d = 8, σ = 3, η = 0.05, batch 128 unless the table says otherwise
+        assert (s["d"], s["sigma"], s["lr"], s["batch"]) == (8, 3.0, 0.05, 128)
+    if sweep:
+        (key, values), = sweep.items()
+        assert sorted(s[key] for s in runs) == values
+
+
+def test_diagonal_init_has_every_epsilon_and_both_confined_variants_at_3():
+    got = sorted((s["epsilon"], s["noise_blocks"]) for s in resolved("diagonal_init"))
+    want = sorted([(e, "all") for e in (0, 0.1, 0.3, 0.5, 1, 2, 3)] + [(3, "label"), (3, "other")])
+    assert got == want
+    assert {(s["K"], s["N"], s["loss"]) for s in resolved("diagonal_init")} == {(3, 16, "square")}
+
+
+def test_loss_function_has_every_mixture_weight_and_squentropy():
+    got = sorted((s["loss"], s["c"]) for s in resolved("loss_function") if s["loss"] == "mixture")
+    assert got == [("mixture", c) for c in (0, 0.25, 0.5, 0.75, 1)]
+    assert [s["loss"] for s in resolved("loss_function")].count("squentropy") == 1
+    assert {s["K"] for s in resolved("loss_function")} == {3}
+
+
+def test_scaling_identity_points_and_prompts():
+    s = ex.scaling_settings(CONFIG, "scaling_identity")
+    panels = s["panels"]
+    assert (s["d"], s["N"]) == (8, 16)
+    assert panels["by_K"] == {"xi": [[2, 5]], "K": [2, 3, 4, 5, 7, 10], "prompts": 80_000}
+    assert panels["grid"] == {"xi": [[1, 2], [2, 5], [3, 6], [5, 8]], "K": [2, 3, 5, 10], "prompts": 40_000}
+
+
+def test_the_full_run_trains_97_runs():
+    """3·8 + 2·6 + 4·4 + 9·3 + 6·3 = 97 training runs (SPEC §6)."""
+    assert sum(len(ex.runs(CONFIG, e)) for e in ex.experiment_names(CONFIG, kind="train")) == 97
+    assert ex.experiment_names(CONFIG, kind="scaling") == ["scaling_identity"]
+
+
+def test_quick_preset_covers_every_experiment():
+    quick = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
+    assert set(quick["experiments"]) == set(CONFIG["experiments"])
+
+
+def test_scaling_settings_errors_name_the_experiment():
+    with pytest.raises(ValueError, match="experiments.convergence has kind 'train'"):
+        ex.scaling_settings(CONFIG, "convergence")
+    broken = {**CONFIG, "experiments": {"s": {"kind": "scaling", "figure": "scaling_identity"}}}
+    with pytest.raises(ValueError, match=r"experiments\.s\.panels is required"):
+        ex.scaling_settings(broken, "s")
+    with pytest.raises(ValueError, match="kind must be one of train, scaling"):
+        ex.experiment_names(CONFIG, kind="trian")

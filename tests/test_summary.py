@@ -1,0 +1,103 @@
+"""The headline table (onenn.summary) on small tables whose statistics are known by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from onenn.summary import summarise, to_markdown
+from onenn.tables import first_and_last, normalise_types, variant_order
+
+
+def train_table() -> pd.DataFrame:
+    """Two variants (K = 10 and K = 2, in that order), seeds 0..2, steps 0 and 50, two test sets. At the last
+    step the separated accuracy is 0.5, 0.7, 0.9 over the seeds (mean 0.7, sd 0.2); the distance to the
+    family goes from 2 to 1, 2, 3 (per-seed ratio 0.5, 1, 1.5: mean 1, sd 0.5); the label norm stays 4."""
+    rows = []
+    for variant, K in (("K=10", 10), ("K=2", 2)):
+        for seed in range(3):
+            for step in (0, 50):
+                for test_set in ("separated", "uniform"):
+                    last = step == 50
+                    rows.append({
+                        "experiment": "e", "variant": variant, "seed": seed, "step": step, "test_set": test_set,
+                        "accuracy": (0.5 + 0.2 * seed if test_set == "separated" else 0.4) if last else 0.1,
+                        "logit_error": 1.0, "test_loss": 0.25 * K, "minibatch_loss": float(seed),
+                        "dist_family": float(seed + 1) if last else 2.0, "dist_family_active": 0.0,
+                        "label_norm": 4.0, "K": K, "epsilon": 0.5,
+                    })
+    return normalise_types(pd.DataFrame(rows))
+
+
+def scaling_table() -> pd.DataFrame:
+    return normalise_types(pd.DataFrame({
+        "experiment": ["s", "s"], "panel": ["by_K", "grid"], "xi1": [2.0, 1.0], "xi2": [5.0, 2.0], "K": [3, 10],
+        "prompts": [800, 400], "L_MC": [0.2, 0.3], "L_MC_se": [0.01, 0.02], "L_bin": [0.3, 0.33], "L_bin_se": [0.01, 0.02],
+        "ratio": [0.66, 0.91], "ratio_se": [0.01, 0.02], "ratio_lower": [0.64, 0.87], "ratio_upper": [0.68, 0.95],
+        "ci_level": [0.95, 0.95], "expected": [2 / 3, 0.9],
+    }))
+
+
+@pytest.fixture
+def summary() -> pd.DataFrame:
+    return summarise({"e": train_table(), "s": scaling_table()}, {"e": "train", "s": "scaling"})
+
+
+def pick(summary, experiment, variant, quantity, test_set=None):
+    rows = summary[(summary["experiment"] == experiment) & (summary["variant"] == variant) & (summary["quantity"] == quantity)]
+    rows = rows[rows["test_set"].isna()] if test_set is None else rows[rows["test_set"] == test_set]
+    assert len(rows) == 1, (variant, quantity, test_set)
+    return rows.iloc[0]
+
+
+def test_final_metrics_are_mean_sd_and_n_over_seeds(summary):
+    acc = pick(summary, "e", "K=2", "accuracy", "separated")
+    assert (acc["mean"], acc["sd"], acc["n"]) == (pytest.approx(0.7), pytest.approx(0.2), 3)
+    assert pick(summary, "e", "K=2", "accuracy", "uniform")["sd"] == pytest.approx(0.0)
+    assert pick(summary, "e", "K=10", "test_loss", "uniform")["mean"] == pytest.approx(2.5)
+    assert pick(summary, "e", "K=2", "minibatch_loss")["mean"] == pytest.approx(1.0)
+
+
+def test_parameters_at_start_and_end_and_their_per_seed_ratio(summary):
+    assert pick(summary, "e", "K=2", "dist_family_start")["mean"] == pytest.approx(2.0)
+    end = pick(summary, "e", "K=2", "dist_family_end")
+    assert (end["mean"], end["sd"]) == (pytest.approx(2.0), pytest.approx(1.0))
+    ratio = pick(summary, "e", "K=2", "dist_family_ratio")
+    assert (ratio["mean"], ratio["sd"]) == (pytest.approx(1.0), pytest.approx(0.5))
+    assert pick(summary, "e", "K=2", "label_norm_end")["mean"] == pytest.approx(4.0)
+    # a distance that starts at 0 has no ratio
+    assert summary[(summary["quantity"] == "dist_family_active_ratio")].empty
+
+
+def test_scaling_ratios_keep_their_interval_next_to_the_prediction(summary):
+    r = pick(summary, "s", "panel=grid,xi1=1,xi2=2,K=10", "ratio")
+    assert (r["mean"], r["se"], r["lower"], r["upper"], r["reference"], r["n"]) == (0.91, 0.02, 0.87, 0.95, 0.9, 400)
+    assert r["kind"] == "scaling" and r["panel"] == "grid" and r["K"] == 10
+    assert pick(summary, "s", "panel=by_K,xi1=2,xi2=5,K=3", "L_bin")["se"] == 0.01
+
+
+def test_variants_are_in_numeric_order_and_types_are_stable(summary):
+    assert list(dict.fromkeys(summary.loc[summary["experiment"] == "e", "variant"])) == ["K=2", "K=10"]
+    assert variant_order(train_table()) == ["K=2", "K=10"]
+    assert summary["n"].dtype == "int64" and summary["mean"].dtype == "float64"
+    assert summary["test_set"].dtype == "string"
+
+
+def test_markdown_shows_every_experiment_and_the_perturbed_parameters(summary):
+    md = to_markdown(summary)
+    assert "## e (train)" in md and "## s (scaling)" in md
+    assert "| K=2 | 3 | 0.7 ± 0.2 |" in md
+    assert "distance start" in md  # the distance starts above 0: the parameter table is shown
+    assert "| grid | 1 | 2 | 10 | 400 | 0.3000 ± 0.0200 | 0.3300 ± 0.0200 | 0.9100 [0.8700, 0.9500] | 0.9000 |" in md
+
+
+def test_first_and_last_per_run():
+    ends = first_and_last(train_table(), "dist_family")
+    assert len(ends) == 6
+    np.testing.assert_allclose(ends.sort_values(["variant", "seed"])["ratio"], [0.5, 1.0, 1.5] * 2)
+
+
+def test_bad_kind_and_mismatched_table_are_rejected():
+    with pytest.raises(ValueError, match="experiment 'e' has kind 'binary'"):
+        summarise({"e": train_table()}, {"e": "binary"})
+    with pytest.raises(ValueError, match="the table given for experiment 'x' holds experiments"):
+        summarise({"x": train_table()}, {"x": "train"})

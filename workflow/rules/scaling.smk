@@ -1,0 +1,17 @@
+# The scaling identity (experiment 2): no training; both losses estimated on sampled prompts (numpy only).
+
+
+rule scaling:
+    output:
+        "results/tables/{experiment}.parquet",
+    log:
+        "logs/scaling/{experiment}.log",
+    benchmark:
+        "benchmarks/scaling/{experiment}.tsv"
+    wildcard_constraints:
+        experiment="|".join(SCALING_EXPERIMENTS) or "$^",
+    params:
+        settings=lambda wc: ex.scaling_settings(config, wc.experiment),
+    threads: 1
+    script:
+        "../scripts/scaling.py"

@@ -1,0 +1,10 @@
+from onenn.logs import job_log
+from onenn.scaling import scaling_job
+
+with job_log(snakemake.log[0]) as log:  # noqa: F821
+    scaling_job(
+        dict(snakemake.params.settings),  # noqa: F821
+        experiment=snakemake.wildcards.experiment,  # noqa: F821
+        output=snakemake.output[0],  # noqa: F821
+        log=log,
+    )
