@@ -1,4 +1,5 @@
-"""SGD on the minibatch loss with the analytic gradient (SPEC §4), on the CPU or a CUDA device."""
+"""Training runs: settings, the minibatch stream, and SGD with the analytic gradient (SPEC §4) through
+``onenn.engine``, on the CPU or a CUDA device."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from onenn.gradient import weight_gradient
+from onenn.engine import Engine, draw_step
 from onenn.init import initial_weights
 from onenn.io import save_arrays, save_json
 from onenn.losses import Loss
-from onenn.model import forward, simplex_code
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -82,48 +82,37 @@ def eval_steps(steps: int, n_eval: int) -> np.ndarray:
 def sample_batch(
     batch: int, N: int, d: int, K: int, generator: torch.Generator, *, dtype: torch.dtype, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``c`` (B, N)."""
-    x = torch.randn(batch, N + 1, d, generator=generator, dtype=dtype, device=device)
-    x = x / x.norm(dim=-1, keepdim=True)
-    c = torch.randint(0, K, (batch, N), generator=generator, device=device)
-    return x, c
+    """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``c`` (B, N). The same
+    numbers, from the same generator state, as one training step of the engine (``onenn.engine.draw_step``)."""
+    z = torch.empty(d, N + 1, batch, dtype=torch.float32, device=device)
+    c = torch.empty(N, batch, dtype=torch.long, device=device)
+    draw_step(z, c, K, generator)
+    z = z.to(dtype)
+    x = z * torch.rsqrt((z * z).sum(0, keepdim=True))
+    return x.permute(2, 1, 0).contiguous(), c.T.contiguous()
+
+
+def make_engine(settings: TrainSettings) -> Engine:
+    """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
+    device), the minibatch generator on the training device seeded with seed + 1."""
+    s = settings
+    device = resolve_device(s.device)
+    init_gen = torch.Generator().manual_seed(s.seed)
+    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=DTYPES[s.dtype]).to(device)
+    gen = torch.Generator(device=device).manual_seed(s.seed + 1)
+    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), generator=gen)
 
 
 def train(settings: TrainSettings) -> dict[str, np.ndarray | str]:
     """Run SGD; return the saved weights ``W`` (S, D, D) at ``steps`` (S,), the minibatch loss of every step
-    (``steps``,) and the device used."""
-    s = settings
-    device = resolve_device(s.device)
-    dtype = DTYPES[s.dtype]
-    loss_fn = Loss(s.loss, s.c)
-    init_gen = torch.Generator().manual_seed(s.seed)  # on the CPU: same start on every device
-    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=dtype).to(device)
-    gen = torch.Generator(device=device).manual_seed(s.seed + 1)
-    codes = simplex_code(s.K, dtype=dtype, device=device)
-    rows = torch.arange(s.batch, device=device)
-
-    saved_steps = eval_steps(s.steps, s.n_eval)
-    saved = torch.empty(len(saved_steps), *W.shape, dtype=dtype, device=device)
-    minibatch_loss = torch.empty(s.steps, dtype=dtype, device=device)
-    k = 0
-    for step in range(s.steps + 1):
-        if step == saved_steps[k]:
-            saved[k] = W
-            k += 1
-        if step == s.steps:
-            break
-        x, c = sample_batch(s.batch, s.N, s.d, s.K, gen, dtype=dtype, device=device)
-        Y = codes[c]  # (B, N, K)
-        nn = torch.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]).argmax(-1)
-        c_target = c[rows, nn]
-        q, ell = forward(W, x, Y)
-        loss, g = loss_fn(ell, c_target, codes[c_target])
-        minibatch_loss[step] = loss.mean()
-        W -= s.lr * weight_gradient(x, Y, q, ell, g)
+    (``steps``,) and the device used. A CPU run is deterministic for its seed."""
+    engine = make_engine(settings)
+    saved_steps = eval_steps(settings.steps, settings.n_eval)
+    saved, minibatch_loss = engine.run(settings.steps, saved_steps.tolist())
     W_saved = saved.double().cpu().numpy()
     losses = minibatch_loss.double().cpu().numpy()
-    result = {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(device)}
-    return apply_divergence_policy(result, s.on_divergence)
+    result = {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(engine.W.device)}
+    return apply_divergence_policy(result, settings.on_divergence)
 
 
 class Diverged(FloatingPointError):

@@ -1,0 +1,158 @@
+"""Benchmark of the training engine, side by side: ``python -m onenn.bench`` (``--help`` for the options).
+
+Per seed-step, on one thread, in one run on one machine:
+
+- **engine**: a step of ``onenn.engine`` (drawing the minibatch included);
+- **baseline**: the autograd baseline ``onenn.baseline`` (full attention matrix, ``loss.backward()``,
+  ``torch.optim.SGD``) on the same minibatches;
+- **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine.
+
+The three are timed in interleaved repetitions and the median is reported, so a slow spell of a shared
+machine hits all three alike. The default clock is the process's CPU time (on CUDA: wall time after a
+synchronisation). Before timing, the engine and the baseline are checked to give the same weights, in
+float64, over ``--check-steps`` steps. The table is printed and written to ``--output``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timezone
+
+import numpy as np
+import torch
+
+from onenn.baseline import Baseline, train_baseline
+from onenn.engine import draw_step
+from onenn.io import write_with
+from onenn.train import TrainSettings, make_engine, train
+
+#: the paper's defaults, then longer contexts and more classes
+CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}}
+
+
+def clock(name: str, device: torch.device) -> Callable[[], float]:
+    """Seconds: the process's CPU time (robust on a shared machine) or wall time; on CUDA always wall time
+    after the queued work has finished."""
+    if device.type == "cuda":
+        return lambda: (torch.cuda.synchronize(device), time.perf_counter())[1]
+    return time.process_time if name == "cpu" else time.perf_counter
+
+
+def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], None]:
+    """Draw one step's random numbers exactly as the engine does, into buffers allocated once."""
+    s = settings
+    z = torch.empty(s.d, s.N + 1, s.batch, dtype=torch.float32, device=device)
+    c = torch.empty(s.N, s.batch, dtype=torch.long, device=device)
+    generator = torch.Generator(device=device).manual_seed(s.seed + 1)
+    return lambda: draw_step(z, c, s.K, generator)
+
+
+def max_weight_difference(settings: TrainSettings, steps: int) -> float:
+    """max |W_engine − W_baseline| over the saved steps of a run of ``steps`` steps."""
+    s = replace(settings, steps=steps, n_eval=min(8, steps + 1))
+    return float(np.abs(train(s)["W"] - train_baseline(s)["W"]).max())
+
+
+def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, reps: int, clock_name: str) -> dict:
+    """Median seconds per step of the engine, the baseline and the floor, timed in interleaved repetitions."""
+    engine, baseline = make_engine(settings), Baseline(settings)
+    device = engine.W.device
+    now, floor = clock(clock_name, device), floor_step(settings, device)
+
+    def per_step(run: Callable[[], object], n: int) -> float:
+        start = now()
+        run()
+        return (now() - start) / n
+
+    def floor_run() -> None:
+        for _ in range(steps):
+            floor()
+
+    def baseline_run() -> None:
+        for _ in range(baseline_steps):
+            baseline.step()
+
+    engine.run(steps)  # warm-up
+    baseline_run()
+    times: dict[str, list[float]] = {"engine": [], "baseline": [], "floor": []}
+    for _ in range(reps):
+        times["engine"].append(per_step(lambda: engine.run(steps), steps))
+        times["baseline"].append(per_step(baseline_run, baseline_steps))
+        times["floor"].append(per_step(floor_run, steps))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs, torch {torch.__version__}, {platform.python_version()}"
+
+
+def table(rows: list[dict], header: list[str]) -> str:
+    lines = header + [
+        "",
+        "| config | d | N | K | batch | engine µs | baseline µs | floor µs | engine/baseline | engine/floor "
+        "| engine µs/(N+1) | max abs ΔW (float64) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['config']} | {r['d']} | {r['N']} | {r['K']} | {r['batch']} | {r['engine'] * 1e6:.1f} "
+            f"| {r['baseline'] * 1e6:.1f} | {r['floor'] * 1e6:.1f} | {r['engine'] / r['baseline']:.3f} "
+            f"| {r['engine'] / r['floor']:.2f} | {r['engine'] * 1e6 / (r['N'] + 1):.2f} | {r['check']:.1e} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(prog="python -m onenn.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="training precision")
+    parser.add_argument("--clock", default="cpu", choices=["cpu", "wall"], help="CPU time of the process, or wall")
+    parser.add_argument("--steps", type=int, default=1024, help="engine and floor steps per repetition")
+    parser.add_argument("--baseline-steps", type=int, default=64, help="baseline steps per repetition")
+    parser.add_argument("--reps", type=int, default=7, help="interleaved repetitions (the median is reported)")
+    parser.add_argument("--check-steps", type=int, default=100, help="steps of the float64 equality check")
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--output", default="benchmarks/engine.md", help="where the table is written")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(1)
+    base = TrainSettings(device=args.device, dtype=args.dtype)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    rows = []
+    for name in args.configs:
+        s = replace(base, **CONFIGS[name])
+        check = max_weight_difference(replace(s, dtype="float64"), args.check_steps)
+        timed = time_config(s, steps=args.steps, baseline_steps=args.baseline_steps, reps=args.reps,
+                            clock_name=args.clock)
+        rows.append({"config": name, "d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "check": check, **timed})
+    clock_name = "wall time" if args.device == "cuda" or args.clock == "wall" else "CPU time of the process"
+    header = [
+        "# Training engine benchmark (`python -m onenn.bench`)",
+        "",
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "
+        f"1 thread; {clock_name}, median of {args.reps} interleaved repetitions of {args.steps} engine and "
+        f"floor steps and {args.baseline_steps} baseline steps; load average {load:.2f} at the start.",
+        "Times are per seed-step. floor: drawing the step's random numbers alone, with the same generator. "
+        f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps.",
+    ]
+    text = table(rows, header)
+    print(text, end="")
+    write_with(args.output, lambda tmp: tmp.write_text(text))
+    print(f"written to {args.output}")
+    return text
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""The training engine: SGD on the minibatch loss (SPEC §4), fused, with every buffer allocated once.
+
+The mathematics is that of ``onenn.model`` and ``onenn.gradient``, the readable reference; tests check that
+the engine agrees with it and with autograd (``onenn.baseline``). This module only arranges it for speed.
+
+Layout: a minibatch is held as its embedding with the *prompt index innermost*, ``H`` of shape ``(D, T, B)``
+with ``T = N + 1`` tokens (the query last) and ``B`` prompts. Every operation of a step is then an
+elementwise product of contiguous ``(T, B)`` planes followed by a sum over one axis, instead of a loop over
+``B`` tiny matrices (``torch.bmm`` on ``(B, T, D)`` is several times slower here). Only the query column of
+the scores is formed, ``s = H^T W h_{N+1}``, and the gradient is the rank-one ``r h_{N+1}^T``, added into ``W``
+in place.
+
+Work that does not depend on ``W`` (normalising the inputs, the label codes, the 1-NN targets) is done for a
+block of ``BLOCK`` steps at once. The random numbers are still drawn one step at a time (``draw_step``), so
+the results do not depend on the block size nor on the run length. The engine runs on any device; on CUDA
+every buffer and the generator live on the GPU and nothing leaves it until the run ends.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from onenn.losses import Loss
+
+#: steps whose W-independent work is done together: a speed knob only, results do not depend on it
+BLOCK = 16
+
+
+def draw_step(z: torch.Tensor, c: torch.Tensor, K: int, generator: torch.Generator) -> None:
+    """One step's random numbers, in place: standard Gaussians ``z`` (d, N+1, B) in float32, then classes
+    ``c`` (N, B) uniform on ``0..K-1``.
+
+    This defines the training stream: input ``x_j`` of prompt ``b`` is ``z[:, j, b] / ‖z[:, j, b]‖`` (uniform
+    on the sphere) and its class is ``c[j, b]``. The draws are float32 for every training dtype (float64
+    draws cost several times more on the CPU), so a float64 run sees the points of the float32 run with the
+    same seed, normalised in float64.
+    """
+    z.normal_(generator=generator)
+    c.random_(0, K, generator=generator)
+
+
+class Engine:
+    """SGD for one run. ``run`` updates ``W`` (D, D) in place; ``generator`` lives on ``W``'s device."""
+
+    def __init__(self, W: torch.Tensor, *, d: int, N: int, K: int, batch: int, lr: float, loss: Loss,
+                 generator: torch.Generator, block: int = BLOCK) -> None:
+        D, T, B, S = d + K + 1, N + 1, batch, block
+        if W.shape != (D, D):
+            raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
+        self.W, self.d, self.N, self.K, self.B, self.S = W, d, N, K, batch, block
+        self.lr, self.loss, self.generator = lr, loss, generator
+        dev = W.device
+        new = {"dtype": W.dtype, "device": dev}
+        index = {"dtype": torch.long, "device": dev}
+
+        # a block of minibatches: the embeddings, the draws, the 1-NN targets u_{c_{i*}} and g = ∂loss/∂ℓ
+        self.H = torch.zeros(S, D, T, B, **new)
+        self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
+        self.X = self.H[:, :d]  # inputs: (S, d, T, B)
+        self.Y = self.H[:, d : d + K, :N]  # label codes of the context: (S, K, N, B)
+        float32 = W.dtype == torch.float32  # float32 draws land in H; other dtypes are copied from Z
+        self.Z = self.X if float32 else torch.empty(S, d, T, B, dtype=torch.float32, device=dev)
+        self.C = torch.empty(S, N, B, **index)  # classes
+        self.U = torch.empty(S, K, B, **new)  # u_{c_{i*}}
+        self.G = torch.empty(S, K, B, **new)  # g
+        self.L = torch.empty(S, **new)  # minibatch losses of the losses other than the square loss
+        self.classes = torch.arange(K, **index)[:, None, None]  # (K, 1, 1)
+        self.offsets = torch.arange(S, **index)[:, None] * (N * B) + torch.arange(B, **index)  # C[s, 0, b]
+        # block scratch
+        self.X_tmp = torch.empty(S, d, T, B, **new)
+        self.sq_norm = torch.empty(S, 1, T, B, **new)
+        self.inner = torch.empty(S, N, B, **new)
+        self.inner_max = torch.empty(S, B, **new)
+        self.nn = torch.empty(S, B, **index)
+        self.c_star = torch.empty(S, B, **index)  # c_{i*}
+        self.G_sq = torch.empty(S, K, B, **new)
+        # step scratch
+        self.v = torch.empty(D, B, **new)
+        self.s = torch.empty(T, B, **new)
+        self.q = torch.empty(T, B, **new)
+        self.ell = torch.empty(K, B, **new)
+        self.a = torch.empty(T, B, **new)
+        self.p = torch.empty(T, B, **new)
+        self.ds = torch.empty(T, B, **new)
+        self.lg = torch.empty(1, B, **new)
+        self.r = torch.empty(D, B, **new)
+        self.D_tmp = torch.empty(D, T, B, **new)
+        self.K_tmp = torch.empty(K, T, B, **new)
+        # views, made once: making a view costs about as much as a small operation
+        self.v_tokens = self.v[:, None, :]  # (D, 1, B)
+        self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
+        self.step_views = [self._step_views(i) for i in range(S)]
+
+    def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:
+        H = self.H[i]  # (D, T, B)
+        h_query = H[:, -1, :]  # h_{N+1}: (D, B)
+        labels = H[self.d : self.d + self.K]  # y_j, with y_{N+1} = 0: (K, T, B)
+        return H, h_query, h_query.T, labels, self.U[i], self.G[i], self.G[i][:, None, :]
+
+    def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``steps`` SGD steps from the current ``W``. Return ``W`` after each of ``saved_steps`` steps (sorted,
+        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,)."""
+        saved_steps = list(saved_steps or [])
+        if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+            raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+        W = self.W
+        saved = torch.empty(len(saved_steps), *W.shape, dtype=W.dtype, device=W.device)
+        losses = torch.empty(steps, dtype=W.dtype, device=W.device)
+        k = 0
+        for start in range(0, steps, self.S):
+            n = min(self.S, steps - start)
+            self.prepare_block(n)
+            for i in range(n):
+                while k < len(saved_steps) and saved_steps[k] == start + i:
+                    saved[k].copy_(W)
+                    k += 1
+                self.step(i)
+            self.block_losses(n, losses[start : start + n])
+        for k in range(k, len(saved_steps)):  # the saved steps equal to `steps`
+            saved[k].copy_(W)
+        return saved, losses
+
+    def prepare_block(self, n: int) -> None:
+        """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
+        label codes and the 1-NN targets."""
+        for z, c in self.draw_views[:n]:
+            draw_step(z, c, self.K, self.generator)
+        X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
+        if self.Z is not self.X:
+            X.copy_(self.Z[:n])
+        torch.sum(torch.mul(X, X, out=X_tmp), 1, keepdim=True, out=sq_norm)
+        X.mul_(sq_norm.rsqrt_())
+        # u_c = e_c − 1/K
+        C, Y, U = self.C[:n], self.Y[:n], self.U[:n]
+        torch.eq(C[:, None], self.classes, out=Y)
+        Y.sub_(1.0 / self.K)
+        # 1-NN: the context point with the largest inner product with the query, as in onenn.model
+        # (torch.max returns the first maximiser like argmax, and is much faster over a middle axis)
+        torch.sum(torch.mul(X[:, :, :-1], X[:, :, -1:], out=X_tmp[:, :, :-1]), 1, out=self.inner[:n])
+        nn, c_star = self.nn[:n], self.c_star[:n]
+        torch.max(self.inner[:n], 1, out=(self.inner_max[:n], nn))
+        torch.add(self.offsets[:n], nn, alpha=self.B, out=nn)  # flat index of C[s, i*, b]
+        torch.take(C, nn, out=c_star)
+        torch.eq(c_star[:, None], self.classes[:, 0], out=U)
+        U.sub_(1.0 / self.K)
+
+    def step(self, i: int) -> None:
+        """One SGD step on the prepared minibatch ``i`` of the block. Shapes: (D, T, B) for the embedding."""
+        H, h_query, h_query_T, Y, u_star, g, g_tokens = self.step_views[i]
+        q, a, p, ds = self.q, self.a, self.p, self.ds
+        torch.mm(self.W, h_query, out=self.v)  # W h_{N+1}: (D, B)
+        torch.sum(torch.mul(H, self.v_tokens, out=self.D_tmp), 0, out=self.s)  # s_j = h_j^T W h_{N+1}: (T, B)
+        torch._softmax(self.s, 0, False, out=q)  # q = softmax_j(s_j): (T, B)
+        torch.sum(torch.mul(Y, q, out=self.K_tmp), 1, out=self.ell)  # ℓ = Σ_j q_j y_j: (K, B)
+        if self.loss.name == "square":
+            torch.sub(self.ell, u_star, out=g)  # g = ∂loss/∂ℓ = ℓ − u_{c_{i*}}
+        else:
+            self._loss_gradient(i, g)
+        # ∂loss/∂s_j = q_j (a_j − ⟨ℓ, g⟩) with a_j = ⟨y_j, g⟩ (0 for the query) and ⟨ℓ, g⟩ = Σ_j q_j a_j
+        torch.sum(torch.mul(Y, g_tokens, out=self.K_tmp), 0, out=a)
+        torch.mul(q, a, out=p)
+        torch.sum(p, 0, keepdim=True, out=self.lg)
+        torch.addcmul(p, q, self.lg, value=-1.0, out=ds)
+        torch.sum(torch.mul(H, ds, out=self.D_tmp), 1, out=self.r)  # r = Σ_j ∂loss/∂s_j h_j: (D, B)
+        self.W.addmm_(self.r, h_query_T, alpha=-self.lr / self.B)  # W −= lr · mean_b r_b h_{N+1,b}^T
+
+    def _loss_gradient(self, i: int, g: torch.Tensor) -> None:
+        """g and the minibatch loss for the losses other than the square loss (``onenn.losses``)."""
+        loss, grad = self.loss(self.ell.T, self.c_star[i], self.U[i].T)
+        g.copy_(grad.T)
+        self.L[i] = loss.mean()
+
+    def block_losses(self, n: int, out: torch.Tensor) -> None:
+        """The minibatch losses of the block's ``n`` steps into ``out`` (the square loss from the stored g)."""
+        if self.loss.name != "square":
+            out.copy_(self.L[:n])
+            return
+        G = self.G[:n]
+        torch.sum(torch.mul(G, G, out=self.G_sq[:n]), (1, 2), out=out)
+        out.mul_(0.5 / self.B)
