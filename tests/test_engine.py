@@ -1,0 +1,99 @@
+"""The fused engine against the readable reference (onenn.model + onenn.gradient) and against autograd."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from onenn.baseline import train_baseline
+from onenn.engine import Engine
+from onenn.gradient import weight_gradient
+from onenn.init import initial_weights
+from onenn.losses import Loss
+from onenn.model import forward, nearest_neighbour, simplex_code
+from onenn.train import TrainSettings, make_engine, sample_batch, train
+
+F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
+
+
+def reference_run(s: TrainSettings) -> np.ndarray:
+    """SGD with the reference forward pass and analytic gradient, one minibatch at a time: final W."""
+    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, torch.Generator().manual_seed(s.seed))
+    generator = torch.Generator().manual_seed(s.seed + 1)
+    codes, loss_fn = simplex_code(s.K), Loss(s.loss, s.c)
+    for _ in range(s.steps):
+        x, c = sample_batch(s.batch, s.N, s.d, s.K, generator, dtype=torch.float64, device=torch.device("cpu"))
+        Y = codes[c]
+        c_target = c.gather(1, nearest_neighbour(x)[:, None])[:, 0]
+        q, ell = forward(W, x, Y)
+        _, g = loss_fn(ell, c_target, codes[c_target])
+        W = W - s.lr * weight_gradient(x, Y, q, ell, g)
+    return W.numpy()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"loss": "cross_entropy"}, {"loss": "mixture", "c": 0.3}, {"loss": "squentropy"},
+     {"N": 5, "K": 10, "batch": 7, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}],
+)
+def test_engine_matches_the_reference_path(changes):
+    s = replace(F64, steps=40, n_eval=3, **changes)
+    np.testing.assert_allclose(train(s)["W"][-1], reference_run(s), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("changes", [{}, {"loss": "squentropy", "epsilon": 0.3, "N": 6, "K": 4}])
+def test_engine_matches_the_autograd_baseline_to_rounding(changes):
+    """Same data, float64: a few hundred steps of the engine and of autograd over the full attention matrix
+    (torch.optim.SGD) give the same weights and the same minibatch losses."""
+    s = replace(F64, **changes)
+    engine, baseline = train(s), train_baseline(s)
+    assert np.abs(engine["W"][-1] - engine["W"][0]).max() > 1e-3  # the weights did move
+    np.testing.assert_allclose(engine["W"], baseline["W"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(engine["minibatch_loss"], baseline["minibatch_loss"], rtol=1e-12)
+
+
+def test_float32_engine_follows_the_float64_run():
+    """Both precisions see the same minibatches (float32 draws)."""
+    s = replace(F64, steps=100)
+    np.testing.assert_allclose(train(replace(s, dtype="float32"))["W"], train(s)["W"], rtol=0, atol=2e-5)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_results_do_not_depend_on_the_block_size(block):
+    s = replace(F64, steps=50, N=8)
+    default = make_engine(s)
+    other = make_engine(s)
+    other = Engine(other.W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(), generator=other.generator,
+                   block=block)
+    torch.testing.assert_close(default.run(50, [0, 13, 50]), other.run(50, [0, 13, 50]), rtol=0, atol=0)
+
+
+def test_a_longer_run_starts_with_the_shorter_one():
+    """The stream does not depend on the run length: W after 30 steps is the same in a 30- and a 47-step run."""
+    s = replace(F64, dtype="float32")
+    short, _ = make_engine(s).run(30, [30])
+    long, _ = make_engine(s).run(47, [30, 47])
+    assert torch.equal(short[0], long[0])
+
+
+def test_results_do_not_depend_on_the_number_of_threads():
+    s = replace(F64, steps=60, n_eval=3, N=64, dtype="float32")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = train(s)
+        torch.set_num_threads(2)
+        two = train(s)
+    finally:
+        torch.set_num_threads(before)
+    np.testing.assert_array_equal(one["W"], two["W"])
+    np.testing.assert_array_equal(one["minibatch_loss"], two["minibatch_loss"])
+
+
+def test_saved_steps_are_checked():
+    engine = make_engine(F64)
+    with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
+        engine.run(5, [0, 6])
+    with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(12, 12\)"):
+        Engine(torch.zeros(3, 3), d=8, N=4, K=3, batch=2, lr=0.1, loss=Loss(), generator=torch.Generator())
