@@ -101,8 +101,10 @@ def machine() -> str:
 def table(rows: list[dict], header: list[str]) -> str:
     lines = header + [
         "",
-        "| config | d | N | K | batch | engine µs | baseline µs | floor µs | engine/baseline | engine/floor "
-        "| engine µs/(N+1) | max abs ΔW (float64) |",
+        (
+            "| config | d | N | K | batch | engine µs | baseline µs | floor µs | engine/baseline | engine/floor "
+            "| engine µs/(N+1) | max abs ΔW (float64) |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -141,11 +143,15 @@ def main(argv: list[str] | None = None) -> str:
     header = [
         "# Training engine benchmark (`python -m onenn.bench`)",
         "",
-        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "
-        f"1 thread; {clock_name}, median of {args.reps} interleaved repetitions of {args.steps} engine and "
-        f"floor steps and {args.baseline_steps} baseline steps; load average {load:.2f} at the start.",
-        "Times are per seed-step. floor: drawing the step's random numbers alone, with the same generator. "
-        f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps.",
+        (
+            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "
+            f"1 thread; {clock_name}, median of {args.reps} interleaved repetitions of {args.steps} engine and "
+            f"floor steps and {args.baseline_steps} baseline steps; load average {load:.2f} at the start."
+        ),
+        (
+            "Times are per seed-step. floor: drawing the step's random numbers alone, with the same generator. "
+            f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps."
+        ),
     ]
     text = table(rows, header)
     print(text, end="")

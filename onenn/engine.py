@@ -116,8 +116,8 @@ class Engine:
                     k += 1
                 self.step(i)
             self.block_losses(n, losses[start : start + n])
-        for k in range(k, len(saved_steps)):  # the saved steps equal to `steps`
-            saved[k].copy_(W)
+        for rest in range(k, len(saved_steps)):  # the saved steps equal to `steps`
+            saved[rest].copy_(W)
         return saved, losses
 
     def prepare_block(self, n: int) -> None:
