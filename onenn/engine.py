@@ -48,7 +48,9 @@ class Engine:
         if W.shape != (D, D):
             raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
         self.W, self.d, self.N, self.K, self.B, self.S = W, d, N, K, batch, block
-        self.lr, self.loss, self.generator = lr, loss, generator
+        self.loss, self.generator = loss, generator
+        # the learning rate as a number of the training precision, as in `W -= lr * grad` (1e39 is inf in float32)
+        self.lr = torch.tensor(lr, dtype=W.dtype).item()
         dev = W.device
         new = {"dtype": W.dtype, "device": dev}
         index = {"dtype": torch.long, "device": dev}

@@ -77,8 +77,10 @@ def test_a_longer_run_starts_with_the_shorter_one():
     assert torch.equal(short[0], long[0])
 
 
-def test_results_do_not_depend_on_the_number_of_threads():
-    s = replace(F64, steps=60, n_eval=3, N=64, dtype="float32")
+@pytest.mark.parametrize("changes", [{"N": 64}, {"K": 10, "batch": 512}])
+def test_results_do_not_depend_on_the_number_of_threads(changes):
+    """Tensors large enough for torch to split operations across threads."""
+    s = replace(F64, steps=40, n_eval=3, dtype="float32", **changes)
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
