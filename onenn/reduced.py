@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.integrate import solve_ivp
+from scipy.special import betainc, betaincinv, betaln
 
 #: Lemma 12's invariant of the binary paper: ``xi1 <= (7/15) xi2``.
 XI_RATIO_BOUND = 7.0 / 15.0
@@ -111,6 +112,102 @@ def sample_inner_products(n_prompts: int, N: int, d: int, rng: np.random.Generat
     return 2.0 * rng.beta(half, half, size=(n_prompts, N)) - 1.0
 
 
+def inner_product_density(t: np.ndarray, d: int) -> np.ndarray:
+    """Density of ``t = <x, x_q>`` on ``[-1, 1]``: ``(1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2))``."""
+    half = (d - 1) / 2.0
+    t = np.asarray(t, dtype=np.float64)
+    log_norm = (2 * half - 1) * math.log(2.0) + betaln(half, half)
+    return np.exp((half - 1) * np.log1p(-t * t) - log_norm)
+
+
+def inner_product_cdf(t: np.ndarray, d: int) -> np.ndarray:
+    """``P(<x, x_q> <= t)``: the regularised incomplete beta function at ``(1 + t)/2``."""
+    half = (d - 1) / 2.0
+    return betainc(half, half, (1.0 + np.asarray(t, dtype=np.float64)) / 2.0)
+
+
+def _pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarray:
+    """Joint density of the two largest of ``N`` i.i.d. inner products: ``N (N-1) f(t1) f(t2) F(t2)^(N-2)``."""
+    with np.errstate(divide="ignore"):
+        log_p = (
+            math.log(N * (N - 1))
+            + np.log(inner_product_density(t1, d))
+            + np.log(inner_product_density(t2, d))
+            + (N - 2) * np.log(inner_product_cdf(t2, d))
+        )
+    return np.exp(log_p)
+
+
+def _stratified_density(t1: np.ndarray, t2: np.ndarray, gap_min: float) -> np.ndarray:
+    """Density of the stratified proposal: ``t_(1)`` uniform on [-1, 1], ``log(g / (1 + t_(1)))`` uniform on
+    ``[log gap_min, 0]`` for the gap ``g = t_(1) - t_(2)``."""
+    gap = t1 - t2
+    inside = (gap >= gap_min * (1.0 + t1)) & (gap > 0)
+    with np.errstate(divide="ignore"):
+        return np.where(inside, 1.0 / (2.0 * -math.log(gap_min) * np.where(gap > 0, gap, 1.0)), 0.0)
+
+
+def _below(t2: np.ndarray, size: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` i.i.d. inner products conditioned to lie below each ``t2``: shape ``t2.shape + (size,)``."""
+    half = (d - 1) / 2.0
+    u = rng.random((*t2.shape, size)) * inner_product_cdf(t2, d)[..., None]
+    return np.minimum(2.0 * betaincinv(half, half, u) - 1.0, t2[..., None])  # rounding must not pass t2
+
+
+def audit_sample(
+    n_plain: int,
+    n_max: int,
+    n_gap: int,
+    N: int,
+    d: int,
+    rng: np.random.Generator,
+    gap_min: float = 1e-8,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """A weighted sample ``(t (n, N), weights (n,), mass)`` of the population, ``n = n_plain + n_max * n_gap``.
+
+    Why not a plain sample: at large ``xi1`` the loss is carried by rare prompts that ``n`` plain draws miss:
+    those whose two largest inner products are within ``~1/xi1`` of each other (the bulk of the loss, which is
+    ``~ C/xi1``), and those whose nearest neighbour is far from the query (``t_(1)`` low: the query's own
+    weight ``exp(xi1 - xi2)`` competes with ``exp(xi1 t_(1))``; probability ``F(t)^N``, below ``1e-10`` for
+    ``t <= 0`` at ``N = 32, d = 8``), which decide how fast ``xi2`` must grow.
+
+    So the sample mixes two proposals for the two largest inner products ``(t_(1), t_(2))``, each followed by
+    the other ``N - 2`` drawn i.i.d. below ``t_(2)`` (their exact conditional law):
+
+    - ``n_plain`` plain prompts (the population law): accurate where the loss is large;
+    - ``n_max * n_gap`` stratified prompts: ``t_(1)`` drawn once in each of ``n_max`` equal strata of
+      ``[-1, 1]``; the gap ``g = t_(1) - t_(2)`` once in each of ``n_gap`` equal strata of ``log(g/(1 + t_(1)))``
+      on ``[log gap_min, 0]`` (every scale of the gap; the mass below ``gap_min`` relative is dropped).
+
+    The weights are the balance heuristic of multiple importance sampling,
+    ``p / (n_plain p + n_strat q)`` with ``p`` the density of ``(t_(1), t_(2))`` and ``q`` the stratified
+    proposal's, normalised to sum to 1; ``mass`` is their raw sum, an unbiased estimate of 1 whose distance
+    from 1 shows the sample's accuracy. Rows are not sorted (the loss functions sort).
+    """
+    for name, value in (("n_plain", n_plain), ("n_max", n_max), ("n_gap", n_gap)):
+        _check_positive_int(name, value, minimum=0)
+    _check_positive_int("N", N, minimum=2)
+    _check_positive_int("d", d, minimum=3)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if not (0.0 < gap_min < 1.0):
+        raise ValueError(f"gap_min must lie in (0, 1), got {gap_min!r}")
+    n_strat = n_max * n_gap
+    if n_plain + n_strat == 0:
+        raise ValueError("n_plain + n_max * n_gap must be >= 1")
+    plain = -np.sort(-sample_inner_products(n_plain, N, d, rng), axis=1) if n_plain else np.empty((0, N))
+    t1 = -1.0 + 2.0 * (np.arange(n_max) + rng.random(n_max)) / n_max  # (n_max,)
+    log_rel = math.log(gap_min) * (1.0 - (np.arange(n_gap) + rng.random((n_max, n_gap))) / n_gap)
+    t1 = np.repeat(t1, n_gap)
+    t2 = np.maximum(t1 - (1.0 + t1) * np.exp(log_rel.ravel()), -1.0)
+    strat = np.concatenate([t1[:, None], t2[:, None], _below(t2, N - 2, d, rng)], axis=1)
+    t = np.concatenate([plain, strat], axis=0)
+    p = _pair_density(t[:, 0], t[:, 1], N, d)
+    q = _stratified_density(t[:, 0], t[:, 1], gap_min)
+    raw = p / (n_plain * p + n_strat * q)
+    return np.clip(t, -1.0, 1.0), raw / raw.sum(), float(raw.sum())
+
+
 def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Query attention ``(q_context (n, N), q_query (n,))`` on the family, via a stable log-sum-exp.
 
@@ -141,16 +238,28 @@ class _Prepared:
     delta: np.ndarray  # (n, N-1): t_j - t_{i*} for j != i*, all <= 0
     delta_min: np.ndarray  # (n,): the smallest delta (0 when N = 1)
     gap_query: np.ndarray  # (n,): 1 - t_{i*} >= 0, the query's own inner product minus t_{i*}
+    weight: np.ndarray | None = None  # (n,): probability weights summing to 1 (None: the plain mean)
 
 
-def _prepare(t: np.ndarray) -> _Prepared:
-    """Sort each row of ``t`` descending and store the gaps to the row maximum."""
+def _check_weights(weights: np.ndarray | None, n_prompts: int) -> np.ndarray | None:
+    """Weights normalised to sum to 1, or None; raises unless they are ``n_prompts`` finite numbers >= 0."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n_prompts,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"weights must be {n_prompts} finite numbers >= 0 with a positive sum (one per prompt of t)")
+    return w / w.sum()
+
+
+def _prepare(t: np.ndarray, weights: np.ndarray | None = None) -> _Prepared:
+    """Sort each row of ``t`` descending and store the gaps to the row maximum (and the prompts' weights)."""
     t = _check_inner_products(t)
+    weight = _check_weights(weights, t.shape[0])
     t_sorted = -np.sort(-t, axis=1)  # (n, N), descending
     t_max = t_sorted[:, 0]
     delta = np.ascontiguousarray(t_sorted[:, 1:] - t_max[:, None])  # (n, N-1)
     delta_min = delta[:, -1] if delta.shape[1] else np.zeros_like(t_max)
-    return _Prepared(delta=delta, delta_min=delta_min, gap_query=1.0 - t_max)
+    return _Prepared(delta=delta, delta_min=delta_min, gap_query=1.0 - t_max, weight=weight)
 
 
 def _per_prompt(
@@ -194,30 +303,40 @@ def _per_prompt_all(xi1: float, xi2: float, prep: _Prepared, with_grad: bool) ->
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 
+def _mean(values: np.ndarray, prep: _Prepared) -> float:
+    """The sample mean, or the weighted mean when the sample carries weights."""
+    return float(values.mean()) if prep.weight is None else float(values @ prep.weight)
+
+
 def _loss_prepared(xi1: float, xi2: float, prep: _Prepared) -> float:
-    return float(_per_prompt_all(xi1, xi2, prep, with_grad=False)[0].mean())
+    return _mean(_per_prompt_all(xi1, xi2, prep, with_grad=False)[0], prep)
 
 
 def _loss_grad_prepared(xi1: float, xi2: float, prep: _Prepared) -> tuple[float, float, float]:
     loss, g1, g2 = _per_prompt_all(xi1, xi2, prep, with_grad=True)
-    return float(loss.mean()), float(g1.mean()), float(g2.mean())
+    return _mean(loss, prep), _mean(g1, prep), _mean(g2, prep)
 
 
-def reduced_loss(xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None) -> float:
-    """Sample estimate of ``L_bin(xi1, xi2)`` (or ``L_MC`` when ``n_classes`` is given) on the fixed ``t``."""
+def reduced_loss(
+    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+) -> float:
+    """Sample estimate of ``L_bin(xi1, xi2)`` (or ``L_MC`` when ``n_classes`` is given) on the fixed ``t``.
+
+    ``weights`` (one per prompt, e.g. from ``stratified_inner_products``) turn the mean into a weighted mean.
+    """
     _check_finite("xi1", xi1)
     _check_finite("xi2", xi2)
-    return loss_scale(n_classes) * _loss_prepared(xi1, xi2, _prepare(t))
+    return loss_scale(n_classes) * _loss_prepared(xi1, xi2, _prepare(t, weights))
 
 
 def reduced_loss_and_grad(
-    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None
+    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[float, float, float]:
     """``(L, dL/dxi1, dL/dxi2)`` on the fixed sample ``t``: the exact gradient of the sample loss."""
     _check_finite("xi1", xi1)
     _check_finite("xi2", xi2)
     scale = loss_scale(n_classes)
-    loss, g1, g2 = _loss_grad_prepared(xi1, xi2, _prepare(t))
+    loss, g1, g2 = _loss_grad_prepared(xi1, xi2, _prepare(t, weights))
     return scale * loss, scale * g1, scale * g2
 
 
@@ -233,25 +352,37 @@ class MonteCarloEstimate(NamedTuple):
 
 
 def monte_carlo_estimate(
-    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None
+    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
 ) -> MonteCarloEstimate:
     """Loss and gradient on ``t`` with their Monte-Carlo standard errors, to show the sampling error is small.
 
     The labels are integrated exactly, so the only randomness is the draw of ``t``; the standard error is
-    the per-prompt standard deviation over ``sqrt(n_prompts)``.
+    the per-prompt standard deviation over ``sqrt(n_prompts)``. With ``weights`` (normalised to ``w``) it is
+    ``sqrt(sum_i w_i^2 (v_i - mean)^2)``, which ignores the variance reduction of stratification (an upper
+    bound for the stratified sampler).
     """
     _check_finite("xi1", xi1)
     _check_finite("xi2", xi2)
     scale = loss_scale(n_classes)
-    values = _per_prompt_all(xi1, xi2, _prepare(t), with_grad=True)
+    prep = _prepare(t, weights)
+    values = _per_prompt_all(xi1, xi2, prep, with_grad=True)
     n = values[0].shape[0]
-    means = [scale * float(v.mean()) for v in values]
-    ses = [scale * float(v.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan for v in values]
-    return MonteCarloEstimate(*means, *ses)
+    means = [_mean(v, prep) for v in values]
+    if n < 2:
+        ses = [math.nan] * len(values)
+    elif prep.weight is None:
+        ses = [float(v.std(ddof=1)) / math.sqrt(n) for v in values]
+    else:
+        ses = [math.sqrt(float((prep.weight**2) @ (v - m) ** 2)) for v, m in zip(values, means)]
+    return MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses))
 
 
 def loss_landscape(
-    xi1_grid: np.ndarray, xi2_grid: np.ndarray, t: np.ndarray, n_classes: int | None = None
+    xi1_grid: np.ndarray,
+    xi2_grid: np.ndarray,
+    t: np.ndarray,
+    n_classes: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Reduced loss on the grid, shape ``(len(xi1_grid), len(xi2_grid))`` (``'ij'`` indexing), one sample ``t``."""
     xi1_grid = np.asarray(xi1_grid, dtype=np.float64).ravel()
@@ -259,7 +390,7 @@ def loss_landscape(
     for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):
         if grid.size == 0 or not np.all(np.isfinite(grid)):
             raise ValueError(f"{name} must be a non-empty array of finite numbers")
-    prep = _prepare(t)
+    prep = _prepare(t, weights)
     scale = loss_scale(n_classes)
     out = np.empty((xi1_grid.size, xi2_grid.size))
     for i, xi1 in enumerate(xi1_grid):
@@ -327,6 +458,7 @@ def gradient_descent(
     d: int,
     record_steps: np.ndarray | None = None,
     n_classes: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> GDTrajectory:
     """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``n_classes``).
 
@@ -340,7 +472,7 @@ def gradient_descent(
     _check_positive_int("d", d, minimum=2)
     rec = _check_record_steps(record_steps, steps)
     scale = loss_scale(n_classes)
-    prep = _prepare(t)
+    prep = _prepare(t, weights)
     out = np.empty((3, rec.size))
     xi1, xi2 = float(xi1_0), float(xi2_0)
     k = 0
@@ -377,6 +509,7 @@ def gradient_flow(
     record_times: np.ndarray | None = None,
     rtol: float = 1e-8,
     atol: float = 1e-10,
+    weights: np.ndarray | None = None,
 ) -> FlowTrajectory:
     """Gradient flow ``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` from ``time_start`` to ``time_end``.
 
@@ -398,7 +531,7 @@ def gradient_flow(
     _check_positive("rtol", rtol)
     _check_positive("atol", atol)
     scale = loss_scale(n_classes)
-    prep = _prepare(t)
+    prep = _prepare(t, weights)
 
     def rhs(tau: float, y: np.ndarray) -> np.ndarray:
         _, g1, g2 = _loss_grad_prepared(float(y[0]), float(y[1]), prep)

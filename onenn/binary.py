@@ -1,0 +1,255 @@
+"""The binary setting (SPEC §3) and the binary paper's experiment (SPEC §7): SGD on a fixed training set.
+
+The model is ``onenn.model`` with label width ``m = 1``: ``D = d + 2``, ``h_j = [x_j; y_j; 0]``, the query
+``[x_{N+1}; 0; 1]``, the scalar output ``ℓ = Σ_{j<=N} q_j y_j`` and the loss ``½(ℓ − y_{i*})²``. A prompt set is
+``x`` (n, N+1, d) with the query last, scalar labels ``y`` (n, N) and ``nn`` (n,) the index ``i*``.
+
+The binary paper's experiment (its section 5): a *fixed* training set of ``train_size`` prompts, ``epochs``
+passes over it in minibatches of ``batch`` (reshuffled every epoch; the last minibatch of an epoch is the
+remainder), learning rate ``lr``, from a random Gaussian ``W0 = diag(0, −σ) + ε·G`` (with ``σ = 0`` the
+plain Gaussian ``ε·G``). Evaluation: the loss on the whole training set, and the mean squared distance
+``(ℓ − y_{i*})²`` between the model and the 1-NN predictor on fresh uniform prompts and on the separated set.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import zlib
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from onenn.family import diagnostics
+from onenn.gradient import weight_gradient
+from onenn.init import initial_weights
+from onenn.io import load_arrays, load_json, save_arrays, save_json, save_table
+from onenn.model import forward
+from onenn.tables import run_table
+from onenn.testsets import sphere
+from onenn.train import DTYPES, check_finite, eval_steps
+
+LABELS = ("gaussian", "rademacher")
+SPLITS = ("train", "uniform", "separated")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Prompt sets
+# --------------------------------------------------------------------------------------------------------
+
+
+def draw_labels(rng: np.random.Generator, shape: tuple[int, ...], labels: str) -> np.ndarray:
+    """Zero-mean, unit-variance scalar labels: N(0, 1) (``gaussian``) or uniform ±1 (``rademacher``)."""
+    if labels == "gaussian":
+        return rng.standard_normal(shape)
+    if labels == "rademacher":
+        return rng.choice(np.array([-1.0, 1.0]), size=shape)
+    raise ValueError(f"labels must be one of {', '.join(LABELS)}; got {labels!r}")
+
+
+def binary_prompts(n: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Assumption 1 with scalar labels: inputs uniform on the sphere, labels independent of them."""
+    x = sphere(rng, (n, N + 1), d)
+    y = draw_labels(rng, (n, N), labels)
+    nn = np.argmax(np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]), axis=1)
+    return {"x": x, "y": y, "nn": nn}
+
+
+def binary_separated_prompts(
+    n: int, d: int, N: int, labels: str, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+) -> dict[str, np.ndarray]:
+    """The binary paper's separated construction (Appendix B): the query is a copy of a uniformly chosen
+    ``x_{i*}``, and every other context point is redrawn until it is at least ``δ*`` away from the query in
+    squared distance. With real-valued labels every other point counts (there are no classes)."""
+    if not 0.0 < delta < 4.0:
+        raise ValueError(f"delta (the margin δ*) must lie in (0, 4) for points on the sphere; got {delta}")
+    prompts = binary_prompts(n, d, N, labels, rng)
+    x = prompts["x"]
+    nn = rng.integers(0, N, size=n)
+    rows = np.arange(n)
+    x[:, -1] = x[rows, nn]
+    others = np.ones((n, N), dtype=bool)
+    others[rows, nn] = False
+    for _ in range(max_rounds):
+        bad = others & (((x[:, :-1] - x[:, -1:]) ** 2).sum(-1) < delta)
+        if not bad.any():
+            return {"x": x, "y": prompts["y"], "nn": nn}
+        x[:, :-1][bad] = sphere(rng, (int(bad.sum()),), d)
+    raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
+
+
+def make_binary_set(
+    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int
+) -> dict[str, np.ndarray]:
+    """One binary prompt set (the fixed training set, or a test set), from a generator seeded by ``seed`` and
+    the set's own parameters: the same parameters always give the same set, two sets never share draws."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+    key = zlib.crc32(f"binary|{split}|{n}|{d}|{N}|{labels}|{delta}".encode())
+    rng = np.random.default_rng([seed, key])
+    if split == "separated":
+        return binary_separated_prompts(n, d, N, labels, float(delta), rng)
+    return binary_prompts(n, d, N, labels, rng)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinarySettings:
+    """Everything one binary training run depends on. ``W0 = diag(0, −sigma) + epsilon·G``."""
+
+    d: int = 8
+    N: int = 16
+    sigma: float = 0.0
+    epsilon: float = 1.0
+    lr: float = 0.1
+    batch: int = 128
+    epochs: int = 2000
+    train_size: int = 10_000
+    labels: str = "gaussian"
+    n_eval: int = 48
+    seed: int = 0
+    dtype: str = "float32"
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "BinarySettings":
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown binary training settings {unknown}; allowed: {sorted(known)}")
+        return cls(**values)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return math.ceil(self.train_size / self.batch)
+
+    @property
+    def steps(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+
+def _tensors(data: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``x`` (n, N+1, d), labels as width-1 vectors ``Y`` (n, N, 1) and the 1-NN targets ``y_{i*}`` (n, 1)."""
+    x = torch.from_numpy(np.ascontiguousarray(data["x"])).to(dtype)
+    y = torch.from_numpy(np.ascontiguousarray(data["y"])).to(dtype)
+    nn = torch.from_numpy(data["nn"]).long()
+    return x, y[:, :, None], y[torch.arange(len(nn)), nn][:, None]
+
+
+def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """SGD over the fixed training set, reshuffled every epoch. Returns the saved weights ``W`` (S, D, D) at
+    ``steps`` (S,) and the minibatch loss of every step."""
+    if train_set["x"].shape != (s.train_size, s.N + 1, s.d):
+        raise ValueError(
+            f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
+        )
+    dtype = DTYPES[s.dtype]
+    x_all, Y_all, target_all = _tensors(train_set, dtype)
+    W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
+    order_gen = torch.Generator().manual_seed(s.seed + 1)
+    saved_steps = eval_steps(s.steps, s.n_eval)
+    saved = torch.empty(len(saved_steps), *W.shape, dtype=dtype)
+    minibatch_loss = torch.empty(s.steps, dtype=dtype)
+    step, k = 0, 0
+    for _ in range(s.epochs):
+        perm = torch.randperm(s.train_size, generator=order_gen)
+        x_epoch, Y_epoch, target_epoch = x_all[perm], Y_all[perm], target_all[perm]  # contiguous slices below
+        for lo in range(0, s.train_size, s.batch):
+            if step == saved_steps[k]:
+                saved[k] = W
+                k += 1
+            x, Y, target = x_epoch[lo : lo + s.batch], Y_epoch[lo : lo + s.batch], target_epoch[lo : lo + s.batch]
+            q, ell = forward(W, x, Y)
+            residual = ell - target  # (B, 1): dloss/dℓ of ½(ℓ − y_{i*})²
+            minibatch_loss[step] = 0.5 * (residual**2).mean()
+            W -= s.lr * weight_gradient(x, Y, q, ell, residual)
+            step += 1
+    saved[k] = W  # the last saved step is s.steps
+    W_saved, losses = saved.double().numpy(), minibatch_loss.double().numpy()
+    check_finite(W_saved, losses, saved_steps)
+    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses}
+
+
+# --------------------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------------------
+
+
+def binary_metrics(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
+    """``mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of it."""
+    _, ell = forward(W, x, Y)
+    mse = float(((ell - target) ** 2).mean())
+    return {"logit_error": mse, "test_loss": 0.5 * mse}
+
+
+def evaluate_binary(steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int) -> pd.DataFrame:
+    """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of SPEC §5."""
+    tensors = {name: _tensors(data, torch.float64) for name, data in sets.items()}
+    rows = []
+    for step, W_np in zip(steps, weights):
+        W = torch.from_numpy(np.ascontiguousarray(W_np)).double()
+        params = diagnostics(W_np, d, 1)
+        for name, (x, Y, target) in tensors.items():
+            rows.append({"step": int(step), "test_set": name, **binary_metrics(W, x, Y, target), **params})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Workflow jobs
+# --------------------------------------------------------------------------------------------------------
+
+
+def binary_set_job(split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str,
+                   log: logging.Logger) -> None:
+    """The dataset stage: write one binary prompt set."""
+    save_arrays(output, **make_binary_set(split, n, d, N, labels, delta, seed))
+    log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", split, n, d, N, labels)
+
+
+def binary_train_job(
+    settings: dict, *, identity: dict, train_path: str, weights_path: str, run_path: str, threads: int,
+    log: logging.Logger,
+) -> None:
+    """Train on the fixed training set; write the weights (npz) and the resolved run record (json)."""
+    torch.set_num_threads(max(1, int(threads)))
+    s = BinarySettings.from_dict(settings)
+    log.info("binary training %s with %s (%d steps)", identity, s.to_dict(), s.steps)
+    started = time.perf_counter()
+    try:
+        result = train_binary(s, load_arrays(train_path))
+    except FloatingPointError as err:
+        raise FloatingPointError(f"{identity}: {err}") from err
+    seconds = time.perf_counter() - started
+    save_arrays(weights_path, **result)
+    record = {**identity, **s.to_dict(), "steps": s.steps, "seconds": seconds, "ms_per_step": 1e3 * seconds / s.steps,
+              "torch": torch.__version__}
+    save_json(run_path, record)
+    log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
+
+
+def binary_evaluate_job(
+    settings: dict, *, weights_path: str, run_path: str, set_paths: dict[str, str], output: str, threads: int,
+    log: logging.Logger,
+) -> None:
+    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table."""
+    torch.set_num_threads(max(1, int(threads)))
+    run = load_json(run_path)
+    weights = load_arrays(weights_path)
+    sets = {name: load_arrays(path) for name, path in set_paths.items()}
+    for name, data in sets.items():
+        if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
+            raise ValueError(f"prompt set {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
+                             f"but the run has N={run['N']}, d={run['d']}")
+    metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
+    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(sets))
