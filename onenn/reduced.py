@@ -117,7 +117,8 @@ def inner_product_density(t: np.ndarray, d: int) -> np.ndarray:
     half = (d - 1) / 2.0
     t = np.asarray(t, dtype=np.float64)
     log_norm = (2 * half - 1) * math.log(2.0) + betaln(half, half)
-    return np.exp((half - 1) * np.log1p(-t * t) - log_norm)
+    with np.errstate(divide="ignore"):
+        return np.clip(1.0 - t * t, 0.0, None) ** (half - 1) * math.exp(-log_norm)  # 0**0 = 1 at d = 3
 
 
 def inner_product_cdf(t: np.ndarray, d: int) -> np.ndarray:

@@ -264,3 +264,75 @@ def test_thresholds_d8_n32() -> None:
 def test_bad_arguments_raise(t_small: np.ndarray, call, name: str) -> None:
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call(t_small)
+
+
+# (g) weighted samples and the audit's population sample --------------------------------------------------
+
+
+def test_weights_generalise_the_plain_mean(t_small: np.ndarray) -> None:
+    """Equal weights give the plain mean; an integer weight k equals repeating the prompt k times."""
+    plain = R.reduced_loss_and_grad(3.0, 6.0, t_small)
+    equal = R.reduced_loss_and_grad(3.0, 6.0, t_small, weights=np.full(len(t_small), 7.0))
+    assert equal == pytest.approx(plain, rel=1e-12)
+    k = np.random.default_rng(0).integers(1, 4, size=len(t_small))
+    repeated = R.reduced_loss_and_grad(3.0, 6.0, np.repeat(t_small, k, axis=0))
+    assert R.reduced_loss_and_grad(3.0, 6.0, t_small, weights=k.astype(float)) == pytest.approx(repeated, rel=1e-12)
+    with pytest.raises(ValueError, match="weights"):
+        R.reduced_loss(3.0, 6.0, t_small, weights=np.ones(3))
+
+
+@pytest.mark.parametrize("d", [3, 8])
+def test_inner_product_density_and_cdf(d: int) -> None:
+    grid = np.linspace(-1, 1, 20001)
+    dens = R.inner_product_density(grid, d)
+    assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=1e-6)
+    cdf = R.inner_product_cdf(np.array([-1.0, 0.0, 0.3, 1.0]), d)
+    np.testing.assert_allclose(cdf[[0, 1, 3]], [0.0, 0.5, 1.0], atol=1e-15)
+    mask = grid <= 0.3
+    assert cdf[2] == pytest.approx(np.trapezoid(dens[mask], grid[mask]), abs=2e-4)
+
+
+@pytest.fixture(scope="module")
+def audit_sample() -> tuple[np.ndarray, np.ndarray, float]:
+    return R.audit_sample(8192, 128, 64, 32, 8, np.random.default_rng(11))
+
+
+def test_audit_sample_mass_and_order_statistics(audit_sample) -> None:
+    t, w, mass = audit_sample
+    assert t.shape == (8192 + 128 * 64, 32) and w.sum() == pytest.approx(1.0)
+    assert mass == pytest.approx(1.0, abs=0.02)  # unbiased estimate of 1
+    # E t_(1) by quadrature of its density N F^(N-1) f
+    grid = np.linspace(-1, 1, 200001)
+    dens_max = 32 * R.inner_product_cdf(grid, 8) ** 31 * R.inner_product_density(grid, 8)
+    exact = np.trapezoid(grid * dens_max, grid)
+    assert t.max(axis=1) @ w == pytest.approx(exact, abs=2e-3)
+    # E sum_j t_j^2 = N / d
+    assert (t**2).sum(axis=1) @ w == pytest.approx(32 / 8, abs=0.05)
+
+
+def test_audit_sample_resolves_the_far_tail(audit_sample) -> None:
+    """P(t_(1) <= 0) = F(0)^N = 2^-32 (F(0) = 1/2 by symmetry): invisible to a plain sample, resolved here."""
+    t, w, _ = audit_sample
+    tail = w[t.max(axis=1) <= 0].sum()
+    assert tail == pytest.approx(2.0**-32, rel=0.1)
+
+
+@pytest.mark.parametrize("xi", [(2.0, 5.0), (10.0, 12.0), (60.0, 40.0)])
+def test_audit_sample_agrees_with_a_plain_sample(audit_sample, xi) -> None:
+    t, w, _ = audit_sample
+    a = R.monte_carlo_estimate(*xi, t, weights=w)
+    plain = R.sample_inner_products(100_000, 32, 8, np.random.default_rng(12))
+    b = R.monte_carlo_estimate(*xi, plain)
+    assert abs(a.loss - b.loss) < 4 * math.hypot(a.se_loss, b.se_loss), (a, b)
+    assert abs(a.grad_xi1 - b.grad_xi1) < 4 * math.hypot(a.se_grad_xi1, b.se_grad_xi1), (a, b)
+
+
+def test_weighted_gradient_matches_finite_differences(audit_sample) -> None:
+    t, w, _ = audit_sample
+    xi1, xi2 = 40.0, 25.0
+    _, g1, g2 = R.reduced_loss_and_grad(xi1, xi2, t, weights=w)
+    h = 1e-4
+    fd1 = (R.reduced_loss(xi1 + h, xi2, t, weights=w) - R.reduced_loss(xi1 - h, xi2, t, weights=w)) / (2 * h)
+    fd2 = (R.reduced_loss(xi1, xi2 + h, t, weights=w) - R.reduced_loss(xi1, xi2 - h, t, weights=w)) / (2 * h)
+    assert g1 == pytest.approx(fd1, rel=1e-6)
+    assert g2 == pytest.approx(fd2, rel=1e-6)

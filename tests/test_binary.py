@@ -1,0 +1,196 @@
+"""The binary setting (SPEC §3): model, gradient, the reduced loss on the family, full-matrix GD, SGD."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from onenn import binary as B
+from onenn import reduced as R
+from onenn.audit import embed_active, full_loss_grad
+from onenn.family import family_matrix
+from onenn.gradient import weight_gradient
+from onenn.model import forward, nearest_neighbour
+from tests.reference import output
+
+
+def prompts(rng: np.random.Generator, n: int, N: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x = rng.standard_normal((n, N + 1, d))
+    x /= np.linalg.norm(x, axis=-1, keepdims=True)
+    return torch.from_numpy(x), torch.from_numpy(rng.standard_normal((n, N, 1)))
+
+
+def binary_loss(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    target = Y[torch.arange(len(x)), nearest_neighbour(x)]  # (B, 1)
+    q, ell = forward(W, x, Y)
+    return 0.5 * ((ell - target) ** 2).mean(), q, ell, ell - target
+
+
+def design_labels(N: int) -> np.ndarray:
+    """The 2N label vectors ±sqrt(N) e_j: their mean second moment is I_N and every odd moment is 0, so an average
+    over them equals the expectation over any independent, symmetric, unit-variance labels of any polynomial of
+    degree <= 3 in the labels (the loss is degree 2, its gradient degree 3 at most)."""
+    E = math.sqrt(N) * np.eye(N)
+    return np.concatenate([E, -E])  # (2N, N)
+
+
+def design_average(W: torch.Tensor, x: torch.Tensor) -> tuple[float, np.ndarray]:
+    """Loss and weight gradient of the binary model averaged over the label design, via model/gradient."""
+    n, n_tokens, d = x.shape
+    N = n_tokens - 1
+    labels = torch.from_numpy(design_labels(N))  # (2N, N)
+    x_rep = x.repeat_interleave(2 * N, dim=0)
+    Y = labels.repeat(n, 1)[:, :, None]
+    loss, q, ell, g = binary_loss(W, x_rep, Y)
+    return float(loss), weight_gradient(x_rep, Y, q, ell, g).numpy()
+
+
+@pytest.mark.parametrize("N,d", [(1, 2), (16, 8), (7, 4)])
+def test_binary_output_equals_full_attention(rng, N, d):
+    x, Y = prompts(rng, 5, N, d)
+    W = torch.from_numpy(rng.standard_normal((d + 2, d + 2)))
+    _, ell = forward(W, x, Y)
+    assert ell.shape == (5, 1)
+    for b in range(5):
+        np.testing.assert_allclose(ell[b].numpy(), output(W.numpy(), x[b].numpy(), Y[b].numpy()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("N,d", [(16, 8), (5, 3)])
+def test_binary_gradient_matches_central_differences(rng, N, d):
+    x, Y = prompts(rng, 32, N, d)
+    D = d + 2
+    W = torch.from_numpy(0.5 * rng.standard_normal((D, D)))
+    _, q, ell, g = binary_loss(W, x, Y)
+    analytic = weight_gradient(x, Y, q, ell, g).numpy()
+    numeric = np.zeros((D, D))
+    h = 1e-5
+    for i in range(D):
+        for j in range(D):
+            E = torch.zeros(D, D, dtype=torch.float64)
+            E[i, j] = h
+            numeric[i, j] = (binary_loss(W + E, x, Y)[0] - binary_loss(W - E, x, Y)[0]) / (2 * h)
+    assert np.linalg.norm(analytic - numeric) / np.linalg.norm(numeric) <= 1e-8
+    assert np.count_nonzero(analytic[:, d]) == 0  # the label column
+
+
+@pytest.mark.parametrize("xi", [(0.0, 3.0), (2.0, 5.0), (9.0, 6.0)])
+def test_binary_loss_on_family_equals_reduced_loss(rng, xi):
+    """On W = diag(xi1 I, 0, -xi2) the label-averaged binary loss of actual prompts equals the reduced loss of
+    their inner products alone (exact with the label design; within Monte-Carlo error with N(0, 1) labels)."""
+    N, d = 12, 5
+    x, _ = prompts(rng, 300, N, d)
+    t = np.einsum("bjd,bd->bj", x[:, :-1].numpy(), x[:, -1].numpy())
+    W = torch.from_numpy(family_matrix(*xi, d, 1))
+    loss, _ = design_average(W, x)
+    assert loss == pytest.approx(R.reduced_loss(*xi, t), rel=1e-12)
+    # N(0, 1) labels, 40 draws per prompt
+    Y = torch.from_numpy(rng.standard_normal((40 * 300, N, 1)))
+    x_rep = x.repeat(40, 1, 1)
+    target = Y[torch.arange(len(x_rep)), nearest_neighbour(x_rep)]
+    per = 0.5 * ((forward(W, x_rep, Y)[1] - target) ** 2)[:, 0]
+    se = float(per.std()) / math.sqrt(len(per))
+    assert abs(float(per.mean()) - R.reduced_loss(*xi, t)) < 4 * se
+
+
+def test_full_loss_grad_equals_label_design_average_of_the_model(rng):
+    """full_loss_grad (labels integrated in closed form) against model.forward + weight_gradient averaged over
+    the label design, at a matrix off the family with zero label row: equal to rounding, and the label row's
+    label-averaged gradient is exactly what keeps it 0."""
+    N, d = 6, 4
+    x, _ = prompts(rng, 40, N, d)
+    A = 0.7 * rng.standard_normal((d + 1, d + 1))
+    W = embed_active(A, d)
+    loss, grad = full_loss_grad(A, x.numpy())
+    loss_ref, grad_ref = design_average(torch.from_numpy(W), x)
+    assert loss == pytest.approx(loss_ref, rel=1e-12)
+    keep = np.r_[np.arange(d), d + 1]
+    np.testing.assert_allclose(grad, grad_ref[np.ix_(keep, keep)], rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(grad_ref[d], 0.0, atol=1e-14)  # label row
+    np.testing.assert_allclose(grad_ref[:, d], 0.0, atol=0)  # label column
+
+
+def test_full_loss_grad_matches_central_differences(rng):
+    N, d = 9, 5
+    x = prompts(rng, 50, N, d)[0].numpy()
+    A = 0.5 * rng.standard_normal((d + 1, d + 1))
+    _, grad = full_loss_grad(A, x)
+    h = 1e-6
+    numeric = np.zeros_like(A)
+    for i in range(d + 1):
+        for j in range(d + 1):
+            E = np.zeros_like(A)
+            E[i, j] = h
+            numeric[i, j] = (full_loss_grad(A + E, x)[0] - full_loss_grad(A - E, x)[0]) / (2 * h)
+    assert np.linalg.norm(grad - numeric) / np.linalg.norm(numeric) <= 1e-7
+
+
+def test_full_gradient_on_family_projects_to_the_reduced_gradient(rng):
+    """On the family: tr(dL/dW11) = dL/dxi1 and dL/dW33 = -dL/dxi2 (what makes the SPEC update exact)."""
+    N, d = 10, 6
+    x = prompts(rng, 200, N, d)[0].numpy()
+    t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
+    A = np.diag(np.r_[np.full(d, 2.5), -4.0])
+    loss, grad = full_loss_grad(A, x)
+    loss_r, g1, g2 = R.reduced_loss_and_grad(2.5, 4.0, t)
+    assert loss == pytest.approx(loss_r, rel=1e-12)
+    assert np.trace(grad[:d, :d]) == pytest.approx(g1, rel=1e-10)
+    assert grad[d, d] == pytest.approx(-g2, rel=1e-10)
+
+
+# prompt sets ---------------------------------------------------------------------------------------------
+
+
+def test_separated_binary_set_has_the_margin():
+    data = B.make_binary_set("separated", 400, 5, 12, "gaussian", 0.1, seed=3)
+    x, nn = data["x"], data["nn"]
+    rows = np.arange(len(nn))
+    np.testing.assert_array_equal(x[:, -1], x[rows, nn])
+    sq = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
+    sq[rows, nn] = np.inf
+    assert sq.min() >= 0.1
+    inner = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
+    np.testing.assert_array_equal(inner.argmax(1), nn)
+
+
+def test_binary_sets_are_reproducible_and_distinct():
+    a = B.make_binary_set("train", 50, 4, 8, "rademacher", None, seed=1)
+    b = B.make_binary_set("train", 50, 4, 8, "rademacher", None, seed=1)
+    c = B.make_binary_set("uniform", 50, 4, 8, "rademacher", None, seed=1)
+    np.testing.assert_array_equal(a["x"], b["x"])
+    assert not np.allclose(a["x"], c["x"])
+    assert set(np.unique(a["y"])) == {-1.0, 1.0}
+
+
+# training ------------------------------------------------------------------------------------------------
+
+
+def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
+    s = B.BinarySettings(d=3, N=5, epochs=2, train_size=300, batch=128, n_eval=4, dtype="float64", seed=4)
+    train = B.make_binary_set("train", 300, 3, 5, "gaussian", None, seed=0)
+    result = B.train_binary(s, train)
+    assert s.steps == 2 * 3 and len(result["minibatch_loss"]) == 6
+    assert result["steps"][0] == 0 and result["steps"][-1] == 6 and 1 in result["steps"]
+    # step 1 by hand: the epoch's permutation (seed + 1), its first 128 prompts, W1 = W0 - lr * gradient
+    W0 = torch.from_numpy(result["W"][0])
+    perm = torch.randperm(300, generator=torch.Generator().manual_seed(5))[:128]
+    x = torch.from_numpy(train["x"])[perm]
+    Y = torch.from_numpy(train["y"])[perm][:, :, None]
+    loss, q, ell, g = binary_loss(W0, x, Y)
+    W1 = W0 - s.lr * weight_gradient(x, Y, q, ell, g)
+    np.testing.assert_allclose(result["W"][1], W1.numpy(), rtol=1e-12, atol=1e-14)
+    assert result["minibatch_loss"][0] == pytest.approx(float(loss), rel=1e-12)
+    # random Gaussian init (sigma 0, epsilon 1): the label column never moves
+    np.testing.assert_array_equal(result["W"][-1][:, 3], result["W"][0][:, 3])
+
+
+def test_bad_binary_arguments():
+    with pytest.raises(ValueError, match="labels must be one of"):
+        B.draw_labels(np.random.default_rng(0), (2, 2), "uniform")
+    with pytest.raises(ValueError, match="split must be one of"):
+        B.make_binary_set("test", 5, 3, 2, "gaussian", None, 0)
+    with pytest.raises(ValueError, match="unknown binary training settings"):
+        B.BinarySettings.from_dict({"K": 3})
+    s = B.BinarySettings(d=3, N=5, epochs=1, train_size=10)
+    with pytest.raises(ValueError, match="training set has prompts of shape"):
+        B.train_binary(s, B.make_binary_set("train", 12, 3, 5, "gaussian", None, 0))
