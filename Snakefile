@@ -25,6 +25,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/scaling.smk"
 include: "workflow/rules/summary.smk"
+include: "workflow/rules/beyond.smk"
 include: "workflow/rules/plots.smk"
 
 

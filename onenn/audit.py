@@ -153,6 +153,9 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
         table[key] = value
     first = ["experiment", "variant", "sigma", "sigma_value", "source", "step", "time"]
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    end = table[table["source"] == "continuation"].iloc[-1]
+    log.info("end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g", end["time"], end["xi1"], end["xi2"],
+             end["ratio"], R.XI_RATIO_BOUND, end["loss"])
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -304,13 +307,24 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     return out
 
 
-def full_matrix_job(settings: dict, *, experiment: str, output: str, log: logging.Logger) -> None:
+def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
     s = FullMatrixSettings.from_dict(settings)
     started = clock.perf_counter()
     table = full_matrix_vs_reduced(s)
-    table.insert(0, "experiment", experiment)
-    for key, value in asdict(s).items():
+    for key, value in {**identity, **asdict(s)}.items():
         table[key] = value
-    save_table(output, normalise_types(table))
+    first = ["experiment", "variant", "step"]
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
     log.info("full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
              s.steps, clock.perf_counter() - started, table["xi_gap"].max(), table["dist_family"].max())
+
+
+JOBS = {"audit": audit_job, "full_matrix": full_matrix_job}
+
+
+def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """The workflow's per-variant job of an ``audit`` or ``full_matrix`` experiment."""
+    if kind not in JOBS:
+        raise ValueError(f"kind must be one of {', '.join(JOBS)}; got {kind!r}")
+    JOBS[kind](settings, identity=identity, output=output, log=log)

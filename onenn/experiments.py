@@ -112,3 +112,41 @@ def test_set_path(split: str, s: dict[str, Any]) -> str:
     if split == "separated":
         base += f"/delta{format_value(float(s['delta']))}"
     return f"{base}/n{s['test_size']}.npz"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Beyond the paper (SPEC §7): the binary experiment, the landscape, the audit and full-matrix GD
+# ----------------------------------------------------------------------------------------------------------
+
+#: settings of each kind's job (reach it through the rule's params); `seed` of a binary run is its run seed
+BINARY_KEYS = ("d", "N", "sigma", "epsilon", "lr", "batch", "epochs", "train_size", "labels", "n_eval", "dtype")
+BINARY_EVAL_KEYS = ("delta", "test_size")
+AUDIT_KEYS = ("d", "N", "sigma", "lr", "steps", "time_end", "n_plain", "n_max", "n_gap", "gap_min", "n_record", "seed")
+LANDSCAPE_KEYS = ("d", "N", "xi1_range", "xi2_range", "grid", "prompts", "seed")
+FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_record", "seed")
+#: kinds whose jobs write one table per variant, aggregated into the experiment's table
+PER_VARIANT_KINDS = ("audit", "full_matrix")
+
+
+def kind_settings(config: dict, experiment: str, variant: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The keys of one variant's resolved settings a job of the experiment's kind needs; a missing one is an
+    error naming the experiment."""
+    s = settings(config, experiment, variant)
+    missing = [k for k in keys if k not in s]
+    if missing:
+        kind = config["experiments"][experiment]["kind"]
+        raise ValueError(f"experiments.{experiment} (kind {kind}) needs {', '.join(missing)}")
+    return {k: s[k] for k in keys}
+
+
+def binary_settings(config: dict, experiment: str, variant: str, seed: int) -> dict[str, Any]:
+    return {**kind_settings(config, experiment, variant, BINARY_KEYS), "seed": int(seed)}
+
+
+def binary_set_path(split: str, s: dict[str, Any]) -> str:
+    """Where a binary prompt set lives: the fixed training set (``train_size`` prompts) or a test set."""
+    base = f"results/datasets/binary/{split}/d{s['d']}/N{s['N']}/{s['labels']}"
+    if split == "separated":
+        base += f"/delta{format_value(float(s['delta']))}"
+    size = s["train_size"] if split == "train" else s["test_size"]
+    return f"{base}/n{size}.npz"

@@ -15,7 +15,15 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from onenn.io import write_with  # noqa: E402
-from onenn.tables import class_scaled, final_step, first_and_last, seed_stats, variant_order  # noqa: E402
+from onenn.tables import (  # noqa: E402
+    XI_RATIO_BOUND,
+    audit_trajectory,
+    class_scaled,
+    final_step,
+    first_and_last,
+    seed_stats,
+    variant_order,
+)
 
 
 @dataclass(frozen=True)
@@ -208,6 +216,110 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
             ax.set_xlabel("(ξ1, ξ2)")
         ax.set_ylabel("L_MC / L_bin")
         ax.legend(fontsize="small")
+def binary(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """The binary paper's experiment: loss on the fixed training set, MSE to the 1-NN predictor on the
+    separated set, and the distance of W to the family (blocks the loss depends on), against SGD step."""
+    fig, axes = plt.subplots(1, 3, figsize=(1.5 * style.width, style.height))
+    panels = (
+        ("train", "test_loss", "training loss (whole training set)", True),
+        ("separated", "logit_error", "MSE to the 1-NN predictor (separated)", True),
+        ("train", "dist_family_active", "distance to the family (active blocks)", False),
+    )
+    for ax, (test_set, metric, label, log_y) in zip(axes, panels):
+        stats = seed_stats(table[table["test_set"] == test_set], ["variant", "step"], metric, style.band_sd)
+        band_lines(ax, stats, "variant", style.palette)
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_ylabel(label)
+    for ax in axes[1:]:
+        ax.get_legend().remove()
+    return fig
+
+
+def landscape(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """The reduced loss L(xi1, xi2): heat map with the line xi1 = (7/15) xi2, and the surface."""
+    grid = table.pivot(index="xi2", columns="xi1", values="loss").sort_index().sort_index(axis=1)
+    xi1, xi2, loss = grid.columns.to_numpy(), grid.index.to_numpy(), grid.to_numpy()
+    fig = plt.figure(figsize=(style.width, style.height))
+    heat = fig.add_subplot(1, 2, 1)
+    mesh = heat.pcolormesh(xi1, xi2, loss, cmap=style.palette, shading="auto")
+    fig.colorbar(mesh, ax=heat, label="L(ξ1, ξ2)")
+    heat.plot(xi1, xi1 / XI_RATIO_BOUND, color="white", ls="--", lw=1, label="ξ1 = (7/15) ξ2")
+    heat.set_ylim(xi2.min(), xi2.max())
+    heat.set_xlabel("ξ1")
+    heat.set_ylabel("ξ2")
+    heat.legend(loc="lower right")
+    surface = fig.add_subplot(1, 2, 2, projection="3d")
+    X, Y = np.meshgrid(xi1, xi2)
+    surface.plot_surface(X, Y, loss, cmap=style.palette, linewidth=0)
+    surface.set_xlabel("ξ1")
+    surface.set_ylabel("ξ2")
+    surface.set_zlabel("L")
+    return fig
+
+
+def audit(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """The reduced-dynamics audit, one colour per sigma: the ratio xi1/xi2 against 7/15, the loss with the
+    O(1/log t) envelope, xi2 - xi1, and the GD-flow overlap. Solid: exact GD then the flow continuation;
+    dashed: the flow on an independent sample; dotted: the flow on a plain sample of the same size."""
+    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
+    main = audit_trajectory(table)
+    variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma_value"].iloc[0]))
+    colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
+    (ratio_ax, loss_ax), (gap_ax, overlap_ax) = axes
+    for v in variants:
+        sigma = main.loc[main["variant"] == v, "sigma_value"].iloc[0]
+        label = f"{v} (σ = {sigma:.4g})"
+        part = main[(main["variant"] == v) & (main["time"] > 0)]
+        for ax, value in ((ratio_ax, "ratio"), (loss_ax, "loss"), (gap_ax, "xi2_minus_xi1")):
+            ax.plot(part["time"], part[value], color=colours[v], label=label)
+            for source, ls in (("resample", "--"), ("plain", ":")):
+                other = table[(table["variant"] == v) & (table["source"] == source) & (table["time"] > 0)]
+                ax.plot(other["time"], other[value], color=colours[v], ls=ls, lw=1)
+        # the O(1/log t) envelope C / log t, with C the largest loss * log t after t = 10
+        late = part[part["time"] >= 10]
+        if len(late):
+            c = float(late["loss_log_time"].max())
+            loss_ax.plot(late["time"], c / np.log(late["time"]), color=colours[v], ls="-.", lw=0.8)
+        gd = table[(table["variant"] == v) & (table["source"] == "gd") & (table["time"] > 0)].sort_values("time")
+        flow = table[(table["variant"] == v) & (table["source"] == "flow") & (table["time"] > 0)].sort_values("time")
+        overlap_ax.plot(gd["time"], gd["xi1"], color=colours[v], marker="o", ms=3, ls="none", label=f"{v}: GD ξ1")
+        overlap_ax.plot(flow["time"], flow["xi1"], color=colours[v], label=f"{v}: flow ξ1")
+    ratio_ax.axhline(XI_RATIO_BOUND, color="black", ls="--", lw=1, label="7/15 (Lemma 12)")
+    ratio_ax.set_ylabel("ξ1 / ξ2")
+    ratio_ax.legend(fontsize="small")
+    loss_ax.set_yscale("log")
+    loss_ax.set_ylabel("reduced loss (dash-dot: C / log t)")
+    gap_ax.set_ylabel("ξ2 − ξ1")
+    gap_ax.set_yscale("symlog", linthresh=1)
+    overlap_ax.set_ylabel("ξ1: exact GD (dots) and gradient flow")
+    for ax in axes.ravel():
+        ax.set_xscale("log")
+        ax.set_xlabel("time t = η · step")
+    return fig
+
+
+def full_matrix(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+    """Full-matrix GD against the reduced GD on the same prompts: (xi1, xi2) of Π(W) and the reduced ones, and
+    the distance of W to the family, against step, one colour per number of prompts."""
+    fig, (xi_ax, dist_ax) = plt.subplots(1, 2, figsize=(style.width, style.height))
+    levels = sorted(table["prompts"].unique())
+    colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))
+    for n, part in table.groupby("prompts"):
+        part = part[part["step"] > 0].sort_values("step")
+        for value, marker in (("xi1", "o"), ("xi2", "s")):
+            xi_ax.plot(part["step"], part[value], color=colours[n], marker=marker, ms=3, ls="none",
+                       label=f"{value} of Π(W), {n} prompts")
+            xi_ax.plot(part["step"], part[f"{value}_reduced"], color=colours[n], lw=1)
+        dist_ax.plot(part["step"], part["dist_family"], color=colours[n], label=f"‖W − Π(W)‖, {n} prompts")
+        dist_ax.plot(part["step"], part["xi_gap"], color=colours[n], ls="--", label=f"|ξ − ξ_reduced|, {n} prompts")
+    xi_ax.set_ylabel("ξ: full-matrix GD (markers), reduced GD (lines)")
+    xi_ax.legend(fontsize="small")
+    dist_ax.set_yscale("log")
+    dist_ax.legend(fontsize="small")
+    for ax in (xi_ax, dist_ax):
+        ax.set_xscale("log")
+        ax.set_xlabel("GD step")
     return fig
 
 
@@ -218,6 +330,10 @@ FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle], plt.Figure]] = {
     "number_of_classes": number_of_classes,
     "diagonal_init": diagonal_init,
     "loss_function": loss_function,
+    "binary": binary,
+    "landscape": landscape,
+    "audit": audit,
+    "full_matrix": full_matrix,
 }
 
 

@@ -8,6 +8,8 @@ rule evaluate:
         run=f"{RUN_DIR}/run.json",
     output:
         f"{RUN_DIR}/metrics.parquet",
+    wildcard_constraints:
+        experiment="|".join(TRAIN_EXPERIMENTS) or "$^",
     log:
         "logs/evaluate/{experiment}/{variant}/seed{seed}.log",
     benchmark:

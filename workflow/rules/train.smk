@@ -5,6 +5,8 @@ rule train:
     output:
         weights=f"{RUN_DIR}/weights.npz",
         run=f"{RUN_DIR}/run.json",
+    wildcard_constraints:
+        experiment="|".join(TRAIN_EXPERIMENTS) or "$^",
     log:
         "logs/train/{experiment}/{variant}/seed{seed}.log",
     benchmark:
