@@ -84,3 +84,21 @@ def test_second_run_has_nothing_to_do(quick_run):
     again = snakemake(quick_run, "-n")
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_quick_preset_runs_the_beyond_experiments(quick_run):
+    """The binary experiment, the landscape, the audit and full-matrix GD: tables and figures."""
+    binary = pd.read_parquet(quick_run / "results/tables/binary_sgd.parquet")
+    assert set(binary["test_set"]) == {"train", "uniform", "separated"}
+    assert {"family_init", "N=16,d=4", "N=32,d=8"} <= set(binary["variant"])
+    assert binary[["test_loss", "logit_error", "dist_family_active"]].notna().all().all()
+    audit = pd.read_parquet(quick_run / "results/tables/audit.parquet")
+    assert set(audit["variant"]) == {"sigma=3", "sigma=theorem1", "sigma=lemma12"}
+    assert set(audit["source"]) == {"gd", "flow", "continuation", "resample", "plain"}
+    assert {"ratio", "loss", "xi2_minus_xi1", "loss_log_time", "se_loss"} <= set(audit.columns)
+    landscape = pd.read_parquet(quick_run / "results/tables/landscape.parquet")
+    assert landscape["loss"].between(0, 0.5).all()
+    full = pd.read_parquet(quick_run / "results/tables/full_matrix.parquet")
+    assert {"xi1", "xi1_reduced", "dist_family", "xi_gap"} <= set(full.columns)
+    for name in ("binary_sgd", "landscape", "audit", "full_matrix"):
+        assert (quick_run / f"results/figures/{name}.png").stat().st_size > 1000
