@@ -69,7 +69,7 @@ class AuditSettings:
     seed: int = 0
 
     @classmethod
-    def from_dict(cls, values: dict) -> "AuditSettings":
+    def from_dict(cls, values: dict) -> AuditSettings:
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(values) - known)
         if unknown:
@@ -176,7 +176,7 @@ class LandscapeSettings:
     seed: int = 0
 
     @classmethod
-    def from_dict(cls, values: dict) -> "LandscapeSettings":
+    def from_dict(cls, values: dict) -> LandscapeSettings:
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(values) - known)
         if unknown:
@@ -227,7 +227,7 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.reduced``), whose score gradient is
     ``q_k (g_k − ḡ)`` with ``g_j = q_j − [j = i*]``, ``g_query = 0``. ``x`` (n, N+1, d), the query last.
     """
-    n, n_tokens, d = x.shape
+    n, _, d = x.shape
     z_query = np.concatenate([x[:, -1], np.ones((n, 1))], axis=1)  # (n, d+1)
     v = z_query @ A.T  # A z_q: (n, d+1)
     scores = np.einsum("bjd,bd->bj", x, v[:, :d])  # x-part of every token, query included
@@ -270,7 +270,7 @@ class FullMatrixSettings:
     seed: int = 0
 
     @classmethod
-    def from_dict(cls, values: dict) -> "FullMatrixSettings":
+    def from_dict(cls, values: dict) -> FullMatrixSettings:
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(values) - known)
         if unknown:

@@ -118,7 +118,7 @@ class BinarySettings:
     dtype: str = "float32"
 
     @classmethod
-    def from_dict(cls, values: dict) -> "BinarySettings":
+    def from_dict(cls, values: dict) -> BinarySettings:
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(values) - known)
         if unknown:

@@ -37,7 +37,7 @@ def design_labels(N: int) -> np.ndarray:
 
 def design_average(W: torch.Tensor, x: torch.Tensor) -> tuple[float, np.ndarray]:
     """Loss and weight gradient of the binary model averaged over the label design, via model/gradient."""
-    n, n_tokens, d = x.shape
+    n, n_tokens, _ = x.shape
     N = n_tokens - 1
     labels = torch.from_numpy(design_labels(N))  # (2N, N)
     x_rep = x.repeat_interleave(2 * N, dim=0)
