@@ -14,7 +14,7 @@ from typing import Any
 #: keys of an experiment that are not run settings
 EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels")
 #: experiment kinds: SGD runs evaluated on test sets, or the scaling identity estimated without training
-KINDS = ("train", "scaling")
+KINDS = ("train", "scaling", "binary", "audit", "landscape", "full_matrix")
 #: settings a training job depends on (reach it through the rule's params)
 TRAIN_KEYS = ("d", "N", "K", "sigma", "lr", "batch", "loss", "c", "epsilon", "noise_blocks", "steps", "n_eval", "device", "dtype",
               "on_divergence")

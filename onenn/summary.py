@@ -4,7 +4,11 @@ One tidy row per (experiment, variant, test set, quantity). Training experiments
 saved step (mean, sd and n over seeds), and the parameter diagnostics at the first and the last step
 (distance to the family, over the whole matrix and over the blocks the loss depends on, with the per-seed
 ratio end/start; norm of the label columns). Scaling experiments: ``L_MC``, ``L_bin`` (with their standard
-errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` in ``reference``.
+errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` in ``reference``. Beyond the
+paper (SPEC §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
+(``onenn.tables.audit_summary``, the ratio next to 7/15 in ``reference``) and its loss at log-spaced times
+(``quantity`` ``loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance to the family and to
+the reduced trajectory.
 """
 
 from __future__ import annotations
@@ -16,7 +20,17 @@ import pandas as pd
 
 from onenn.experiments import variant_name
 from onenn.io import save_table, write_with
-from onenn.tables import final_step, first_and_last, normalise_types, read_table, seed_stats, variant_order
+from onenn.tables import (
+    XI_RATIO_BOUND,
+    audit_at_times,
+    audit_summary,
+    final_step,
+    first_and_last,
+    normalise_types,
+    read_table,
+    seed_stats,
+    variant_order,
+)
 
 COLUMNS = ("experiment", "kind", "variant", "K", "panel", "xi1", "xi2", "test_set", "quantity",
            "mean", "sd", "n", "se", "lower", "upper", "reference")
@@ -83,7 +97,90 @@ def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-SUMMARISERS = {"train": train_summary, "scaling": scaling_summary}
+def _value_rows(experiment: str, variant: str, values: dict[str, float], **extra) -> pd.DataFrame:
+    """Single-number rows (n = 1): ``quantity -> mean``."""
+    rows = pd.DataFrame({"experiment": experiment, "variant": variant, "quantity": list(values),
+                         "mean": [float(v) for v in values.values()], "n": 1})
+    for key, value in extra.items():
+        rows[key] = value
+    return rows
+
+
+#: metrics of the binary experiment at the last saved step, per prompt set
+BINARY_METRICS = (("train", "test_loss"), ("uniform", "logit_error"), ("separated", "logit_error"))
+BINARY_PARAMETERS = ("dist_family_active", "xi1", "xi2")
+
+
+def binary_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Final metrics of the binary experiment, mean ± sd over seeds: training loss, MSE to the 1-NN predictor on
+    the uniform and the separated set, the distance to the family and (xi1, xi2)."""
+    final = final_step(table)
+    by = ["experiment", "variant"]
+    parts = []
+    for test_set, metric in BINARY_METRICS:
+        stats = seed_stats(final[final["test_set"] == test_set], by, metric)
+        parts.append(stats[by + ["mean", "sd", "n"]].assign(test_set=test_set, quantity=metric))
+    one_set = final[final["test_set"] == "train"]
+    for value in BINARY_PARAMETERS:
+        parts.append(seed_stats(one_set, by, value)[by + ["mean", "sd", "n"]].assign(quantity=value))
+    out = pd.concat(parts, ignore_index=True)
+    out["kind"] = "binary"
+    order = {v: i for i, v in enumerate(variant_order(table))}
+    return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
+
+
+#: the audit's numbers per sigma (columns of ``audit_summary``)
+AUDIT_QUANTITIES = ("sigma_value", "time_end", "xi1_end", "xi2_end", "ratio_end", "ratio_max", "time_cross",
+                    "xi2_minus_xi1_end", "loss_end", "loss_log_time_first", "loss_log_time_end", "gd_steps",
+                    "gd_flow_gap", "resample_ratio_gap", "resample_loss_rel_gap", "plain_ratio_end")
+#: times at which the headline table gives the audit's loss
+AUDIT_TIMES = tuple(10.0**k for k in range(0, 13))
+
+
+def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The audit per sigma: the numbers behind the verdict, and the trajectory at log-spaced times."""
+    experiment = str(table["experiment"].iloc[0])
+    parts = []
+    for row in audit_summary(table).itertuples(index=False):
+        values = {q: getattr(row, q) for q in AUDIT_QUANTITIES}
+        rows = _value_rows(experiment, row.variant, values)
+        rows.loc[rows["quantity"].isin(["ratio_end", "ratio_max"]), "reference"] = XI_RATIO_BOUND
+        rows.loc[rows["quantity"] == "loss_end", "se"] = row.se_loss_end
+        parts.append(rows)
+    for row in audit_at_times(table, AUDIT_TIMES).itertuples(index=False):
+        values = {f"{q}@t={row.time:.0e}": getattr(row, q) for q in ("loss", "ratio", "xi1", "xi2", "xi2_minus_xi1")}
+        parts.append(_value_rows(experiment, row.variant, values))
+    out = pd.concat(parts, ignore_index=True)
+    out["kind"] = "audit"
+    return out
+
+
+def landscape_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The grid's smallest loss, where it is, and the loss at the origin (xi1 = 0: uniform attention)."""
+    best = table.loc[table["loss"].idxmin()]
+    out = _value_rows(str(table["experiment"].iloc[0]), "default", {"loss_min": best["loss"]}, xi1=best["xi1"],
+                      xi2=best["xi2"])
+    out["se"] = best["se_loss"]
+    out["kind"] = "landscape"
+    return out
+
+
+def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: the largest distance of W to the family and to the reduced trajectory, and the final xi."""
+    parts = []
+    for variant, part in table.groupby("variant", sort=True):
+        end = part.sort_values("step").iloc[-1]
+        values = {"dist_family_max": part["dist_family"].max(), "xi_gap_max": part["xi_gap"].max(),
+                  "xi1_end": end["xi1"], "xi1_reduced_end": end["xi1_reduced"], "xi2_end": end["xi2"],
+                  "xi2_reduced_end": end["xi2_reduced"], "steps": end["step"], "prompts": end["prompts"]}
+        parts.append(_value_rows(str(end["experiment"]), variant, values))
+    out = pd.concat(parts, ignore_index=True)
+    out["kind"] = "full_matrix"
+    return out
+
+
+SUMMARISERS = {"train": train_summary, "scaling": scaling_summary, "binary": binary_summary,
+               "audit": audit_table_summary, "landscape": landscape_summary, "full_matrix": full_matrix_summary}
 
 
 def summarise(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.DataFrame:
@@ -176,12 +273,55 @@ def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
             markdown_table(header, body), ""]
 
 
+def _binary_markdown(rows: pd.DataFrame) -> list[str]:
+    columns = (("training loss", "test_loss", "train"), ("MSE to 1-NN, uniform", "logit_error", "uniform"),
+               ("MSE to 1-NN, separated", "logit_error", "separated"), ("distance to family", "dist_family_active", None),
+               ("ξ1", "xi1", None), ("ξ2", "xi2", None))
+    body = []
+    for variant, part in rows.groupby("variant", sort=False):
+        cells = [_lookup(part, q, t) for _, q, t in columns]
+        body.append([str(variant), str(int(cells[0]["n"]))] + [mean_sd(c["mean"], c["sd"]) for c in cells])
+    return ["At the last step (mean ± sd over n seeds):", "",
+            markdown_table(["variant", "n"] + [h for h, _, _ in columns], body), ""]
+
+
+def _number(value: float) -> str:
+    return "–" if pd.isna(value) else f"{value:.4g}"
+
+
+def _audit_markdown(rows: pd.DataFrame) -> list[str]:
+    columns = (("σ", "sigma_value"), ("t end", "time_end"), ("ξ1", "xi1_end"), ("ξ2", "xi2_end"),
+               ("ξ1/ξ2", "ratio_end"), ("max ξ1/ξ2", "ratio_max"), ("first t with ξ1/ξ2 > 7/15", "time_cross"),
+               ("ξ2 − ξ1", "xi2_minus_xi1_end"), ("loss", "loss_end"), ("loss·log t at t = 10", "loss_log_time_first"),
+               ("loss·log t at the end", "loss_log_time_end"), ("GD–flow gap", "gd_flow_gap"),
+               ("resample ξ1/ξ2 gap", "resample_ratio_gap"), ("plain-sample ξ1/ξ2", "plain_ratio_end"))
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    variants = list(dict.fromkeys(rows["variant"]))
+    body = [[v] + [_number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
+    times = [f"{t:.0e}" for t in AUDIT_TIMES]
+    loss_body = [[v] + [_number(values.get((v, f"loss@t={t}"), float("nan"))) for t in times] for v in variants]
+    return [f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", "",
+            markdown_table(["variant"] + [h for h, _ in columns], body), "",
+            "The loss at log-spaced times t:", "", markdown_table(["variant"] + [f"t={t}" for t in times], loss_body), ""]
+
+
+def _values_markdown(rows: pd.DataFrame) -> list[str]:
+    quantities = list(dict.fromkeys(rows["quantity"]))
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    body = [[v] + [_number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])]
+    return [markdown_table(["variant", *quantities], body), ""]
+
+
+MARKDOWN = {"train": _train_markdown, "scaling": _scaling_markdown, "binary": _binary_markdown,
+            "audit": _audit_markdown, "landscape": _values_markdown, "full_matrix": _values_markdown}
+
+
 def to_markdown(summary: pd.DataFrame) -> str:
     lines = ["# Headline table", ""]
     for name, rows in summary.groupby("experiment", sort=False):
         kind = rows["kind"].iloc[0]
         lines += [f"## {name} ({kind})", ""]
-        lines += _train_markdown(rows) if kind == "train" else _scaling_markdown(rows)
+        lines += MARKDOWN[kind](rows)
     return "\n".join(lines)
 
 
