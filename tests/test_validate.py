@@ -94,7 +94,7 @@ BAD_CONFIGS = [
      "invalid name 'Conv': must match"),
     ("experiment_null", lambda c: c["experiments"].__setitem__("convergence", None), "experiments.convergence",
      "None is not of type 'object'"),
-    ("kind_typo", experiment("kind", "trian"), "experiments.convergence.kind", "'trian' is not one of ['train', 'scaling']"),
+    ("kind_typo", experiment("kind", "trian"), "experiments.convergence.kind", "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape', 'full_matrix']"),
     ("missing_figure", delete("experiments", "convergence", "figure"), "experiments.convergence.figure",
      "missing; it is required"),
     ("sweep_unknown_key", sweep("stepz", [10]), "experiments.convergence.sweep.stepz",
