@@ -134,7 +134,7 @@ AUDIT_QUANTITIES = ("sigma_value", "time_end", "xi1_end", "xi2_end", "ratio_end"
                     "xi2_minus_xi1_end", "loss_end", "loss_log_time_first", "loss_log_time_end", "gd_steps",
                     "gd_flow_gap", "resample_ratio_gap", "resample_loss_rel_gap", "plain_ratio_end")
 #: times at which the headline table gives the audit's loss
-AUDIT_TIMES = tuple(10.0**k for k in range(0, 13))
+AUDIT_TIMES = tuple(10.0**k for k in range(13))
 
 
 def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
