@@ -57,6 +57,7 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
 
 
 EXPERIMENTS = ("convergence", "scaling_identity", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function")
+BEYOND = ("binary_sgd", "landscape", "audit", "full_matrix")  # SPEC §7
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
@@ -68,7 +69,7 @@ def test_quick_preset_renders_every_figure(quick_run, experiment):
 
 def test_quick_preset_writes_the_headline_table(quick_run):
     summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
-    assert list(dict.fromkeys(summary["experiment"])) == list(EXPERIMENTS)
+    assert list(dict.fromkeys(summary["experiment"])) == list(EXPERIMENTS) + list(BEYOND)
     ratios = summary[summary["quantity"] == "ratio"]
     assert len(ratios) == 6 + 16 and ratios[["lower", "upper", "reference"]].notna().all().all()
     final = summary[(summary["quantity"] == "accuracy") & (summary["kind"] == "train")]
@@ -77,7 +78,7 @@ def test_quick_preset_writes_the_headline_table(quick_run):
     label_start = summary[(summary["experiment"] == "diagonal_init") & (summary["quantity"] == "label_norm_start")]
     assert label_end["mean"].to_numpy() == pytest.approx(label_start["mean"].to_numpy())  # label columns never move
     markdown = (quick_run / "results/tables/summary.md").read_text()
-    assert all(f"## {e} (" in markdown for e in EXPERIMENTS)
+    assert all(f"## {e} (" in markdown for e in EXPERIMENTS + BEYOND)
 
 
 def test_second_run_has_nothing_to_do(quick_run):
@@ -100,5 +101,9 @@ def test_quick_preset_runs_the_beyond_experiments(quick_run):
     assert landscape["loss"].between(0, 0.5).all()
     full = pd.read_parquet(quick_run / "results/tables/full_matrix.parquet")
     assert {"xi1", "xi1_reduced", "dist_family", "xi_gap"} <= set(full.columns)
-    for name in ("binary_sgd", "landscape", "audit", "full_matrix"):
+    for name in BEYOND:
         assert (quick_run / f"results/figures/{name}.png").stat().st_size > 1000
+    summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
+    ratio_end = summary[(summary["experiment"] == "audit") & (summary["quantity"] == "ratio_end")]
+    assert len(ratio_end) == 3 and (ratio_end["reference"] - 7 / 15).abs().max() < 1e-12
+    assert "Lemma 12's invariant" in (quick_run / "results/tables/summary.md").read_text()
