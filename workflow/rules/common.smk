@@ -8,10 +8,12 @@ sys.path.insert(0, workflow.basedir)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")]))
 
 from onenn import experiments as ex
+from onenn import resources as res
 
 TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
 SCALING_EXPERIMENTS = ex.experiment_names(config, kind="scaling")
 RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
+GPUS_HERE = res.visible_gpus()  # GPUs of the machine running Snakemake (used when jobs run locally)
 
 
 wildcard_constraints:
@@ -31,6 +33,16 @@ def get_settings(wildcards):
 
 def get_train_settings(wildcards):
     return ex.train_settings(config, wildcards.experiment, wildcards.variant, int(wildcards.seed))
+
+
+def jobs_run_here():
+    """False when jobs are submitted elsewhere (a cluster executor; --jobs sets `nodes`, even in a dry run)."""
+    return workflow.local_exec and workflow.nodes is None
+
+
+def get_train_gpus(wildcards):
+    """1 when the run trains on a GPU (device cuda, or auto on a cluster or a machine with a GPU), else 0."""
+    return res.train_gpus(get_settings(wildcards)["device"], local=jobs_run_here(), gpus_here=GPUS_HERE)
 
 
 def get_eval_settings(wildcards):

@@ -14,5 +14,7 @@ rule train:
     params:
         settings=get_train_settings,
     threads: 1
+    resources:
+        gpu=get_train_gpus,  # profiles: a local `gpu` limit (default), 0 (slurm), sbatch --gpus (slurm-gpu)
     script:
         "../scripts/train.py"

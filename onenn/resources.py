@@ -1,0 +1,42 @@
+"""What a workflow job asks the scheduler for. No torch: the Snakefile imports this module.
+
+The training rule declares ``resources: gpu=...``. Locally, Snakemake counts it against ``--resources gpu=N``
+(the default profile sets N); on Slurm the executor plugin turns ``gpu: 1`` into ``sbatch --gpus=1``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+DEVICES = ("auto", "cpu", "cuda")
+NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")  # one folder per GPU the NVIDIA driver sees
+
+
+def visible_gpus(environ: Mapping[str, str] | None = None, driver: Path = NVIDIA_GPUS) -> int:
+    """The number of CUDA devices a job started here could use, found without importing torch:
+    ``CUDA_VISIBLE_DEVICES`` when it is set (empty or ``-1`` hides every GPU), else the NVIDIA driver's list."""
+    environ = os.environ if environ is None else environ
+    listed = environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        ids = [i.strip() for i in listed.split(",") if i.strip()]
+        return 0 if not ids or ids[0] == "-1" else len(ids)
+    return len(list(driver.iterdir())) if driver.is_dir() else 0
+
+
+def train_gpus(device: str, *, local: bool, gpus_here: int) -> int:
+    """GPUs one training job asks for.
+
+    ``cuda`` asks for one, ``cpu`` for none. ``auto`` (CUDA when the job finds it, else the CPU) asks for one
+    on a cluster, where the node that runs the job, not the submitting host, has the GPU; when jobs run on this
+    machine (``local``) it asks for one only if this machine has a GPU (``gpus_here``), so that a ``gpu``
+    limit never serialises CPU training.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    if device == "cpu":
+        return 0
+    if device == "cuda" or not local:
+        return 1
+    return 1 if gpus_here > 0 else 0
