@@ -17,17 +17,25 @@
 # "fetch_config: DNS SRV lookup failed".  So `start` also symlinks
 # /etc/slurm/slurm.conf -> $ONENN_SLURM_DIR/slurm.conf (a pre-existing real
 # file is moved to slurm.conf.onenn-backup and restored by `stop`).
-# The cluster has one node (this host, `hostname -s`) and one partition `cpu`
-# (Default=YES), so jobs need no partition at all; there are no GPUs/GRES.
+# The cluster has one node (this host, `hostname -s`) and two partitions on it:
+# `cpu` (Default=YES) and `gpu`. The node declares $ONENN_SLURM_FAKE_GPUS
+# (default 1) GRES GPUs backed by /dev/null: Slurm schedules and accounts them
+# (sbatch --gpus=1 works, CUDA_VISIBLE_DEVICES is set) but no CUDA device
+# exists, so device `auto` trains on the CPU. That exercises the slurm-gpu
+# profile's submission path on a machine without GPUs. Every finished job is
+# recorded in $ONENN_SLURM_DIR/log/jobcomp.txt (a completion log that outlives
+# MinJobAge; there is no slurmdbd, so no sacct).
 #
 # Tunables (env): ONENN_SLURM_DIR, ONENN_SLURM_TIMEOUT (seconds to wait for
 # each daemon, default 60), ONENN_SLURM_PORT_BASE (slurmctld port, default
-# 6817; slurmd uses base+1).
+# 6817; slurmd uses base+1), ONENN_SLURM_FAKE_GPUS (GRES GPUs of the node,
+# default 1; 0 for none).
 set -euo pipefail
 
 STATE_DIR="${ONENN_SLURM_DIR:-/tmp/onenn-slurm}"
 TIMEOUT="${ONENN_SLURM_TIMEOUT:-60}"
 PORT_BASE="${ONENN_SLURM_PORT_BASE:-6817}"
+FAKE_GPUS="${ONENN_SLURM_FAKE_GPUS:-1}"
 CONF="$STATE_DIR/slurm.conf"
 RUN_DIR="$STATE_DIR/run"
 LOG_DIR="$STATE_DIR/log"
@@ -137,6 +145,11 @@ write_conf() {
     [[ "$node_line" == NodeName="$host"* ]] \
         || die "unexpected 'slurmd -C' output: $node_line (hostname -s: $host)"
 
+    local gres_types="" node_gres=""
+    if ((FAKE_GPUS > 0)); then
+        gres_types="GresTypes=gpu"
+        node_gres=" Gres=gpu:$FAKE_GPUS"
+    fi
     install -d -m 0755 "$STATE_DIR" "$RUN_DIR" "$LOG_DIR" \
         "$STATE_DIR/spool/ctld" "$STATE_DIR/spool/d"
     cat >"$CONF.tmp" <<EOF
@@ -158,12 +171,13 @@ SchedulerType=sched/backfill
 # a plain sbatch without --mem would otherwise reserve the whole node memory
 DefMemPerCPU=1000
 ReturnToService=2
-# squeue-based status checks need finished jobs to stay visible for a while
-# (plugin: MinJobAge >= 3 x slurm-init-seconds-before-status-checks)
+# squeue-based status checks need a finished job visible until the next poll:
+# MinJobAge >= 180 s (the plugin's longest poll interval) and >= 3 x slurm-init-seconds-before-status-checks
 MinJobAge=300
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$LOG_DIR/jobcomp.txt
 SlurmctldTimeout=30
 SlurmdTimeout=60
 InactiveLimit=0
@@ -177,11 +191,18 @@ SlurmctldLogFile=$LOG_DIR/slurmctld.log
 SlurmdLogFile=$LOG_DIR/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
-$node_line State=UNKNOWN
-# Only CPU resources here: jobs with no slurm_partition land in 'cpu'.
+$gres_types
+$node_line$node_gres State=UNKNOWN
+# Jobs with no slurm_partition land in 'cpu'; 'gpu' is the same node (GPU jobs of the slurm-gpu profile).
 PartitionName=cpu Nodes=$host Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=$host MaxTime=INFINITE State=UP
 EOF
     mv -f "$CONF.tmp" "$CONF"
+    # gres.conf sits beside slurm.conf; /dev/null stands in for the GPU device files (no CUDA behind them).
+    : >"$STATE_DIR/gres.conf"
+    for ((i = 0; i < FAKE_GPUS; i++)); do
+        printf 'NodeName=%s Name=gpu File=/dev/null\n' "$host" >>"$STATE_DIR/gres.conf"
+    done
     log "wrote $CONF ($node_line)"
     link_etc_conf
 }

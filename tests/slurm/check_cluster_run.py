@@ -1,0 +1,207 @@
+"""Check a Snakemake run through Slurm: every job ran inside a Slurm job, Slurm recorded those jobs as
+completed, and the results equal a local run's, bit for bit. Prints a summary; exits 1 when a check fails.
+
+    python tests/slurm/check_cluster_run.py --run DIR --log FILE --reference DIR [--jobcomp FILE]
+        [--gpu-run DIR --gpu-log FILE]
+
+DIR is a workflow folder (Snakefile, results/, .snakemake/slurm_logs/); FILE is Snakemake's output there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SUBMITTED = re.compile(r"Job (\S+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
+STATS_ROW = re.compile(r"^(\w+)\s+(\d+)$")
+LOCALRULE = re.compile(r"^\s*localrule (\w+):$")  # a job as Snakemake runs it inside a Slurm job step
+
+
+@dataclass
+class Report:
+    lines: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def check(self, ok: bool, what: str) -> None:
+        self.lines.append(f"  [{'ok' if ok else 'FAIL'}] {what}")
+        if not ok:
+            self.failures.append(what)
+
+    def note(self, what: str) -> None:
+        self.lines.append(f"  {what}")
+
+
+def submitted_jobs(log: str) -> list[tuple[str, int, Path]]:
+    """(Snakemake job or group id, Slurm job id, Slurm log) of every submission in Snakemake's output."""
+    return [(m[1], int(m[2]), Path(m[3])) for m in SUBMITTED.finditer(log)]
+
+
+def planned_jobs(log: str) -> Counter:
+    """Jobs per rule from the first 'Job stats' table of Snakemake's output."""
+    counts: Counter = Counter()
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Job stats:"))
+    for line in lines[start + 3 :]:
+        row = STATS_ROW.match(line.strip())
+        if not row or row[1] == "total":
+            break
+        counts[row[1]] = int(row[2])
+    return counts
+
+
+def jobs_run_in_slurm(slurm_logs: list[Path]) -> Counter:
+    """Jobs per rule that Snakemake executed inside the given Slurm jobs (each job step logs 'localrule X:')."""
+    counts: Counter = Counter()
+    for path in slurm_logs:
+        for line in path.read_text(errors="replace").splitlines():
+            if m := LOCALRULE.match(line):
+                counts[m[1]] += 1
+    return counts
+
+
+def jobcomp_records(path: Path | None) -> dict[int, dict[str, str]]:
+    """Slurm's completion log (jobcomp/filetxt): job id -> its fields (JobState, Partition, times, ...)."""
+    records: dict[int, dict[str, str]] = {}
+    if path is None or not path.exists():
+        return records
+    for line in path.read_text().splitlines():
+        fields = dict(item.split("=", 1) for item in line.split() if "=" in item)
+        if "JobId" in fields:
+            records[int(fields["JobId"])] = fields
+    return records
+
+
+def scontrol_record(job_id: int) -> dict[str, str]:
+    """`scontrol show job -o`; empty once Slurm has forgotten the job (MinJobAge after it finished)."""
+    out = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True)
+    if out.returncode != 0:
+        return {}
+    return dict(item.split("=", 1) for item in out.stdout.split() if "=" in item)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Bitwise equality of what a file holds: tables cell by cell with their types, arrays element by element."""
+    if a.suffix == ".parquet":
+        try:
+            pd.testing.assert_frame_equal(pd.read_parquet(a), pd.read_parquet(b), check_exact=True)
+            return True
+        except AssertionError:
+            return False
+    if a.suffix == ".npz":
+        with np.load(a) as x, np.load(b) as y:
+            return sorted(x.files) == sorted(y.files) and all(np.array_equal(x[k], y[k]) for k in x.files)
+    if a.suffix == ".json":
+        return json.loads(a.read_text()) == json.loads(b.read_text())
+    return a.read_bytes() == b.read_bytes()
+
+
+COMPARED = (".parquet", ".npz", ".json", ".md")  # figures (PNG, PDF) embed dates and renderer details
+
+
+def compare_results(run: Path, reference: Path, report: Report) -> None:
+    mine = {p.relative_to(run) for p in (run / "results").rglob("*") if p.is_file() and not p.name.startswith(".")}
+    theirs = {p.relative_to(reference) for p in (reference / "results").rglob("*") if p.is_file()
+              and not p.name.startswith(".") and p.name != "report.html"}
+    report.check(mine == theirs, f"same {len(theirs)} result files as the local run"
+                 + ("" if mine == theirs else f" (only Slurm: {sorted(mine - theirs)[:5]}, only local: "
+                                              f"{sorted(theirs - mine)[:5]})"))
+    by_kind: Counter = Counter()
+    differ = []
+    for rel in sorted(mine & theirs):
+        if rel.suffix not in COMPARED:
+            continue
+        by_kind[rel.suffix] += 1
+        if not same_file(run / rel, reference / rel):
+            differ.append(str(rel))
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(by_kind.items()))
+    report.check(not differ, f"equal to the local run, bit for bit: {kinds}"
+                 + (f"; DIFFERENT: {differ[:10]}" if differ else ""))
+
+
+def check_slurm_jobs(jobs: list[tuple[str, int, Path]], jobcomp: dict, report: Report, partition: str) -> None:
+    ids = [j for _, j, _ in jobs]
+    report.check(bool(ids), f"{len(ids)} Slurm jobs submitted: ids {', '.join(map(str, ids))}")
+    states = {}
+    for _, job_id, _ in jobs:
+        rec = jobcomp.get(job_id) or scontrol_record(job_id)
+        states[job_id] = (rec.get("JobState", "unknown"), rec.get("Partition", "?"))
+    done = [j for j, (state, _) in states.items() if state == "COMPLETED"]
+    report.check(len(done) == len(ids), f"Slurm records them COMPLETED (jobcomp.txt / scontrol): {len(done)}/{len(ids)}")
+    report.check(all(p == partition for _, p in states.values()), f"all on partition {partition}")
+    visible = [j for j in ids if scontrol_record(j)]
+    report.note(f"scontrol show job still knows {len(visible)}/{len(ids)} (MinJobAge)")
+    for name, job_id, log in jobs:
+        rec = jobcomp.get(job_id, {})
+        report.note(f"job {job_id}: {log.parent.name}/{log.name} {rec.get('StartTime', '')} -> {rec.get('EndTime', '')}")
+
+
+def check_run(run: Path, log_path: Path, reference: Path, jobcomp: dict, report: Report, partition: str) -> None:
+    log = log_path.read_text(errors="replace")
+    report.check("steps (100%) done" in log, "Snakemake finished every job")
+    jobs = submitted_jobs(log)
+    check_slurm_jobs(jobs, jobcomp, report, partition)
+    planned = planned_jobs(log)
+    local_rules = {"all"}  # rule all only collects the targets
+    expected = Counter({r: n for r, n in planned.items() if r not in local_rules})
+    ran = jobs_run_in_slurm([p for _, _, p in jobs])
+    per_rule = ", ".join(f"{r} {n}" for r, n in sorted(expected.items()))
+    report.check(ran == expected, f"every job ran inside a Slurm job ({sum(ran.values())} of "
+                                  f"{sum(expected.values())}: {per_rule})"
+                 + ("" if ran == expected else f"; ran in Slurm: {dict(ran)}"))
+
+
+def check_gpu_run(run: Path, log_path: Path, reference: Path, report: Report) -> None:
+    """The slurm-gpu profile: the training job goes to partition gpu with one GPU allocated."""
+    log = log_path.read_text(errors="replace")
+    jobs = submitted_jobs(log)
+    report.check(len(jobs) == 1 and "steps (100%) done" in log, f"one training job through Slurm: ids "
+                 f"{[j for _, j, _ in jobs]}")
+    for _, job_id, _ in jobs:
+        rec = scontrol_record(job_id)
+        report.check(rec.get("JobState") == "COMPLETED" and rec.get("Partition") == "gpu"
+                     and "gpu:1" in rec.get("TresPerJob", ""),
+                     f"job {job_id}: {rec.get('JobState')} on partition {rec.get('Partition')}, "
+                     f"TresPerJob={rec.get('TresPerJob')} (sbatch --gpus=1)")
+    for weights in (run / "results/runs").rglob("weights.npz"):
+        rel = weights.relative_to(run)
+        record = json.loads((weights.parent / "run.json").read_text())
+        report.check(same_file(weights, reference / rel), f"{rel} equal to the local run's "
+                     f"(device auto -> {record['device_used']}: the test GPU has no CUDA behind it)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", type=Path, required=True)
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--reference", type=Path, required=True)
+    parser.add_argument("--jobcomp", type=Path)
+    parser.add_argument("--gpu-run", type=Path)
+    parser.add_argument("--gpu-log", type=Path)
+    args = parser.parse_args()
+    jobcomp = jobcomp_records(args.jobcomp)
+    report = Report()
+    report.note("slurm profile, quick preset:")
+    check_run(args.run, args.log, args.reference, jobcomp, report, partition="cpu")
+    compare_results(args.run, args.reference, report)
+    if args.gpu_run:
+        report.note("slurm-gpu profile, one training run:")
+        check_gpu_run(args.gpu_run, args.gpu_log, args.reference, report)
+    print("\n".join(report.lines))
+    if report.failures:
+        print(f"FAILED: {len(report.failures)} check(s)")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
