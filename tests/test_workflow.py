@@ -1,37 +1,8 @@
 """End to end: the quick preset through Snakemake in a temporary copy of the workflow."""
 
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pandas as pd
-import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-QUICK = ["--configfile", "config.yaml", "workflow/presets/quick.yaml"]
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *QUICK, *args]
-    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=1200)
-
-
-def copy_workflow(dest: Path) -> Path:
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy(ROOT / name, dest / name)
-    for name in ("workflow", "onenn"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    return dest
-
-
-@pytest.fixture(scope="session")
-def quick_run(tmp_path_factory) -> Path:
-    """A complete quick run, shared by the tests that inspect it (and must not modify it)."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("quick"))
-    done = snakemake(workdir)
-    assert done.returncode == 0, done.stderr[-5000:]
-    return workdir
+from tests.workflow_helpers import QUICK, ROOT, copy_workflow, snakemake  # noqa: F401 (test_interrupt imports these)
 
 
 def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):

@@ -1,0 +1,133 @@
+"""Change one setting after a complete quick run: Snakemake plans only the jobs that setting affects.
+
+Each case writes the change to a third config file (layered on config.yaml and the quick preset) and asserts on
+the dry-run plan (`snakemake -n`: every job to run, its rule and wildcards), never on timing. The expected jobs
+are read off the finished run's folders, not computed by the workflow's own code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.workflow_helpers import ROOT, snakemake
+
+QUICK = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
+EXPERIMENT = "convergence"  # the experiment whose own settings change in cases (b) and (c)
+JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
+WILDCARD = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+
+
+@dataclass
+class Job:
+    rule: str
+    wildcards: dict[str, str] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+def parse_plan(text: str) -> list[Job]:
+    """The jobs of a dry run's output (rule `all`, which only collects targets, left out)."""
+    jobs: list[Job] = []
+    for line in text.splitlines():
+        if m := JOB_HEADER.match(line.strip()):
+            jobs.append(Job(m[1]))
+        elif jobs and line.startswith("    "):
+            key, _, value = line.strip().partition(": ")
+            if key == "wildcards":
+                jobs[-1].wildcards = dict(WILDCARD.findall(value))
+            elif key == "output":
+                jobs[-1].outputs = value.split(", ")
+            elif key == "reason":
+                jobs[-1].reason = value
+    return [job for job in jobs if job.rule != "all"]
+
+
+@pytest.fixture
+def plan(quick_run, tmp_path):
+    """``plan(change)``: the dry-run plan of the complete quick run with ``change`` as a third config file."""
+
+    def planned(change: dict) -> list[Job]:
+        path = tmp_path / "change.yaml"
+        path.write_text(yaml.safe_dump(change))
+        done = snakemake(quick_run, "-n", configfiles=(str(path),))
+        assert done.returncode == 0, done.stderr[-3000:]
+        return parse_plan(done.stdout + done.stderr)
+
+    return planned
+
+
+def runs_on_disk(workdir: Path, experiment: str = "*") -> set[tuple[str, str, str]]:
+    """(experiment, variant, seed) of every finished run folder."""
+    return {(p.parts[-3], p.parts[-2], p.parts[-1].removeprefix("seed"))
+            for p in (workdir / "results/runs").glob(f"{experiment}/*/seed*")}
+
+
+def run_ids(jobs: list[Job], rule: str) -> set[tuple[str, str, str]]:
+    return {(j.wildcards["experiment"], j.wildcards["variant"], j.wildcards["seed"]) for j in jobs if j.rule == rule}
+
+
+def by_rule(jobs: list[Job]) -> Counter:
+    return Counter(j.rule for j in jobs)
+
+
+def is_headline(job: Job) -> bool:
+    """A job over every experiment at once (the headline table and its renderings), if the workflow has one."""
+    return "experiment" not in job.wildcards and all(o.startswith("results/tables/") for o in job.outputs)
+
+
+def experiments_of(jobs: list[Job], rule: str) -> list[str]:
+    return sorted(j.wildcards["experiment"] for j in jobs if j.rule == rule)
+
+
+def test_a_plotting_setting_reruns_only_the_figures(quick_run, plan):
+    jobs = plan({"plots": {"dpi": 99}})
+    figures = {p.relative_to(quick_run).as_posix() for p in (quick_run / "results/figures").iterdir()}
+    assert jobs and all(o.startswith("results/figures/") for j in jobs for o in j.outputs), by_rule(jobs)
+    assert {o for j in jobs for o in j.outputs} == figures  # every figure, nothing else
+    assert all("params" in j.reason.lower() for j in jobs)
+
+
+def test_b_one_experiments_steps_rerun_only_that_experiment(quick_run, plan):
+    steps = QUICK["experiments"][EXPERIMENT]["steps"]
+    jobs = plan({"experiments": {EXPERIMENT: {"steps": steps + 100}}})
+    runs = runs_on_disk(quick_run, EXPERIMENT)
+    assert run_ids(jobs, "train") == runs and run_ids(jobs, "evaluate") == runs
+    assert all("params" in j.reason.lower() for j in jobs if j.rule == "train")
+    assert experiments_of(jobs, "aggregate") == [EXPERIMENT] and experiments_of(jobs, "figure") == [EXPERIMENT]
+    rest = [j for j in jobs if j.rule not in ("train", "evaluate", "aggregate", "figure")]
+    assert all(is_headline(j) for j in rest), by_rule(rest)
+    assert len(jobs) == 2 * len(runs) + 2 + len(rest)
+
+
+def test_c_a_new_seed_plans_one_training_and_evaluation_per_variant(quick_run, plan):
+    seeds = QUICK["experiments"][EXPERIMENT]["seeds"]
+    jobs = plan({"experiments": {EXPERIMENT: {"seeds": seeds + 1}}})
+    variants = {variant for _, variant, _ in runs_on_disk(quick_run, EXPERIMENT)}
+    new_runs = {(EXPERIMENT, variant, str(seeds)) for variant in variants}  # seeds are 0 .. seeds-1
+    assert run_ids(jobs, "train") == new_runs and run_ids(jobs, "evaluate") == new_runs
+    assert experiments_of(jobs, "aggregate") == [EXPERIMENT] and experiments_of(jobs, "figure") == [EXPERIMENT]
+    rest = [j for j in jobs if j.rule not in ("train", "evaluate", "aggregate", "figure")]
+    assert all(is_headline(j) for j in rest), by_rule(rest)
+
+
+def test_d_the_separated_margin_regenerates_those_test_sets_and_reevaluates_without_training(quick_run, plan):
+    separated = sorted((quick_run / "results/datasets/separated").rglob("*.npz"))
+    deltas = {p.parent.name for p in separated}
+    assert deltas == {"delta0.1"}  # the preset's margin; the change below moves every separated set
+    jobs = plan({"defaults": {"delta": 0.2}})
+    counts = by_rule(jobs)
+    assert counts["train"] == 0 and counts["test_set_uniform"] == 0
+    new_sets = [j for j in jobs if j.rule == "test_set_separated"]
+    assert len(new_sets) == len(separated) and all(j.wildcards["delta"] == "0.2" for j in new_sets)
+    runs = runs_on_disk(quick_run)
+    assert run_ids(jobs, "evaluate") == runs
+    trained = sorted({experiment for experiment, _, _ in runs})
+    assert experiments_of(jobs, "aggregate") == trained and experiments_of(jobs, "figure") == trained
+    rest = [j for j in jobs if j.rule not in ("test_set_separated", "evaluate", "aggregate", "figure")]
+    assert all(is_headline(j) for j in rest), by_rule(rest)
