@@ -9,6 +9,9 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 # Before any job: the schema (types, bounds, unknown keys) and what a schema cannot check, every problem named by
 # its key path. Schema defaults only document the keys: filling them into every experiment would override
 # `defaults`, so (unlike snakemake.utils.validate) nothing is filled in.
@@ -27,6 +30,7 @@ include: "workflow/rules/scaling.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/beyond.smk"
 include: "workflow/rules/plots.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

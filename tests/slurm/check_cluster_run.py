@@ -82,7 +82,7 @@ def jobcomp_records(path: Path | None) -> dict[int, dict[str, str]]:
 
 def scontrol_record(job_id: int) -> dict[str, str]:
     """`scontrol show job -o`; empty once Slurm has forgotten the job (MinJobAge after it finished)."""
-    out = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True)
+    out = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return {}
     return dict(item.split("=", 1) for item in out.stdout.split() if "=" in item)

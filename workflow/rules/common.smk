@@ -62,8 +62,13 @@ def get_run_outputs(wildcards, name):
     ]
 
 
+def get_figure_labels(wildcards):
+    """The columns of a figure's row in the HTML report."""
+    return {"experiment": wildcards.experiment, "figure": config["experiments"][wildcards.experiment]["figure"]}
+
+
 def get_final_outputs():
     figures = expand("results/figures/{experiment}.{ext}", experiment=list(config["experiments"]), ext=("png", "pdf"))
     tables = expand("results/tables/{experiment}.parquet", experiment=list(config["experiments"]))
-    summary = ["results/tables/summary.parquet", "results/tables/summary.md"]
+    summary = ["results/tables/summary.parquet", "results/tables/summary.md", "results/tables/summary.html"]
     return tables + figures + summary

@@ -1,11 +1,19 @@
-# Figures: one seaborn figure per experiment, PNG and PDF.
+# Figures: one seaborn figure per experiment, PNG and PDF. The PNG goes into the HTML report
+# (snakemake --report results/report.html), under the experiment's name, with the caption of
+# workflow/report/figure.rst: the experiment, the text of its figure (workflow/report/figures/<figure>.rst)
+# and the scale of the run.
 
 
 rule figure:
     input:
         "results/tables/{experiment}.parquet",
     output:
-        png="results/figures/{experiment}.png",
+        png=report(
+            "results/figures/{experiment}.png",
+            caption="../report/figure.rst",
+            category="{experiment}",
+            labels=get_figure_labels,
+        ),
         pdf="results/figures/{experiment}.pdf",
     log:
         "logs/figures/{experiment}.log",

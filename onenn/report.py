@@ -1,0 +1,81 @@
+"""The headline table as a page of the HTML report (Snakemake's report shows HTML inline, not Markdown).
+No torch, no Markdown library: the table's Markdown uses three constructs, headings, paragraphs and pipe tables.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Iterator
+
+from onenn.io import write_with
+
+STYLE = """body { font-family: sans-serif; font-size: 13px; margin: 1em; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; white-space: nowrap; }
+th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }"""
+
+
+def table_cells(line: str) -> list[str]:
+    """``| a | b |`` -> ``['a', 'b']``."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def is_rule(cells: list[str]) -> bool:
+    """The line under a table's header: ``|---|:--:|``."""
+    return bool(cells) and all(cell and set(cell) <= set("-:") for cell in cells)
+
+
+def html_table(lines: list[str]) -> str:
+    rows = [table_cells(line) for line in lines]
+    head, body = (rows[0], rows[2:]) if len(rows) > 1 and is_rule(rows[1]) else ([], rows)
+    out = ["<table>"]
+    if head:
+        out.append("<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>")
+    out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in body]
+    return "\n".join(out + ["</table>"])
+
+
+def line_kind(line: str) -> str:
+    """``heading``, ``table``, ``paragraph``, or ``""`` for a blank line."""
+    if not line.strip():
+        return ""
+    if line.startswith("#"):
+        return "heading"
+    return "table" if line.lstrip().startswith("|") else "paragraph"
+
+
+def blocks(text: str) -> Iterator[tuple[str, list[str]]]:
+    """(kind, lines) of consecutive lines of one kind; a heading is a block of its own."""
+    kind, lines = "", []
+    for line in text.splitlines() + [""]:
+        now = line_kind(line)
+        if lines and (now != kind or now == "heading"):
+            yield kind, lines
+            lines = []
+        kind = now
+        if now:
+            lines.append(line)
+
+
+def markdown_to_html(text: str, title: str) -> str:
+    """A standalone HTML page of Markdown made of ``#`` headings, paragraphs and pipe tables (text escaped)."""
+    body = []
+    for kind, lines in blocks(text):
+        if kind == "heading":
+            level = min(len(lines[0]) - len(lines[0].lstrip("#")), 6)
+            body.append(f"<h{level}>{html.escape(lines[0].lstrip('#').strip())}</h{level}>")
+        elif kind == "table":
+            body.append(html_table(lines))
+        else:
+            body.append(f"<p>{html.escape(' '.join(line.strip() for line in lines))}</p>")
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f"<style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def report_table_job(markdown_path: str, html_path: str, log: logging.Logger) -> None:
+    """The workflow's report_table job: the headline table's Markdown as an HTML page."""
+    with open(markdown_path, encoding="utf-8") as f:
+        page = markdown_to_html(f.read(), title="Headline table")
+    write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    log.info("wrote %s", html_path)
