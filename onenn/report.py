@@ -69,8 +69,10 @@ def markdown_to_html(text: str, title: str) -> str:
             body.append(html_table(lines))
         else:
             body.append(f"<p>{html.escape(' '.join(line.strip() for line in lines))}</p>")
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
 
 
 def report_table_job(markdown_path: str, html_path: str, log: logging.Logger) -> None:
