@@ -21,7 +21,7 @@ from onenn.evaluate import evaluate_job
 from onenn.io import load_arrays, load_json, save_arrays, save_json, write_with
 from onenn.testsets import make_test_set
 from onenn.train import Diverged, TrainSettings, find_divergence, train, train_job
-from tests.test_workflow import copy_workflow
+from tests.workflow_helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = logging.getLogger("test")

@@ -15,7 +15,7 @@ import yaml
 
 from onenn import experiments as ex
 from onenn.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
-from tests.test_workflow import copy_workflow
+from tests.workflow_helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = ROOT / "workflow/schemas/config.schema.yaml"

@@ -1,8 +1,9 @@
 """End to end: the quick preset through Snakemake in a temporary copy of the workflow."""
 
 import pandas as pd
+import pytest
 
-from tests.workflow_helpers import QUICK, ROOT, copy_workflow, snakemake  # noqa: F401 (test_interrupt imports these)
+from tests.workflow_helpers import ROOT, snakemake
 
 
 def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
