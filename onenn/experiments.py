@@ -2,7 +2,9 @@
 
 The settings of a run are ``defaults``, updated by the experiment's own keys, updated by the variant's keys.
 A variant comes from ``sweep`` (the Cartesian product of lists) or from ``variants`` (an explicit list);
-its name is ``key=value`` pairs joined by ``,`` unless it gives a ``name``. Names are looked up, never parsed.
+its name is ``key=value`` pairs joined by ``+`` unless it gives a ``name``. Names are looked up, never parsed.
+No ``,`` in names: Snakemake hands a job to a cluster node as ``--target-jobs rule:key=value,key=value`` and
+splits that at every comma (a variant ``epsilon=3,noise_blocks=label`` would arrive as ``epsilon=3``).
 No torch here: the Snakefile imports this module.
 """
 
@@ -33,10 +35,14 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+#: joins the key=value pairs of a variant name (never a comma: see the module docstring)
+NAME_SEPARATOR = "+"
+
+
 def variant_name(overrides: dict[str, Any]) -> str:
     if not overrides:
         return "default"
-    return ",".join(f"{k}={format_value(v)}" for k, v in overrides.items())
+    return NAME_SEPARATOR.join(f"{k}={format_value(v)}" for k, v in overrides.items())
 
 
 def experiment_names(config: dict, kind: str | None = None) -> list[str]:

@@ -303,7 +303,8 @@ def resolved(config: dict, exp: dict, variant: Variant) -> dict[str, Any]:
     return {**config["defaults"], **{k: v for k, v in exp.items() if k not in ex.EXPERIMENT_KEYS}, **variant.overrides}
 
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.,=+-]*$"
+# no comma: Snakemake splits a cluster job's --target-jobs wildcards at commas (see onenn.experiments)
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$"
 
 
 def variant_problems(config: dict, name: str, exp: dict, found: list[Variant]) -> list[Problem]:

@@ -69,10 +69,10 @@ def test_parameters_at_start_and_end_and_their_per_seed_ratio(summary):
 
 
 def test_scaling_ratios_keep_their_interval_next_to_the_prediction(summary):
-    r = pick(summary, "s", "panel=grid,xi1=1,xi2=2,K=10", "ratio")
+    r = pick(summary, "s", "panel=grid+xi1=1+xi2=2+K=10", "ratio")
     assert (r["mean"], r["se"], r["lower"], r["upper"], r["reference"], r["n"]) == (0.91, 0.02, 0.87, 0.95, 0.9, 400)
     assert r["kind"] == "scaling" and r["panel"] == "grid" and r["K"] == 10
-    assert pick(summary, "s", "panel=by_K,xi1=2,xi2=5,K=3", "L_bin")["se"] == 0.01
+    assert pick(summary, "s", "panel=by_K+xi1=2+xi2=5+K=3", "L_bin")["se"] == 0.01
 
 
 def test_variants_are_in_numeric_order_and_types_are_stable(summary):

@@ -122,6 +122,8 @@ BAD_CONFIGS = [
      "-1.0 is less than the minimum of 0"),
     ("variant_bad_name", variants({"name": "a/b", "epsilon": 1.0}), "experiments.convergence.variants[0].name",
      "does not match"),
+    ("variant_name_with_comma", variants({"name": "a,b", "epsilon": 1.0}), "experiments.convergence.variants[0].name",
+     "does not match"),  # a cluster job gets its wildcards as comma-separated pairs
     ("variant_name_taken_by_sweep", variants({"N": 32}), "experiments.convergence.variants[0]",
      "variant name 'N=32' is already used by experiments.convergence.sweep"),
     ("variant_names_collide", variants({"name": "a", "epsilon": 1.0}, {"name": "a", "epsilon": 2.0}),
