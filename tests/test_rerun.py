@@ -117,17 +117,20 @@ def test_c_a_new_seed_plans_one_training_and_evaluation_per_variant(quick_run, p
 
 
 def test_d_the_separated_margin_regenerates_those_test_sets_and_reevaluates_without_training(quick_run, plan):
-    separated = sorted((quick_run / "results/datasets/separated").rglob("*.npz"))
-    deltas = {p.parent.name for p in separated}
-    assert deltas == {"delta0.1"}  # the preset's margin; the change below moves every separated set
+    datasets = sorted(p.relative_to(quick_run).as_posix() for p in (quick_run / "results/datasets").rglob("*.npz"))
+    separated = [p for p in datasets if "/separated/" in p]
+    assert separated and all("/delta0.1/" in p for p in separated)  # the preset's margin, in every separated set
     jobs = plan({"defaults": {"delta": 0.2}})
-    counts = by_rule(jobs)
-    assert counts["train"] == 0 and counts["test_set_uniform"] == 0
-    new_sets = [j for j in jobs if j.rule == "test_set_separated"]
-    assert len(new_sets) == len(separated) and all(j.wildcards["delta"] == "0.2" for j in new_sets)
-    runs = runs_on_disk(quick_run)
-    assert run_ids(jobs, "evaluate") == runs
+    outputs = [o for j in jobs for o in j.outputs]
+    assert not any(o.endswith("weights.npz") for o in outputs)  # no training, of any kind
+    assert sorted(o for o in outputs if o.startswith("results/datasets/")) == sorted(
+        p.replace("/delta0.1/", "/delta0.2/") for p in separated)  # the separated sets, at the new margin, only
+    runs = runs_on_disk(quick_run)  # every run folder, of every experiment that trains
+    evaluated = {tuple(o.split("/")[2:5]) for o in outputs if o.endswith("/metrics.parquet")}
+    assert evaluated == {(e, v, f"seed{s}") for e, v, s in runs}
     trained = sorted({experiment for experiment, _, _ in runs})
-    assert experiments_of(jobs, "aggregate") == trained and experiments_of(jobs, "figure") == trained
-    rest = [j for j in jobs if j.rule not in ("test_set_separated", "evaluate", "aggregate", "figure")]
+    per_experiment = [j for j in jobs if "experiment" in j.wildcards and not j.outputs[0].startswith("results/runs/")]
+    assert sorted(o for j in per_experiment for o in j.outputs) == sorted(
+        [f"results/tables/{e}.parquet" for e in trained] + [f"results/figures/{e}.{x}" for e in trained for x in ("pdf", "png")])
+    rest = [j for j in jobs if "experiment" not in j.wildcards and not j.outputs[0].startswith("results/datasets/")]
     assert all(is_headline(j) for j in rest), by_rule(rest)

@@ -35,12 +35,12 @@ def round_trip(rule: str, wildcards: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("configs", [("config.yaml",), ("config.yaml", "workflow/presets/quick.yaml")])
-def test_every_run_survives_the_cluster_job_hand_over(configs):
+def test_every_variant_survives_the_cluster_job_hand_over(configs):
     config = merged(*configs)
-    runs = [(e, v, s) for e in ex.experiment_names(config, kind="train") for v, s in ex.runs(config, e)]
-    assert any("+" in v for _, v, _ in runs)  # multi-key variant names are among them
-    for experiment, variant, seed in runs:
-        wildcards = {"experiment": experiment, "variant": variant, "seed": str(seed)}
+    names = [(e, v) for e in ex.experiment_names(config) for v in ex.variants(config, e)]
+    assert any("+" in v for _, v in names)  # multi-key variant names are among them
+    for experiment, variant in names:
+        wildcards = {"experiment": experiment, "variant": variant, "seed": "0"}
         assert round_trip("train", wildcards) == wildcards
 
 
