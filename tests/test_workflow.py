@@ -63,7 +63,7 @@ def test_quick_preset_runs_the_beyond_experiments(quick_run):
     """The binary experiment, the landscape, the audit and full-matrix GD: tables and figures."""
     binary = pd.read_parquet(quick_run / "results/tables/binary_sgd.parquet")
     assert set(binary["test_set"]) == {"train", "uniform", "separated"}
-    assert {"family_init", "N=16,d=4", "N=32,d=8"} <= set(binary["variant"])
+    assert {"family_init", "N=16+d=4", "N=32+d=8"} <= set(binary["variant"])
     assert binary[["test_loss", "logit_error", "dist_family_active"]].notna().all().all()
     audit = pd.read_parquet(quick_run / "results/tables/audit.parquet")
     assert set(audit["variant"]) == {"sigma=3", "sigma=theorem1", "sigma=lemma12"}
