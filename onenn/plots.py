@@ -9,13 +9,13 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
 
-from onenn.io import write_with  # noqa: E402
-from onenn.tables import (  # noqa: E402
+from onenn.io import write_with
+from onenn.tables import (
     XI_RATIO_BOUND,
     audit_trajectory,
     class_scaled,
@@ -349,5 +349,5 @@ def render(name: str, table: pd.DataFrame, style: PlotStyle, outputs: list[str |
         fig.tight_layout()
         for path in outputs:
             fmt = Path(path).suffix.lstrip(".")
-            write_with(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=style.dpi))
+            write_with(path, lambda tmp, fmt=fmt: fig.savefig(tmp, format=fmt, dpi=style.dpi))
     plt.close(fig)

@@ -107,7 +107,7 @@ def sample_inner_products(n_prompts: int, N: int, d: int, rng: np.random.Generat
     _check_positive_int("N", N)
     _check_positive_int("d", d, minimum=2)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")  # noqa: TRY004 (tests expect ValueError for every bad argument)
     half = (d - 1) / 2.0
     return 2.0 * rng.beta(half, half, size=(n_prompts, N)) - 1.0
 
@@ -190,7 +190,7 @@ def audit_sample(
     _check_positive_int("N", N, minimum=2)
     _check_positive_int("d", d, minimum=3)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")  # noqa: TRY004
     if not (0.0 < gap_min < 1.0):
         raise ValueError(f"gap_min must lie in (0, 1), got {gap_min!r}")
     n_strat = n_max * n_gap

@@ -42,7 +42,7 @@ class TrainSettings:
     on_divergence: str = "error"  # error: raise Diverged | record: keep the steps before the divergence
 
     @classmethod
-    def from_dict(cls, values: dict) -> "TrainSettings":
+    def from_dict(cls, values: dict) -> TrainSettings:
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(values) - known)
         if unknown:

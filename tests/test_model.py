@@ -57,7 +57,7 @@ def test_family_with_large_gap_predicts_the_nearest_neighbour(K):
     test = make_test_set("separated", 500, d, N, K, 0.1, seed=7)
     x, c, nn = (torch.from_numpy(test[k]) for k in ("x", "c", "nn"))
     W = torch.from_numpy(family_matrix(200.0, 400.0, d, K))
-    q, ell = forward(W, x, label_vectors(c, K))
+    _, ell = forward(W, x, label_vectors(c, K))
     target = c[torch.arange(len(nn)), nn]
     assert torch.equal(predict(ell), target)
     # and with a small ξ1 the rule is far from 1-NN: the test can fail

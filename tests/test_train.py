@@ -15,7 +15,7 @@ def test_eval_steps_are_distinct_log_spaced_and_end_at_the_last_step(steps, n):
 
 
 def test_training_is_deterministic_and_seed_dependent():
-    base = dict(steps=30, n_eval=5, device="cpu", dtype="float64")
+    base = {"steps": 30, "n_eval": 5, "device": "cpu", "dtype": "float64"}
     a = train(TrainSettings(seed=0, **base))
     b = train(TrainSettings(seed=0, **base))
     c = train(TrainSettings(seed=1, **base))
