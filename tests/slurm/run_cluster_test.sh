@@ -97,7 +97,9 @@ SLURM_SECONDS=$((SECONDS - t))
 say "slurm run: $SLURM_SECONDS s"
 
 say "one training run through the slurm-gpu profile"
-TARGET="$(cd "$REFERENCE" && find results/runs -name weights.npz | sort | head -n 1)"
+# a run of rule train (experiment 1, convergence: always in the config), the rule that asks for a GPU
+TARGET="$(cd "$REFERENCE" && find results/runs/convergence -name weights.npz | sort | head -n 1)"
+[[ -n "$TARGET" ]] || { say "no convergence run in $REFERENCE/results"; exit 1; }
 copy_workflow "$WORK/gpu"
 t=$SECONDS
 run_snakemake "$WORK/gpu" "$WORK/gpu.log" "$TARGET" --workflow-profile workflow/profiles/slurm-gpu \
