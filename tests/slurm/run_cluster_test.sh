@@ -55,7 +55,7 @@ copy_workflow() {
 # everything it started), under a time limit; its output goes to LOG.
 run_snakemake() {
     local dir="$1" log="$2"; shift 2
-    (cd "$dir" && exec setsid timeout -k 30 "$LIMIT" python -m snakemake "$@") >"$log" 2>&1 &
+    (cd "$dir" && exec setsid timeout -k 30 "$LIMIT" python -m snakemake "$@") >"$log" 2>&1 9>&- &
     CHILD=$!
     local rc=0
     wait "$CHILD" || rc=$?
@@ -77,8 +77,15 @@ if [[ -z "$REFERENCE" ]]; then
 fi
 [[ -d "$REFERENCE/results" ]] || { say "no results in $REFERENCE"; exit 1; }
 
+# One test at a time: the cluster (state dir, ports, /etc/slurm/slurm.conf) is shared, and stopping it ends
+# every job on it. A second test waits for the first (the lock goes with this process).
+exec 9>"$STATE_DIR.lock"  # children get `9>&-`: a daemon left running must not keep the lock
+if ! flock -n 9; then
+    say "another cluster test holds $STATE_DIR.lock; waiting for it"
+    flock -w "$LIMIT" 9 || { say "gave up waiting for $STATE_DIR.lock"; exit 1; }
+fi
 say "starting the cluster"
-"$CLUSTER" start 2>"$WORK/cluster-start.log" || { cat "$WORK/cluster-start.log"; exit 1; }
+"$CLUSTER" start 2>"$WORK/cluster-start.log" 9>&- || { cat "$WORK/cluster-start.log"; exit 1; }
 declare -A DAEMON_PIDS=(
     [munged]="$(cat "$STATE_DIR/munge/munged.pid" 2>/dev/null || true)"
     [slurmctld]="$(cat "$STATE_DIR/run/slurmctld.pid")"
@@ -90,9 +97,7 @@ say "cluster up: node $(hostname -s), $NODE_CPUS CPUs, partitions $(sinfo -h -o 
 say "quick preset through the slurm profile"
 copy_workflow "$WORK/slurm"
 t=$SECONDS
-# --cores: a grouped job asks for at most the node's CPUs
-run_snakemake "$WORK/slurm" "$WORK/slurm.log" --workflow-profile workflow/profiles/slurm --cores "$NODE_CPUS" \
-    "${QUICK[@]}"
+run_snakemake "$WORK/slurm" "$WORK/slurm.log" --workflow-profile workflow/profiles/slurm "${QUICK[@]}"
 SLURM_SECONDS=$((SECONDS - t))
 say "slurm run: $SLURM_SECONDS s"
 
@@ -102,8 +107,7 @@ TARGET="$(cd "$REFERENCE" && find results/runs/convergence -name weights.npz | s
 [[ -n "$TARGET" ]] || { say "no convergence run in $REFERENCE/results"; exit 1; }
 copy_workflow "$WORK/gpu"
 t=$SECONDS
-run_snakemake "$WORK/gpu" "$WORK/gpu.log" "$TARGET" --workflow-profile workflow/profiles/slurm-gpu \
-    --cores "$NODE_CPUS" "${QUICK[@]}"
+run_snakemake "$WORK/gpu" "$WORK/gpu.log" "$TARGET" --workflow-profile workflow/profiles/slurm-gpu "${QUICK[@]}"
 GPU_SECONDS=$((SECONDS - t))
 say "slurm-gpu run: $GPU_SECONDS s"
 
