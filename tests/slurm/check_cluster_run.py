@@ -184,7 +184,7 @@ def check_gpu_run(run: Path, log_path: Path, reference: Path, report: Report) ->
         rel = weights.relative_to(run)
         record = json.loads((weights.parent / "run.json").read_text())
         report.check(same_file(weights, reference / rel), f"{rel} equal to the local run's "
-                     f"(device auto -> {record['device_used']}: the test GPU has no CUDA behind it)")
+                     f"(device auto -> {record.get('device_used', '?')}: the test GPU has no CUDA behind it)")
 
 
 def main() -> int:
