@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import time as clock
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ import pandas as pd
 from onenn import reduced as R
 from onenn.family import diagnostics
 from onenn.io import save_table
+from onenn.settings import Settings
 from onenn.tables import normalise_types
 
 SIGMA_RULES = ("theorem1", "lemma12")
@@ -52,8 +53,10 @@ def resolve_sigma(sigma: float | str, N: int, d: int) -> float:
 
 
 @dataclass(frozen=True)
-class AuditSettings:
+class AuditSettings(Settings):
     """One audit run. The sample: ``n_plain`` plain prompts and ``n_max x n_gap`` stratified ones."""
+
+    WHAT = "audit settings"
 
     d: int = 8
     N: int = 32
@@ -67,17 +70,6 @@ class AuditSettings:
     gap_min: float = 1e-8
     n_record: int = 60
     seed: int = 0
-
-    @classmethod
-    def from_dict(cls, values: dict) -> AuditSettings:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown audit settings {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _sample(s: AuditSettings, stream: int) -> tuple[np.ndarray, np.ndarray, float]:
@@ -164,8 +156,10 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
 
 
 @dataclass(frozen=True)
-class LandscapeSettings:
+class LandscapeSettings(Settings):
     """The reduced loss on the grid ``xi1_range x xi2_range`` (``grid`` points each way), on a plain sample."""
+
+    WHAT = "landscape settings"
 
     d: int = 8
     N: int = 32
@@ -177,12 +171,8 @@ class LandscapeSettings:
 
     @classmethod
     def from_dict(cls, values: dict) -> LandscapeSettings:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown landscape settings {unknown}; allowed: {sorted(known)}")
-        values = {**values, **{k: tuple(values[k]) for k in ("xi1_range", "xi2_range") if k in values}}
-        return cls(**values)
+        ranges = {k: tuple(values[k]) for k in ("xi1_range", "xi2_range") if k in values}  # YAML gives lists
+        return super().from_dict({**values, **ranges})
 
 
 def landscape(s: LandscapeSettings) -> pd.DataFrame:
@@ -259,7 +249,9 @@ def embed_active(A: np.ndarray, d: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class FullMatrixSettings:
+class FullMatrixSettings(Settings):
+    WHAT = "full-matrix settings"
+
     d: int = 8
     N: int = 32
     sigma: float = 3.0
@@ -268,14 +260,6 @@ class FullMatrixSettings:
     prompts: int = 16_384
     n_record: int = 40
     seed: int = 0
-
-    @classmethod
-    def from_dict(cls, values: dict) -> FullMatrixSettings:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown full-matrix settings {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
 
 
 def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
@@ -312,7 +296,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     s = FullMatrixSettings.from_dict(settings)
     started = clock.perf_counter()
     table = full_matrix_vs_reduced(s)
-    for key, value in {**identity, **asdict(s)}.items():
+    for key, value in {**identity, **s.to_dict()}.items():
         table[key] = value
     first = ["experiment", "variant", "step"]
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))

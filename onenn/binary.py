@@ -17,7 +17,7 @@ import logging
 import math
 import time
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.io import load_arrays, load_json, save_arrays, save_json, save_table
 from onenn.model import forward
+from onenn.settings import Settings
 from onenn.tables import run_table
 from onenn.testsets import sphere
 from onenn.train import DTYPES, check_finite, eval_steps
@@ -101,8 +102,10 @@ def make_binary_set(
 
 
 @dataclass(frozen=True)
-class BinarySettings:
+class BinarySettings(Settings):
     """Everything one binary training run depends on. ``W0 = diag(0, −sigma) + epsilon·G``."""
+
+    WHAT = "binary training settings"
 
     d: int = 8
     N: int = 16
@@ -117,16 +120,6 @@ class BinarySettings:
     seed: int = 0
     dtype: str = "float32"
 
-    @classmethod
-    def from_dict(cls, values: dict) -> BinarySettings:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown binary training settings {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     @property
     def steps_per_epoch(self) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -14,6 +14,7 @@ from onenn.engine import Engine, draw_step
 from onenn.init import initial_weights
 from onenn.io import save_arrays, save_json
 from onenn.losses import Loss
+from onenn.settings import Settings
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -21,8 +22,10 @@ ON_DIVERGENCE = ("error", "record")
 
 
 @dataclass(frozen=True)
-class TrainSettings:
+class TrainSettings(Settings):
     """Everything one training run depends on. Names follow SPEC.md."""
+
+    WHAT = "training settings"
 
     d: int = 8
     N: int = 16
@@ -40,17 +43,6 @@ class TrainSettings:
     device: str = "auto"
     dtype: str = "float32"
     on_divergence: str = "error"  # error: raise Diverged | record: keep the steps before the divergence
-
-    @classmethod
-    def from_dict(cls, values: dict) -> TrainSettings:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown training settings {unknown}; allowed: {sorted(known)}")
-        return cls(**values)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def resolve_device(device: str) -> torch.device:
