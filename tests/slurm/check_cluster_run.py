@@ -112,14 +112,15 @@ def same_file(a: Path, b: Path) -> bool:
     return a.read_bytes() == b.read_bytes()
 
 
-NOT_PRODUCED = ("report.html", "README.md")  # in a reference folder, but not made by the run itself
+#: in a reference folder (a checkout), but not made by the run itself: the report, and the README's figures
+NOT_PRODUCED = ("results/report.html", "results/readme")
 COMPARED = (".parquet", ".npz", ".json", ".md")  # figures (PNG, PDF) embed dates and renderer details
 
 
 def compare_results(run: Path, reference: Path, report: Report) -> None:
     mine = {p.relative_to(run) for p in (run / "results").rglob("*") if p.is_file() and not p.name.startswith(".")}
     theirs = {p.relative_to(reference) for p in (reference / "results").rglob("*") if p.is_file()
-              and not p.name.startswith(".") and p.name not in NOT_PRODUCED}
+              and not p.name.startswith(".") and not str(p.relative_to(reference)).startswith(NOT_PRODUCED)}
     report.check(mine == theirs, f"same {len(theirs)} result files as the local run"
                  + ("" if mine == theirs else f" (only Slurm: {sorted(mine - theirs)[:5]}, only local: "
                                               f"{sorted(theirs - mine)[:5]})"))
