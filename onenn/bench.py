@@ -5,7 +5,8 @@ Per seed-step, on one thread, in one run on one machine:
 - **engine**: a step of ``onenn.engine`` (drawing the minibatch included);
 - **baseline**: the autograd baseline ``onenn.baseline`` (full attention matrix, ``loss.backward()``,
   ``torch.optim.SGD``) on the same minibatches;
-- **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine.
+- **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine;
+- the engine's parts, for a profile: the per-block preparation (draws included) and the SGD step alone.
 
 The three are timed in interleaved repetitions and the median is reported, so a slow spell of a shared
 machine hits all three alike. The default clock is the process's CPU time (on CUDA: wall time after a
@@ -78,13 +79,26 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
         for _ in range(baseline_steps):
             baseline.step()
 
+    blocks = max(1, steps // engine.S)
+
+    def prepare_run() -> None:  # the per-block work, draws included
+        for _ in range(blocks):
+            engine.prepare_block(engine.S)
+
+    def update_run() -> None:  # the SGD steps alone, on one prepared block
+        for _ in range(blocks):
+            for i in range(engine.S):
+                engine.step(i)
+
     engine.run(steps)  # warm-up
     baseline_run()
-    times: dict[str, list[float]] = {"engine": [], "baseline": [], "floor": []}
+    times: dict[str, list[float]] = {"engine": [], "baseline": [], "floor": [], "prepare": [], "update": []}
     for _ in range(reps):
         times["engine"].append(per_step(lambda: engine.run(steps), steps))
         times["baseline"].append(per_step(baseline_run, baseline_steps))
         times["floor"].append(per_step(floor_run, steps))
+        times["prepare"].append(per_step(prepare_run, blocks * engine.S))
+        times["update"].append(per_step(update_run, blocks * engine.S))
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -112,6 +126,19 @@ def table(rows: list[dict], header: list[str]) -> str:
             f"| {r['config']} | {r['d']} | {r['N']} | {r['K']} | {r['batch']} | {r['engine'] * 1e6:.1f} "
             f"| {r['baseline'] * 1e6:.1f} | {r['floor'] * 1e6:.1f} | {r['engine'] / r['baseline']:.3f} "
             f"| {r['engine'] / r['floor']:.2f} | {r['engine'] * 1e6 / (r['N'] + 1):.2f} | {r['check']:.1e} |"
+        )
+    lines += [
+        "",
+        "Where the engine's time goes (µs per step; the parts timed one at a time in the same repetitions):",
+        "",
+        "| config | draws (floor) | per-block preparation | SGD step | rest (loop, saving W) |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        us = {k: r[k] * 1e6 for k in ("engine", "floor", "prepare", "update")}
+        lines.append(
+            f"| {r['config']} | {us['floor']:.1f} | {us['prepare'] - us['floor']:.1f} | {us['update']:.1f} "
+            f"| {us['engine'] - us['prepare'] - us['update']:.1f} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,9 @@ def test_bench_writes_its_table(tmp_path):
     text = main(["--steps", "3", "--baseline-steps", "1", "--reps", "1", "--check-steps", "2",
                  "--configs", "defaults", "K=10", "--output", str(out)])
     assert out.read_text() == text
-    rows = [line for line in text.splitlines() if line.startswith(("| defaults", "| K=10"))]
+    main_table, profile = text.split("Where the engine's time goes")
+    rows = [line for line in main_table.splitlines() if line.startswith(("| defaults", "| K=10"))]
     assert len(rows) == 2
     assert all(float(row.rstrip(" |").split("|")[-1]) < 1e-12 for row in rows)  # engine = autograd, float64
+    parts = [line for line in profile.splitlines() if line.startswith(("| defaults", "| K=10"))]
+    assert len(parts) == 2 and all(len(line.strip("|").split("|")) == 5 for line in parts)
