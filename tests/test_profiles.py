@@ -33,13 +33,13 @@ def test_local_default_profile_asks_no_gpu_on_a_machine_without_one(workdir, mon
     assert {r["gpu"] for r in train_resources(workdir, "default")} == {"0"}
 
 
-def test_slurm_profile_trains_on_cpus(workdir):
-    resources = train_resources(workdir, "slurm")
+def test_slurm_cpu_profile_trains_on_cpus(workdir):
+    resources = train_resources(workdir, "slurm-cpu")
     assert {(r["gpu"], r["slurm_partition"]) for r in resources} == {("0", "cpu")}
 
 
-def test_slurm_gpu_profile_asks_one_gpu_per_training_unless_the_device_is_cpu(workdir):
-    resources = train_resources(workdir, "slurm-gpu")
+def test_slurm_profile_asks_one_gpu_per_training_unless_the_device_is_cpu(workdir):
+    resources = train_resources(workdir, "slurm")
     assert {(r["gpu"], r["slurm_partition"]) for r in resources} == {("1", "gpu")}  # device: auto
     (workdir / "cpu.yaml").write_text("defaults:\n  device: cpu\n")
-    assert {r["gpu"] for r in train_resources(workdir, "slurm-gpu", "cpu.yaml")} == {"0"}
+    assert {r["gpu"] for r in train_resources(workdir, "slurm", "cpu.yaml")} == {"0"}

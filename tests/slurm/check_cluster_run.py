@@ -1,8 +1,9 @@
 """Check a Snakemake run through Slurm: every job ran inside a Slurm job, Slurm recorded those jobs as
-completed, and the results equal a local run's, bit for bit. Prints a summary; exits 1 when a check fails.
+completed, training jobs got a GPU on partition gpu and the others ran on partition cpu, and the results equal
+a local run's, bit for bit. Prints a summary; exits 1 when a check fails.
 
     python tests/slurm/check_cluster_run.py --run DIR --log FILE --reference DIR [--jobcomp FILE]
-        [--gpu-run DIR --gpu-log FILE]
+        [--cpu-run DIR --cpu-log FILE]
 
 DIR is a workflow folder (Snakefile, results/, .snakemake/slurm_logs/); FILE is Snakemake's output there.
 """
@@ -137,28 +138,41 @@ def compare_results(run: Path, reference: Path, report: Report) -> None:
                  + (f"; DIFFERENT: {differ[:10]}" if differ else ""))
 
 
-def check_slurm_jobs(jobs: list[tuple[str, int, Path]], jobcomp: dict, report: Report, partition: str) -> None:
+def job_record(job_id: int, jobcomp: dict) -> dict[str, str]:
+    """What Slurm knows of a job: ``scontrol show job`` (GPUs included), else its completion-log entry."""
+    return scontrol_record(job_id) or jobcomp.get(job_id, {})
+
+
+def uses_gpu(record: dict[str, str]) -> bool:
+    return "gpu:1" in record.get("TresPerJob", "")
+
+
+def check_slurm_jobs(jobs: list[tuple[str, int, Path]], jobcomp: dict, report: Report) -> None:
+    """Every job COMPLETED; training jobs on partition gpu with one GPU (sbatch --gpus=1), the others on cpu
+    without one."""
     ids = [j for _, j, _ in jobs]
     report.check(bool(ids), f"{len(ids)} Slurm jobs submitted: ids {', '.join(map(str, ids))}")
-    states = {}
-    for _, job_id, _ in jobs:
-        rec = jobcomp.get(job_id) or scontrol_record(job_id)
-        states[job_id] = (rec.get("JobState", "unknown"), rec.get("Partition", "?"))
-    done = [j for j, (state, _) in states.items() if state == "COMPLETED"]
-    report.check(len(done) == len(ids), f"Slurm records them COMPLETED (jobcomp.txt / scontrol): {len(done)}/{len(ids)}")
-    report.check(all(p == partition for _, p in states.values()), f"all on partition {partition}")
-    visible = [j for j in ids if scontrol_record(j)]
-    report.note(f"scontrol show job still knows {len(visible)}/{len(ids)} (MinJobAge)")
+    records = {job_id: job_record(job_id, jobcomp) for job_id in ids}
+    done = [j for j, rec in records.items() if rec.get("JobState") == "COMPLETED"]
+    report.check(len(done) == len(ids), f"Slurm records them COMPLETED (scontrol / jobcomp.txt): {len(done)}/{len(ids)}")
+    training = {job_id for _, job_id, log in jobs if jobs_run_in_slurm([log])["train"]}
+    on_gpu = [j for j in training if records[j].get("Partition") == "gpu" and uses_gpu(records[j])]
+    report.check(bool(training) and len(on_gpu) == len(training),
+                 f"training jobs on partition gpu with one GPU each (TresPerJob=gres:gpu:1): {len(on_gpu)}/{len(training)}")
+    others = [j for j in ids if j not in training]
+    on_cpu = [j for j in others if records[j].get("Partition") == "cpu" and not uses_gpu(records[j])]
+    report.check(len(on_cpu) == len(others), f"the other jobs on partition cpu, no GPU: {len(on_cpu)}/{len(others)}")
     for name, job_id, log in jobs:
-        rec = jobcomp.get(job_id, {})
-        report.note(f"job {job_id}: {log.parent.name}/{log.name} {rec.get('StartTime', '')} -> {rec.get('EndTime', '')}")
+        rec = records[job_id]
+        report.note(f"job {job_id}: {log.parent.name}/{log.name} {rec.get('Partition', '?')} "
+                    f"{rec.get('TresPerJob', '') or '-'} {rec.get('StartTime', '')} -> {rec.get('EndTime', '')}")
 
 
-def check_run(run: Path, log_path: Path, reference: Path, jobcomp: dict, report: Report, partition: str) -> None:
+def check_run(run: Path, log_path: Path, jobcomp: dict, report: Report) -> None:
     log = log_path.read_text(errors="replace")
     report.check("steps (100%) done" in log, "Snakemake finished every job")
     jobs = submitted_jobs(log)
-    check_slurm_jobs(jobs, jobcomp, report, partition)
+    check_slurm_jobs(jobs, jobcomp, report)
     planned = planned_jobs(log)
     local_rules = {"all"}  # rule all only collects the targets
     expected = Counter({r: n for r, n in planned.items() if r not in local_rules})
@@ -169,23 +183,23 @@ def check_run(run: Path, log_path: Path, reference: Path, jobcomp: dict, report:
                  + ("" if ran == expected else f"; ran in Slurm: {dict(ran)}"))
 
 
-def check_gpu_run(run: Path, log_path: Path, reference: Path, report: Report) -> None:
-    """The slurm-gpu profile: the training job goes to partition gpu with one GPU allocated."""
+def check_cpu_run(run: Path, log_path: Path, reference: Path, jobcomp: dict, report: Report) -> None:
+    """The slurm-cpu profile: the training job goes to partition cpu, with no GPU."""
     log = log_path.read_text(errors="replace")
     jobs = submitted_jobs(log)
     report.check(len(jobs) == 1 and "steps (100%) done" in log, f"one training job through Slurm: ids "
                  f"{[j for _, j, _ in jobs]}")
-    for _, job_id, _ in jobs:
-        rec = scontrol_record(job_id)
-        report.check(rec.get("JobState") == "COMPLETED" and rec.get("Partition") == "gpu"
-                     and "gpu:1" in rec.get("TresPerJob", ""),
-                     f"job {job_id}: {rec.get('JobState')} on partition {rec.get('Partition')}, "
-                     f"TresPerJob={rec.get('TresPerJob')} (sbatch --gpus=1)")
+    for _, job_id, slurm_log in jobs:
+        rec = job_record(job_id, jobcomp)
+        report.check(rec.get("JobState") == "COMPLETED" and rec.get("Partition") == "cpu" and not uses_gpu(rec)
+                     and jobs_run_in_slurm([slurm_log])["train"] == 1,
+                     f"job {job_id}: rule train, {rec.get('JobState')} on partition {rec.get('Partition')}, "
+                     f"TresPerJob={rec.get('TresPerJob') or '-'}")
     for weights in (run / "results/runs").rglob("weights.npz"):
         rel = weights.relative_to(run)
         record = json.loads((weights.parent / "run.json").read_text())
         report.check(same_file(weights, reference / rel), f"{rel} equal to the local run's "
-                     f"(device auto -> {record.get('device_used', '?')}: the test GPU has no CUDA behind it)")
+                     f"(device {record.get('device', '?')} -> {record.get('device_used', '?')})")
 
 
 def main() -> int:
@@ -194,17 +208,17 @@ def main() -> int:
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--reference", type=Path, required=True)
     parser.add_argument("--jobcomp", type=Path)
-    parser.add_argument("--gpu-run", type=Path)
-    parser.add_argument("--gpu-log", type=Path)
+    parser.add_argument("--cpu-run", type=Path)
+    parser.add_argument("--cpu-log", type=Path)
     args = parser.parse_args()
     jobcomp = jobcomp_records(args.jobcomp)
     report = Report()
     report.note("slurm profile, quick preset:")
-    check_run(args.run, args.log, args.reference, jobcomp, report, partition="cpu")
+    check_run(args.run, args.log, jobcomp, report)
     compare_results(args.run, args.reference, report)
-    if args.gpu_run:
-        report.note("slurm-gpu profile, one training run:")
-        check_gpu_run(args.gpu_run, args.gpu_log, args.reference, report)
+    if args.cpu_run:
+        report.note("slurm-cpu profile, one training run:")
+        check_cpu_run(args.cpu_run, args.cpu_log, args.reference, jobcomp, report)
     print("\n".join(report.lines))
     if report.failures:
         print(f"FAILED: {len(report.failures)} check(s)")

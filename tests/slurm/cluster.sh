@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start/stop a throw-away single-node Slurm cluster on localhost, for testing
-# the `slurm` Snakemake profile (workflow/profiles/slurm) without a real HPC.
+# the Slurm Snakemake profiles (workflow/profiles/slurm, slurm-cpu) without a real HPC.
 #
 # Usage (as root; Debian/Ubuntu with apt):
 #   tests/slurm/cluster.sh start    # install (once), start munged, slurmctld, slurmd
@@ -19,23 +19,26 @@
 # file is moved to slurm.conf.onenn-backup and restored by `stop`).
 # The cluster has one node (this host, `hostname -s`) and two partitions on it:
 # `cpu` (Default=YES) and `gpu`. The node declares $ONENN_SLURM_FAKE_GPUS
-# (default 1) GRES GPUs backed by /dev/null: Slurm schedules and accounts them
-# (sbatch --gpus=1 works, CUDA_VISIBLE_DEVICES is set) but no CUDA device
-# exists, so device `auto` trains on the CPU. That exercises the slurm-gpu
-# profile's submission path on a machine without GPUs. Every finished job is
-# recorded in $ONENN_SLURM_DIR/log/jobcomp.txt (a completion log that outlives
-# MinJobAge; there is no slurmdbd, so no sacct).
+# (default 2) GRES GPUs backed by character devices such as /dev/null: Slurm
+# schedules and accounts them (sbatch --gpus=1 works, CUDA_VISIBLE_DEVICES is
+# set) but no CUDA device exists, so device `auto` trains on the CPU. That
+# exercises the slurm profile's GPU submission path on a machine without GPUs.
+# Every finished job is recorded in $ONENN_SLURM_DIR/log/jobcomp.txt (a
+# completion log; there is no slurmdbd, so no sacct), and `scontrol show job`
+# knows it for an hour (MinJobAge).
 #
 # Tunables (env): ONENN_SLURM_DIR, ONENN_SLURM_TIMEOUT (seconds to wait for
 # each daemon, default 60), ONENN_SLURM_PORT_BASE (slurmctld port, default
 # 6817; slurmd uses base+1), ONENN_SLURM_FAKE_GPUS (GRES GPUs of the node,
-# default 1; 0 for none).
+# default 2, at most 4; 0 for none).
 set -euo pipefail
 
 STATE_DIR="${ONENN_SLURM_DIR:-/tmp/onenn-slurm}"
 TIMEOUT="${ONENN_SLURM_TIMEOUT:-60}"
 PORT_BASE="${ONENN_SLURM_PORT_BASE:-6817}"
-FAKE_GPUS="${ONENN_SLURM_FAKE_GPUS:-1}"
+FAKE_GPUS="${ONENN_SLURM_FAKE_GPUS:-2}"
+GPU_FILES=(/dev/null /dev/zero /dev/full /dev/urandom)  # stand-in device files, one per GPU
+((FAKE_GPUS <= ${#GPU_FILES[@]})) || { echo "ONENN_SLURM_FAKE_GPUS: at most ${#GPU_FILES[@]}, got $FAKE_GPUS" >&2; exit 2; }
 CONF="$STATE_DIR/slurm.conf"
 RUN_DIR="$STATE_DIR/run"
 LOG_DIR="$STATE_DIR/log"
@@ -172,8 +175,9 @@ SchedulerType=sched/backfill
 DefMemPerCPU=1000
 ReturnToService=2
 # squeue-based status checks need a finished job visible until the next poll:
-# MinJobAge >= 180 s (the plugin's longest poll interval) and >= 3 x slurm-init-seconds-before-status-checks
-MinJobAge=300
+# MinJobAge >= 180 s (the plugin's longest poll interval) and >= 3 x slurm-init-seconds-before-status-checks;
+# an hour here, so that the test's checks can read every job's record (partition, GPUs) with scontrol
+MinJobAge=3600
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/filetxt
@@ -193,15 +197,15 @@ SlurmctldDebug=info
 SlurmdDebug=info
 $gres_types
 $node_line$node_gres State=UNKNOWN
-# Jobs with no slurm_partition land in 'cpu'; 'gpu' is the same node (GPU jobs of the slurm-gpu profile).
+# Jobs with no slurm_partition land in 'cpu'; 'gpu' is the same node (training jobs of the slurm profile).
 PartitionName=cpu Nodes=$host Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=$host MaxTime=INFINITE State=UP
 EOF
     mv -f "$CONF.tmp" "$CONF"
-    # gres.conf sits beside slurm.conf; /dev/null stands in for the GPU device files (no CUDA behind them).
+    # gres.conf sits beside slurm.conf; /dev/null etc. stand in for the GPU device files (no CUDA behind them).
     : >"$STATE_DIR/gres.conf"
     for ((i = 0; i < FAKE_GPUS; i++)); do
-        printf 'NodeName=%s Name=gpu File=/dev/null\n' "$host" >>"$STATE_DIR/gres.conf"
+        printf 'NodeName=%s Name=gpu File=%s\n' "$host" "${GPU_FILES[i]}" >>"$STATE_DIR/gres.conf"
     done
     log "wrote $CONF ($node_line)"
     link_etc_conf

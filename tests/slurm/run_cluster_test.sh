@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The quick preset through a real Slurm: start a one-node cluster on localhost (tests/slurm/cluster.sh),
 # run the quick preset with the `slurm` profile in a temporary copy of the workflow, check that every job ran
-# inside a Slurm job and that Slurm recorded the jobs, compare the results with a local run's (bit for bit:
-# CPU training is deterministic), send one training run through the `slurm-gpu` profile (the cluster's GPU is
-# a stand-in without CUDA), then stop every daemon by its PID. Prints a summary with the job ids and times.
+# inside a Slurm job, that Slurm recorded the jobs, and that each training job got a GPU on partition `gpu` (the
+# cluster's GPUs are stand-ins without CUDA, so device `auto` trains on the CPU), compare the results with a
+# local run's (bit for bit: CPU training is deterministic), send one training run through the `slurm-cpu`
+# profile, then stop every daemon by its PID. Prints a summary with the job ids and times.
 #
 # Usage (as root, Debian/Ubuntu; installs munge and Slurm with apt-get if missing):
 #   tests/slurm/run_cluster_test.sh [--reference DIR]
@@ -101,20 +102,20 @@ run_snakemake "$WORK/slurm" "$WORK/slurm.log" --workflow-profile workflow/profil
 SLURM_SECONDS=$((SECONDS - t))
 say "slurm run: $SLURM_SECONDS s"
 
-say "one training run through the slurm-gpu profile"
-# a run of rule train (experiment 1, convergence: always in the config), the rule that asks for a GPU
+say "one training run through the slurm-cpu profile"
+# a run of rule train (experiment 1, convergence: always in the config)
 TARGET="$(cd "$REFERENCE" && find results/runs/convergence -name weights.npz | sort | head -n 1)"
 [[ -n "$TARGET" ]] || { say "no convergence run in $REFERENCE/results"; exit 1; }
-copy_workflow "$WORK/gpu"
+copy_workflow "$WORK/cpu"
 t=$SECONDS
-run_snakemake "$WORK/gpu" "$WORK/gpu.log" "$TARGET" --workflow-profile workflow/profiles/slurm-gpu "${QUICK[@]}"
-GPU_SECONDS=$((SECONDS - t))
-say "slurm-gpu run: $GPU_SECONDS s"
+run_snakemake "$WORK/cpu" "$WORK/cpu.log" "$TARGET" --workflow-profile workflow/profiles/slurm-cpu "${QUICK[@]}"
+CPU_SECONDS=$((SECONDS - t))
+say "slurm-cpu run: $CPU_SECONDS s"
 
 CHECKS=0
 python "$ROOT/tests/slurm/check_cluster_run.py" --run "$WORK/slurm" --log "$WORK/slurm.log" \
     --reference "$REFERENCE" --jobcomp "$STATE_DIR/log/jobcomp.txt" \
-    --gpu-run "$WORK/gpu" --gpu-log "$WORK/gpu.log" >"$WORK/checks.txt" || CHECKS=$?
+    --cpu-run "$WORK/cpu" --cpu-log "$WORK/cpu.log" >"$WORK/checks.txt" || CHECKS=$?
 
 "$CLUSTER" stop >"$WORK/cluster-stop.log" 2>&1
 STOPPED=()
@@ -129,7 +130,7 @@ echo
 echo "=== Slurm cluster test: quick preset ==="
 cat "$WORK/checks.txt"
 echo "  daemons: ${STOPPED[*]}"
-echo "  time: slurm run ${SLURM_SECONDS} s, slurm-gpu run ${GPU_SECONDS} s, whole test $((SECONDS - T0)) s"
+echo "  time: slurm run ${SLURM_SECONDS} s, slurm-cpu run ${CPU_SECONDS} s, whole test $((SECONDS - T0)) s"
 if ((CHECKS != 0)); then
     echo "=== FAILED ==="
     ONENN_KEEP=1

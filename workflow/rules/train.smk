@@ -15,6 +15,6 @@ rule train:
         settings=get_train_settings,
     threads: 1
     resources:
-        gpu=get_train_gpus,  # profiles: a local `gpu` limit (default), 0 (slurm), sbatch --gpus (slurm-gpu)
+        gpu=get_train_gpus,  # profiles: a local `gpu` limit (default), sbatch --gpus (slurm), 0 (slurm-cpu)
     script:
         "../scripts/train.py"
