@@ -1,26 +1,5 @@
 # Beyond the multiclass paper (SPEC §7): the binary paper's experiment (SGD on a fixed training set), the reduced
 # loss landscape, the reduced-dynamics audit and full-matrix GD against the reduced dynamics.
-
-BINARY_EXPERIMENTS = ex.experiment_names(config, kind="binary")
-PER_VARIANT_EXPERIMENTS = [e for k in ex.PER_VARIANT_KINDS for e in ex.experiment_names(config, kind=k)]
-LANDSCAPE_EXPERIMENTS = ex.experiment_names(config, kind="landscape")
-
-
-def get_binary_sets(wildcards):
-    s = get_settings(wildcards)
-    return {split: ex.binary_set_path(split, s) for split in ("train", "uniform", "separated")}
-
-
-def get_kind_settings(wildcards):
-    kind = config["experiments"][wildcards.experiment]["kind"]
-    keys = {"audit": ex.AUDIT_KEYS, "full_matrix": ex.FULL_MATRIX_KEYS}[kind]
-    return ex.kind_settings(config, wildcards.experiment, wildcards.variant, keys)
-
-
-def get_variant_tables(wildcards):
-    return [f"results/beyond/{wildcards.experiment}/{v}.parquet" for v in ex.variants(config, wildcards.experiment)]
-
-
 rule binary_set:
     output:
         "results/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.npz",

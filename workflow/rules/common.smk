@@ -72,3 +72,24 @@ def get_final_outputs():
     tables = expand("results/tables/{experiment}.parquet", experiment=list(config["experiments"]))
     summary = ["results/tables/summary.parquet", "results/tables/summary.md", "results/tables/summary.html"]
     return tables + figures + summary
+
+
+# The experiments beyond the multiclass paper (workflow/rules/beyond.smk).
+BINARY_EXPERIMENTS = ex.experiment_names(config, kind="binary")
+PER_VARIANT_EXPERIMENTS = [e for k in ex.PER_VARIANT_KINDS for e in ex.experiment_names(config, kind=k)]
+LANDSCAPE_EXPERIMENTS = ex.experiment_names(config, kind="landscape")
+
+
+def get_binary_sets(wildcards):
+    s = get_settings(wildcards)
+    return {split: ex.binary_set_path(split, s) for split in ("train", "uniform", "separated")}
+
+
+def get_kind_settings(wildcards):
+    kind = config["experiments"][wildcards.experiment]["kind"]
+    keys = {"audit": ex.AUDIT_KEYS, "full_matrix": ex.FULL_MATRIX_KEYS}[kind]
+    return ex.kind_settings(config, wildcards.experiment, wildcards.variant, keys)
+
+
+def get_variant_tables(wildcards):
+    return [f"results/beyond/{wildcards.experiment}/{v}.parquet" for v in ex.variants(config, wildcards.experiment)]
