@@ -1,5 +1,6 @@
 # Beyond the multiclass paper (SPEC §7): the binary paper's experiment (SGD on a fixed training set), the reduced
 # loss landscape, the reduced-dynamics audit and full-matrix GD against the reduced dynamics.
+
 rule binary_set:
     output:
         "results/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.npz",
