@@ -23,10 +23,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from onenn.evaluate import load_evaluation_inputs
 from onenn.family import diagnostics
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
-from onenn.io import load_arrays, load_json, save_arrays, save_json, save_table
+from onenn.io import load_arrays, save_arrays, save_json, save_table
 from onenn.model import forward
 from onenn.settings import Settings
 from onenn.tables import run_table
@@ -235,13 +236,7 @@ def binary_evaluate_job(
 ) -> None:
     """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table."""
     torch.set_num_threads(max(1, int(threads)))
-    run = load_json(run_path)
-    weights = load_arrays(weights_path)
-    sets = {name: load_arrays(path) for name, path in set_paths.items()}
-    for name, data in sets.items():
-        if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
-            raise ValueError(f"prompt set {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
-                             f"but the run has N={run['N']}, d={run['d']}")
+    run, weights, sets = load_evaluation_inputs(weights_path, run_path, set_paths, "prompt set")
     metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))

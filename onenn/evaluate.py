@@ -55,6 +55,21 @@ def evaluate_run(
     return pd.DataFrame(rows)
 
 
+def load_evaluation_inputs(
+    weights_path: str, run_path: str, set_paths: dict[str, str], what: str
+) -> tuple[dict, dict[str, np.ndarray], dict[str, dict[str, np.ndarray]]]:
+    """A run's record, its saved weights and the prompt sets to evaluate it on, each set checked to hold
+    prompts of the run's shape (N+1, d); ``what`` names the sets in the error."""
+    run = load_json(run_path)
+    weights = load_arrays(weights_path)
+    sets = {name: load_arrays(path) for name, path in set_paths.items()}
+    for name, data in sets.items():
+        if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
+            raise ValueError(f"{what} {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
+                             f"but the run has N={run['N']}, d={run['d']}")
+    return run, weights, sets
+
+
 def evaluate_job(
     settings: dict,
     *,
@@ -68,13 +83,7 @@ def evaluate_job(
     """The workflow's evaluation job: metrics of every saved ``W`` on every test set, with the run's
     identity and settings, written as one Parquet table."""
     torch.set_num_threads(max(1, int(threads)))
-    run = load_json(run_path)
-    weights = load_arrays(weights_path)
-    test_sets = {name: load_arrays(path) for name, path in test_set_paths.items()}
-    for name, t in test_sets.items():
-        if t["x"].shape[1:] != (run["N"] + 1, run["d"]):
-            raise ValueError(f"test set {test_set_paths[name]} has prompts of shape {t['x'].shape[1:]}, "
-                             f"but the run has N={run['N']}, d={run['d']}")
+    run, weights, test_sets = load_evaluation_inputs(weights_path, run_path, test_set_paths, "test set")
     metrics = evaluate_run(weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"]))
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))

@@ -30,3 +30,16 @@ def output(W: np.ndarray, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     d = x.shape[1]
     m = labels.shape[1]
     return (H @ P)[d : d + m, -1]
+
+
+def central_differences(loss, W, h: float):
+    """The gradient of the scalar ``loss`` at the matrix ``W`` (numpy or torch) by central differences,
+    entry by entry: (loss(W + h E_ij) − loss(W − h E_ij)) / 2h, as a numpy array."""
+    numeric = np.zeros(tuple(W.shape))
+    for i in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            E = W * 0
+            E[i, j] = h
+            numeric[i, j] = (float(loss(W + E)) - float(loss(W - E))) / (2 * h)
+    return numeric
+

@@ -12,7 +12,7 @@ from onenn.audit import embed_active, full_loss_grad
 from onenn.family import family_matrix
 from onenn.gradient import weight_gradient
 from onenn.model import forward, nearest_neighbour
-from tests.reference import output
+from tests.reference import central_differences, output
 
 
 def prompts(rng: np.random.Generator, n: int, N: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -63,13 +63,7 @@ def test_binary_gradient_matches_central_differences(rng, N, d):
     W = torch.from_numpy(0.5 * rng.standard_normal((D, D)))
     _, q, ell, g = binary_loss(W, x, Y)
     analytic = weight_gradient(x, Y, q, ell, g).numpy()
-    numeric = np.zeros((D, D))
-    h = 1e-5
-    for i in range(D):
-        for j in range(D):
-            E = torch.zeros(D, D, dtype=torch.float64)
-            E[i, j] = h
-            numeric[i, j] = (binary_loss(W + E, x, Y)[0] - binary_loss(W - E, x, Y)[0]) / (2 * h)
+    numeric = central_differences(lambda V: binary_loss(V, x, Y)[0], W, h=1e-5)
     assert np.linalg.norm(analytic - numeric) / np.linalg.norm(numeric) <= 1e-8
     assert np.count_nonzero(analytic[:, d]) == 0  # the label column
 
@@ -115,13 +109,7 @@ def test_full_loss_grad_matches_central_differences(rng):
     x = prompts(rng, 50, N, d)[0].numpy()
     A = 0.5 * rng.standard_normal((d + 1, d + 1))
     _, grad = full_loss_grad(A, x)
-    h = 1e-6
-    numeric = np.zeros_like(A)
-    for i in range(d + 1):
-        for j in range(d + 1):
-            E = np.zeros_like(A)
-            E[i, j] = h
-            numeric[i, j] = (full_loss_grad(A + E, x)[0] - full_loss_grad(A - E, x)[0]) / (2 * h)
+    numeric = central_differences(lambda V: full_loss_grad(V, x)[0], A, h=1e-6)
     assert np.linalg.norm(grad - numeric) / np.linalg.norm(numeric) <= 1e-7
 
 

@@ -6,6 +6,7 @@ from onenn.gradient import weight_gradient
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
 from tests.conftest import random_prompts
+from tests.reference import central_differences
 
 LOSSES = [Loss("square"), Loss("cross_entropy"), Loss("mixture", 0.3), Loss("squentropy")]
 
@@ -27,13 +28,7 @@ def test_gradient_matches_central_differences(rng, loss_fn, N, d, K):
     W = torch.from_numpy(0.5 * rng.standard_normal((D, D)))
     _, q, ell, g = batch_loss(W, x, c, K, loss_fn)
     analytic = weight_gradient(x, label_vectors(c, K), q, ell, g).numpy()
-    numeric = np.zeros((D, D))
-    h = 1e-5
-    for i in range(D):
-        for j in range(D):
-            E = torch.zeros(D, D, dtype=torch.float64)
-            E[i, j] = h
-            numeric[i, j] = (batch_loss(W + E, x, c, K, loss_fn)[0] - batch_loss(W - E, x, c, K, loss_fn)[0]) / (2 * h)
+    numeric = central_differences(lambda V: batch_loss(V, x, c, K, loss_fn)[0], W, h=1e-5)
     rel = np.linalg.norm(analytic - numeric) / np.linalg.norm(numeric)
     assert rel <= 1e-8
 

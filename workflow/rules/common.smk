@@ -5,7 +5,7 @@ import sys
 # The onenn package beside this Snakefile, for this process and for every job it starts (jobs inherit the
 # environment), so a checkout runs its own code even where another copy is pip-installed.
 sys.path.insert(0, workflow.basedir)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")]))
+os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
 from onenn import experiments as ex
 from onenn import resources as res
