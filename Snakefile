@@ -16,7 +16,7 @@ report: "workflow/report/workflow.rst"
 # its key path. Schema defaults only document the keys: filling them into every experiment would override
 # `defaults`, so (unlike snakemake.utils.validate) nothing is filled in.
 sys.path.insert(0, workflow.basedir)  # this checkout's onenn (see common.smk)
-from onenn.validate import validate_config
+from onenn.pipeline.validate import validate_config
 
 validate_config(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml", workflow.configfiles)
 

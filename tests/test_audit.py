@@ -1,14 +1,14 @@
-"""The audit, the landscape and full-matrix GD (onenn.audit) and the audit statistics (onenn.tables)."""
+"""The audit, the landscape and full-matrix GD (onenn.theory.audit) and the audit statistics (onenn.analysis.tables)."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from onenn import audit as A
-from onenn import reduced as R
+from onenn.theory import audit as A
+from onenn.theory import reduced as R
 from onenn.family import diagnostics
-from onenn.tables import XI_RATIO_BOUND, audit_at_times, audit_summary, audit_trajectory
+from onenn.analysis.tables import XI_RATIO_BOUND, audit_at_times, audit_summary, audit_trajectory
 
 
 def test_resolve_sigma():

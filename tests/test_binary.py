@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from onenn import binary as B
-from onenn import reduced as R
-from onenn.audit import embed_active, full_loss_grad
+from onenn.training import binary as B
+from onenn.theory import reduced as R
+from onenn.theory.audit import embed_active, full_loss_grad
 from onenn.family import family_matrix
 from onenn.gradient import weight_gradient
 from onenn.model import forward, nearest_neighbour

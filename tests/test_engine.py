@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.baseline import train_baseline
-from onenn.engine import Engine
+from onenn.training.baseline import train_baseline
+from onenn.training.engine import Engine
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import forward, nearest_neighbour, simplex_code
-from onenn.train import TrainSettings, make_engine, sample_batch, train
+from onenn.training.train import TrainSettings, make_engine, sample_batch, train
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
 

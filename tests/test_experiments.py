@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from onenn import experiments as ex
+from onenn.pipeline import experiments as ex
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from onenn.io import load_arrays, load_json
+from onenn.pipeline.io import load_arrays, load_json
 from tests.workflow_helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]

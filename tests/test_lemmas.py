@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from onenn import reduced
+from onenn.theory import reduced
 from onenn.family import family_matrix, project
 from onenn.gradient import weight_gradient
 from onenn.init import assumption2
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
-from onenn.scaling import paired_losses, square_losses
-from onenn.testsets import uniform_prompts
+from onenn.theory.scaling import paired_losses, square_losses
+from onenn.prompts import uniform_prompts
 from tests.conftest import random_prompts
 
 
@@ -75,7 +75,7 @@ def test_lemma2_multiclass_loss_is_k_minus_1_over_k_of_the_binary_loss(xi1, xi2,
 @pytest.mark.parametrize("K", [3, 7])
 def test_lemma2_sampled_classes_against_the_label_free_binary_loss(K):
     """On the same inputs, the multiclass loss with sampled classes averages to (K−1)/K times the binary loss
-    with the labels integrated out in closed form (onenn.reduced): only label noise separates them."""
+    with the labels integrated out in closed form (onenn.theory.reduced): only label noise separates them."""
     d, N, xi1, xi2 = 8, 16, 3.0, 6.0
     p = uniform_prompts(20_000, d, N, K, np.random.default_rng(K))
     x, c, nn = p["x"], p["c"], p["nn"]

@@ -4,7 +4,7 @@ import torch
 
 from onenn.family import family_matrix
 from onenn.model import embed, forward, label_vectors, nearest_neighbour, predict, simplex_code
-from onenn.testsets import make_test_set
+from onenn.prompts import make_test_set
 from tests.conftest import random_prompts
 from tests.reference import embedding, output, simplex
 

@@ -1,4 +1,4 @@
-"""Tests for onenn.reduced: the reduced dynamics on the family diag(xi1 I_d, 0, -xi2)."""
+"""Tests for onenn.theory.reduced: the reduced dynamics on the family diag(xi1 I_d, 0, -xi2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import softmax
 
-from onenn import reduced as R
+from onenn.theory import reduced as R
 
 
 def _naive_weights(xi1: float, xi2: float, t: np.ndarray) -> np.ndarray:

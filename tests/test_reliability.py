@@ -17,10 +17,10 @@ import pytest
 import torch
 import yaml
 
-from onenn.evaluate import evaluate_job
-from onenn.io import load_arrays, load_json, save_arrays, save_json, write_with
-from onenn.testsets import make_test_set
-from onenn.train import Diverged, TrainSettings, find_divergence, train, train_job
+from onenn.analysis.evaluate import evaluate_job
+from onenn.pipeline.io import load_arrays, load_json, save_arrays, save_json, write_with
+from onenn.prompts import make_test_set
+from onenn.training.train import Diverged, TrainSettings, find_divergence, train, train_job
 from tests.workflow_helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,10 +117,10 @@ def test_auto_records_the_device_used_in_the_table(tmp_path):
 DETERMINISM_SCRIPT = textwrap.dedent("""
     import logging, sys
     import torch
-    from onenn.evaluate import evaluate_job
-    from onenn.io import save_arrays
-    from onenn.testsets import make_test_set
-    from onenn.train import TrainSettings, train_job
+    from onenn.analysis.evaluate import evaluate_job
+    from onenn.pipeline.io import save_arrays
+    from onenn.prompts import make_test_set
+    from onenn.training.train import TrainSettings, train_job
 
     out, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     log = logging.getLogger("determinism")
@@ -195,7 +195,7 @@ def test_a_killed_writer_leaves_no_file_that_looks_complete(tmp_path):
     target = tmp_path / "weights.npz"
     script = textwrap.dedent(f"""
         import time
-        from onenn.io import write_with
+        from onenn.pipeline.io import write_with
         def slow(tmp):
             tmp.write_bytes(b"PK partial")
             time.sleep(60)
@@ -239,8 +239,8 @@ WRITE_CALL = re.compile(r"\.to_parquet\(|\.to_csv\(|np\.save|\.savefig\(|\.write
 
 
 def test_every_writer_goes_through_onenn_io():
-    """Tables, arrays, records and figures are written only by ``onenn.io`` (atomically), or by a callback
-    that ``onenn.io.write_with`` hands a temporary path."""
+    """Tables, arrays, records and figures are written only by ``onenn.pipeline.io`` (atomically), or by a callback
+    that ``onenn.pipeline.io.write_with`` hands a temporary path."""
     offenders = []
     for path in [*ROOT.glob("onenn/*.py"), *ROOT.glob("workflow/scripts/*.py")]:
         if path.name == "io.py":
@@ -248,7 +248,7 @@ def test_every_writer_goes_through_onenn_io():
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if WRITE_CALL.search(line) and "write_with(" not in line:
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
-    assert offenders == [], "write outputs with onenn.io (save_arrays, save_json, save_table, write_with)"
+    assert offenders == [], "write outputs with onenn.pipeline.io (save_arrays, save_json, save_table, write_with)"
 
 
 # --- failure modes through Snakemake ----------------------------------------------------------------------

@@ -3,8 +3,8 @@
 import json
 import re
 
-from onenn.plots import FIGURES
-from onenn.report import markdown_to_html
+from onenn.analysis.plots import FIGURES
+from onenn.analysis.report import markdown_to_html
 from tests.workflow_helpers import ROOT, snakemake
 
 

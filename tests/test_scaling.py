@@ -1,9 +1,9 @@
-"""Experiment 2's estimator (onenn.scaling): the numpy model, the ratio and its interval, the points."""
+"""Experiment 2's estimator (onenn.theory.scaling): the numpy model, the ratio and its interval, the points."""
 
 import numpy as np
 import pytest
 
-from onenn.scaling import Point, paired_losses, points, query_attention, ratio_estimate, scaling_table, square_losses
+from onenn.theory.scaling import Point, paired_losses, points, query_attention, ratio_estimate, scaling_table, square_losses
 from tests.reference import output, simplex
 
 PANELS = {"by_K": {"xi": [[2, 5]], "K": [2, 3], "prompts": 300}, "grid": {"xi": [[1, 2], [3, 6]], "K": [5], "prompts": 200}}

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from onenn.audit import AuditSettings, FullMatrixSettings, LandscapeSettings
-from onenn.binary import BinarySettings
-from onenn.train import TrainSettings
+from onenn.theory.audit import AuditSettings, FullMatrixSettings, LandscapeSettings
+from onenn.training.binary import BinarySettings
+from onenn.training.train import TrainSettings
 
 CLASSES = [TrainSettings, BinarySettings, AuditSettings, LandscapeSettings, FullMatrixSettings]
 

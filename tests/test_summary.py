@@ -1,11 +1,11 @@
-"""The headline table (onenn.summary) on small tables whose statistics are known by hand."""
+"""The headline table (onenn.analysis.summary) on small tables whose statistics are known by hand."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.summary import summarise, to_markdown
-from onenn.tables import first_and_last, normalise_types, variant_order
+from onenn.analysis.summary import summarise, to_markdown
+from onenn.analysis.tables import first_and_last, normalise_types, variant_order
 
 
 def train_table() -> pd.DataFrame:

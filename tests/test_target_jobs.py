@@ -10,7 +10,7 @@ import yaml
 from snakemake.target_jobs import parse_target_jobs_cli_args
 from snakemake_interface_executor_plugins.utils import TargetSpec, encode_target_jobs_cli_args
 
-from onenn import experiments as ex
+from onenn.pipeline import experiments as ex
 from tests.workflow_helpers import ROOT
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from onenn.testsets import make_test_set
+from onenn.prompts import make_test_set
 
 
 @pytest.mark.parametrize("K,delta", [(2, 0.1), (3, 0.1), (5, 0.5), (3, 1.5)])

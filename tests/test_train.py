@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from onenn.family import diagnostics
-from onenn.train import TrainSettings, eval_steps, resolve_device, train
+from onenn.training.train import TrainSettings, eval_steps, resolve_device, train
 
 
 @pytest.mark.parametrize("steps,n", [(1, 2), (5, 2), (10, 48), (100_000, 48), (40_000, 41)])

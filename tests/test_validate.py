@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from onenn import experiments as ex
-from onenn.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
+from onenn.pipeline import experiments as ex
+from onenn.pipeline.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
 from tests.workflow_helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]

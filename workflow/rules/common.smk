@@ -1,4 +1,4 @@
-# Input and parameter functions shared by the rules. The logic lives in onenn.experiments (no torch).
+# Input and parameter functions shared by the rules. The logic lives in onenn.pipeline.experiments (no torch).
 import os
 import sys
 
@@ -7,8 +7,8 @@ import sys
 sys.path.insert(0, workflow.basedir)
 os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
-from onenn import experiments as ex
-from onenn import resources as res
+from onenn.pipeline import experiments as ex
+from onenn.pipeline import resources as res
 
 TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
 SCALING_EXPERIMENTS = ex.experiment_names(config, kind="scaling")

@@ -1,5 +1,5 @@
-from onenn.audit import beyond_job
-from onenn.logs import job_log
+from onenn.theory.audit import beyond_job
+from onenn.pipeline.logs import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     beyond_job(

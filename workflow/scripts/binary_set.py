@@ -1,5 +1,5 @@
-from onenn.binary import binary_set_job
-from onenn.logs import job_log
+from onenn.training.binary import binary_set_job
+from onenn.pipeline.logs import job_log
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 with job_log(snakemake.log[0]) as log:  # noqa: F821

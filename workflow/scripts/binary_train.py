@@ -1,5 +1,5 @@
-from onenn.binary import binary_train_job
-from onenn.logs import job_log
+from onenn.training.binary import binary_train_job
+from onenn.pipeline.logs import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     binary_train_job(

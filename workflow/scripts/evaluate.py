@@ -1,5 +1,5 @@
-from onenn.evaluate import evaluate_job
-from onenn.logs import job_log
+from onenn.analysis.evaluate import evaluate_job
+from onenn.pipeline.logs import job_log
 
 i = snakemake.input  # noqa: F821
 with job_log(snakemake.log[0]) as log:  # noqa: F821

@@ -1,6 +1,6 @@
-from onenn.logs import job_log
-from onenn.plots import PlotStyle, render
-from onenn.tables import read_table
+from onenn.pipeline.logs import job_log
+from onenn.analysis.plots import PlotStyle, render
+from onenn.analysis.tables import read_table
 
 with job_log(snakemake.log[0]):  # noqa: F821
     render(

@@ -1,6 +1,6 @@
-from onenn.io import save_arrays
-from onenn.logs import job_log
-from onenn.testsets import make_test_set
+from onenn.pipeline.io import save_arrays
+from onenn.pipeline.logs import job_log
+from onenn.prompts import make_test_set
 
 w, p = snakemake.wildcards, snakemake.params  # noqa: F821
 with job_log(snakemake.log[0]) as log:  # noqa: F821

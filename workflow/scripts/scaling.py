@@ -1,5 +1,5 @@
-from onenn.logs import job_log
-from onenn.scaling import scaling_job
+from onenn.pipeline.logs import job_log
+from onenn.theory.scaling import scaling_job
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     scaling_job(

@@ -1,5 +1,5 @@
-from onenn.logs import job_log
-from onenn.summary import summary_job
+from onenn.pipeline.logs import job_log
+from onenn.analysis.summary import summary_job
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     kinds = dict(snakemake.params.kinds)  # noqa: F821

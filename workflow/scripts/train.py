@@ -1,5 +1,5 @@
-from onenn.logs import job_log
-from onenn.train import train_job
+from onenn.pipeline.logs import job_log
+from onenn.training.train import train_job
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821
     train_job(

@@ -23,16 +23,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from onenn.evaluate import load_evaluation_inputs
+from onenn.analysis.evaluate import load_evaluation_inputs
 from onenn.family import diagnostics
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
-from onenn.io import load_arrays, save_arrays, save_json, save_table
+from onenn.pipeline.io import load_arrays, save_arrays, save_json, save_table
 from onenn.model import forward
-from onenn.settings import Settings
-from onenn.tables import run_table
-from onenn.testsets import sphere
-from onenn.train import DTYPES, check_finite, eval_steps
+from onenn.pipeline.settings import Settings
+from onenn.analysis.tables import run_table
+from onenn.prompts import sphere
+from onenn.training.train import DTYPES, check_finite, eval_steps
 
 LABELS = ("gaussian", "rademacher")
 SPLITS = ("train", "uniform", "separated")

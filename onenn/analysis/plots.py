@@ -1,4 +1,4 @@
-"""Seaborn figures, one function per experiment. They only draw: the statistics come from ``onenn.tables``."""
+"""Seaborn figures, one function per experiment. They only draw: the statistics come from ``onenn.analysis.tables``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from onenn.io import write_with
-from onenn.tables import (
+from onenn.pipeline.io import write_with
+from onenn.analysis.tables import (
     XI_RATIO_BOUND,
     audit_trajectory,
     class_scaled,

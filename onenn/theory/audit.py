@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn import reduced as R
+from onenn.theory import reduced as R
 from onenn.family import diagnostics
-from onenn.io import save_table
-from onenn.settings import Settings
-from onenn.tables import normalise_types
+from onenn.pipeline.io import save_table
+from onenn.pipeline.settings import Settings
+from onenn.analysis.tables import normalise_types
 
 SIGMA_RULES = ("theorem1", "lemma12")
 SOURCES = ("gd", "flow", "continuation", "resample", "plain")
@@ -214,7 +214,7 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     (SPEC §1), and on ``{label rows = 0}`` the label-expected gradient of the label rows is an expectation
     of odd monomials of the zero-mean, symmetric labels, hence 0: full-matrix GD from ``W0`` keeps them 0.
     There, the attention does not depend on the labels, and for labels with ``E y_j y_k = [j = k]`` the
-    per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.reduced``), whose score gradient is
+    per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.theory.reduced``), whose score gradient is
     ``q_k (g_k − ḡ)`` with ``g_j = q_j − [j = i*]``, ``g_query = 0``. ``x`` (n, N+1, d), the query last.
     """
     n, _, d = x.shape
@@ -264,7 +264,7 @@ class FullMatrixSettings(Settings):
 
 def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side."""
-    from onenn.testsets import sphere  # numpy only
+    from onenn.prompts import sphere  # numpy only
 
     x = sphere(np.random.default_rng(s.seed), (s.prompts, s.N + 1), s.d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])  # the reduced sample: inner products of the same prompts

@@ -8,7 +8,7 @@ import html
 import logging
 from collections.abc import Iterator
 
-from onenn.io import write_with
+from onenn.pipeline.io import write_with
 
 STYLE = """body { font-family: sans-serif; font-size: 13px; margin: 1em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }

@@ -1,6 +1,6 @@
 """The autograd baseline: training written the way a PyTorch user would write it. It forms the whole
 attention ``H·softmax(HᵀWH)`` of SPEC §1, calls ``loss.backward()`` and steps ``torch.optim.SGD``, on the
-same minibatches as the engine (``onenn.train.sample_batch``, same seeds). The benchmark times it against
+same minibatches as the engine (``onenn.training.train.sample_batch``, same seeds). The benchmark times it against
 the engine, and a test checks that both give the same weights."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import embed, nearest_neighbour, simplex_code
-from onenn.train import DTYPES, TrainSettings, eval_steps, resolve_device, sample_batch
+from onenn.training.train import DTYPES, TrainSettings, eval_steps, resolve_device, sample_batch
 
 
 class FullAttention(torch.nn.Module):
@@ -31,7 +31,7 @@ class FullAttention(torch.nn.Module):
 
 
 class Baseline:
-    """One run of autograd SGD, with the start and the minibatches of ``onenn.train.train``."""
+    """One run of autograd SGD, with the start and the minibatches of ``onenn.training.train.train``."""
 
     def __init__(self, settings: TrainSettings) -> None:
         s = self.settings = settings
@@ -58,7 +58,7 @@ class Baseline:
 
 
 def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
-    """Like ``onenn.train.train``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss
+    """Like ``onenn.training.train.train``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss
     of every step."""
     run = Baseline(settings)
     saved_steps = eval_steps(settings.steps, settings.n_eval)

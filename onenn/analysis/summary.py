@@ -6,7 +6,7 @@ saved step (mean, sd and n over seeds), and the parameter diagnostics at the fir
 ratio end/start; norm of the label columns). Scaling experiments: ``L_MC``, ``L_bin`` (with their standard
 errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` in ``reference``. Beyond the
 paper (SPEC §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
-(``onenn.tables.audit_summary``, the ratio next to 7/15 in ``reference``) and its loss at log-spaced times
+(``onenn.analysis.tables.audit_summary``, the ratio next to 7/15 in ``reference``) and its loss at log-spaced times
 (``quantity`` ``loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance to the family and to
 the reduced trajectory.
 """
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from onenn.experiments import variant_name
-from onenn.io import save_table, write_with
-from onenn.tables import (
+from onenn.pipeline.experiments import variant_name
+from onenn.pipeline.io import save_table, write_with
+from onenn.analysis.tables import (
     XI_RATIO_BOUND,
     audit_at_times,
     audit_summary,

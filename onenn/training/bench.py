@@ -1,9 +1,9 @@
-"""Benchmark of the training engine, side by side: ``python -m onenn.bench`` (``--help`` for the options).
+"""Benchmark of the training engine, side by side: ``python -m onenn.training.bench`` (``--help`` for the options).
 
 Per seed-step, on one thread, in one run on one machine:
 
-- **engine**: a step of ``onenn.engine`` (drawing the minibatch included);
-- **baseline**: the autograd baseline ``onenn.baseline`` (full attention matrix, ``loss.backward()``,
+- **engine**: a step of ``onenn.training.engine`` (drawing the minibatch included);
+- **baseline**: the autograd baseline ``onenn.training.baseline`` (full attention matrix, ``loss.backward()``,
   ``torch.optim.SGD``) on the same minibatches;
 - **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine;
 - the engine's parts, for a profile: the per-block preparation (draws included) and the SGD step alone.
@@ -28,10 +28,10 @@ from datetime import datetime, timezone
 import numpy as np
 import torch
 
-from onenn.baseline import Baseline, train_baseline
-from onenn.engine import draw_step
-from onenn.io import write_with
-from onenn.train import TrainSettings, make_engine, train
+from onenn.training.baseline import Baseline, train_baseline
+from onenn.training.engine import draw_step
+from onenn.pipeline.io import write_with
+from onenn.training.train import TrainSettings, make_engine, train
 
 #: the paper's defaults, then longer contexts and more classes
 CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}}
@@ -144,7 +144,7 @@ def table(rows: list[dict], header: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(prog="python -m onenn.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m onenn.training.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="training precision")
     parser.add_argument("--clock", default="cpu", choices=["cpu", "wall"], help="CPU time of the process, or wall")
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> str:
         rows.append({"config": name, "d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "check": check, **timed})
     clock_name = "wall time" if args.device == "cuda" or args.clock == "wall" else "CPU time of the process"
     header = [
-        "# Training engine benchmark (`python -m onenn.bench`)",
+        "# Training engine benchmark (`python -m onenn.training.bench`)",
         "",
         (
             f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-from onenn import experiments as ex
+from onenn.pipeline import experiments as ex
 
 KeyPath = tuple[str | int, ...]
 
@@ -272,7 +272,7 @@ class Variant:
 
 
 def declared_variants(name: str, exp: dict) -> list[Variant]:
-    """The variants in declaration order, as ``onenn.experiments.variants`` builds them, duplicates kept."""
+    """The variants in declaration order, as ``onenn.pipeline.experiments.variants`` builds them, duplicates kept."""
     base: KeyPath = ("experiments", name)
     out = []
     sweep = exp.get("sweep") or {}
@@ -303,7 +303,7 @@ def resolved(config: dict, exp: dict, variant: Variant) -> dict[str, Any]:
     return {**config["defaults"], **{k: v for k, v in exp.items() if k not in ex.EXPERIMENT_KEYS}, **variant.overrides}
 
 
-# no comma: Snakemake splits a cluster job's --target-jobs wildcards at commas (see onenn.experiments)
+# no comma: Snakemake splits a cluster job's --target-jobs wildcards at commas (see onenn.pipeline.experiments)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$"
 
 

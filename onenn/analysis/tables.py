@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onenn.io import save_table
+from onenn.pipeline.io import save_table
 
 ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
 

@@ -1,7 +1,7 @@
 """The training engine: SGD on the minibatch loss (SPEC §4), fused, with every buffer allocated once.
 
 The mathematics is that of ``onenn.model`` and ``onenn.gradient``, the readable reference; tests check that
-the engine agrees with it and with autograd (``onenn.baseline``). This module only arranges it for speed.
+the engine agrees with it and with autograd (``onenn.training.baseline``). This module only arranges it for speed.
 
 Layout: a minibatch is held as its embedding with the *prompt index innermost*, ``H`` of shape ``(D, T, B)``
 with ``T = N + 1`` tokens (the query last) and ``B`` prompts. Every operation of a step is then an

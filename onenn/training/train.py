@@ -1,5 +1,5 @@
 """Training runs: settings, the minibatch stream, and SGD with the analytic gradient (SPEC §4) through
-``onenn.engine``, on the CPU or a CUDA device."""
+``onenn.training.engine``, on the CPU or a CUDA device."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from onenn.engine import Engine, draw_step
+from onenn.training.engine import Engine, draw_step
 from onenn.init import initial_weights
-from onenn.io import save_arrays, save_json
+from onenn.pipeline.io import save_arrays, save_json
 from onenn.losses import Loss
-from onenn.settings import Settings
+from onenn.pipeline.settings import Settings
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -75,7 +75,7 @@ def sample_batch(
     batch: int, N: int, d: int, K: int, generator: torch.Generator, *, dtype: torch.dtype, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``c`` (B, N). The same
-    numbers, from the same generator state, as one training step of the engine (``onenn.engine.draw_step``)."""
+    numbers, from the same generator state, as one training step of the engine (``onenn.training.engine.draw_step``)."""
     z = torch.empty(d, N + 1, batch, dtype=torch.float32, device=device)
     c = torch.empty(N, batch, dtype=torch.long, device=device)
     draw_step(z, c, K, generator)
