@@ -29,6 +29,7 @@ from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.io import load_arrays, save_arrays, save_json, save_table
 from onenn.model import forward
+from onenn.provenance import versions
 from onenn.settings import Settings
 from onenn.tables import run_table
 from onenn.testsets import sphere
@@ -225,7 +226,7 @@ def binary_train_job(
     seconds = time.perf_counter() - started
     save_arrays(weights_path, **result)
     record = {**identity, **s.to_dict(), "steps": s.steps, "seconds": seconds, "ms_per_step": 1e3 * seconds / s.steps,
-              "torch": torch.__version__}
+              **versions()}
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
 

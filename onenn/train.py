@@ -14,6 +14,7 @@ from onenn.engine import Engine, draw_step
 from onenn.init import initial_weights
 from onenn.io import save_arrays, save_json
 from onenn.losses import Loss
+from onenn.provenance import versions
 from onenn.settings import Settings
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -192,7 +193,7 @@ def train_job(
     if result["diverged_step"] >= 0:
         log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
     save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
-    record = {**identity, **s.to_dict(), "device_used": result["device"], "torch": torch.__version__,
+    record = {**identity, **s.to_dict(), "device_used": result["device"], **versions(),
               "diverged": result["diverged_step"] >= 0, "diverged_step": result["diverged_step"]}
     record["seed"] = s.seed
     save_json(run_path, record)
