@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from onenn import provenance
 from onenn.experiments import variant_name
 from onenn.io import save_table, write_with
-from onenn import provenance
 from onenn.tables import (
     XI_RATIO_BOUND,
     audit_at_times,
