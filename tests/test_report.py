@@ -1,7 +1,9 @@
 """The HTML report: every figure with its caption, grouped by experiment; the headline table as a page."""
 
+import base64
 import json
 import re
+import urllib.parse
 
 from onenn.analysis.plots import FIGURES
 from onenn.analysis.report import markdown_to_html
@@ -55,3 +57,9 @@ def test_report_holds_every_figure_with_its_caption_under_its_experiment(quick_r
     summary = "results/tables/summary.html"  # the headline table, as a page
     assert results[summary]["mime_type"] == "text/html" and summary in categories["Headline table"]["Other"]
     assert "The headline table" in results[summary]["caption"]
+    assert "This table was made with python " in data_uri_text(results[summary]["data_uri"])  # its versions
+
+
+def data_uri_text(uri: str) -> str:
+    head, data = uri.split(",", 1)
+    return base64.b64decode(data).decode() if head.endswith(";base64") else urllib.parse.unquote(data)

@@ -8,7 +8,8 @@ errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` 
 paper (SPEC §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
 (``onenn.analysis.tables.audit_summary``, the ratio next to 7/15 in ``reference``) and its loss at log-spaced times
 (``quantity`` ``loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance to the family and to
-the reduced trajectory.
+the reduced trajectory. Every row also records the software that made it (``onenn.pipeline.provenance``: the versions of
+python, torch, numpy and snakemake), which the Markdown states at its end.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 from onenn.pipeline.experiments import variant_name
 from onenn.pipeline.io import save_table, write_with
 from onenn.analysis.tables import (
+from onenn.pipeline import provenance
     XI_RATIO_BOUND,
     audit_at_times,
     audit_summary,
@@ -196,6 +198,7 @@ def summarise(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.Data
         parts.append(SUMMARISERS[kind](table))
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
+    out = out.assign(**provenance.versions())  # python, torch, numpy, snakemake: the software that made this table
     return normalise_types(out)
 
 
@@ -322,6 +325,9 @@ def to_markdown(summary: pd.DataFrame) -> str:
         kind = rows["kind"].iloc[0]
         lines += [f"## {name} ({kind})", ""]
         lines += MARKDOWN[kind](rows)
+    if set(provenance.KEYS) <= set(summary.columns) and len(summary):
+        made_with = provenance.describe(summary.iloc[0][list(provenance.KEYS)].to_dict())
+        lines += ["## Software", "", f"This table was made with {made_with}.", ""]
     return "\n".join(lines)
 
 

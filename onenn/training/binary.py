@@ -33,6 +33,7 @@ from onenn.pipeline.settings import Settings
 from onenn.analysis.tables import run_table
 from onenn.prompts import sphere
 from onenn.training.train import DTYPES, check_finite, eval_steps
+from onenn.pipeline.provenance import versions
 
 LABELS = ("gaussian", "rademacher")
 SPLITS = ("train", "uniform", "separated")
@@ -225,7 +226,7 @@ def binary_train_job(
     seconds = time.perf_counter() - started
     save_arrays(weights_path, **result)
     record = {**identity, **s.to_dict(), "steps": s.steps, "seconds": seconds, "ms_per_step": 1e3 * seconds / s.steps,
-              "torch": torch.__version__}
+              **versions()}
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
 

@@ -15,6 +15,7 @@ from onenn.init import initial_weights
 from onenn.pipeline.io import save_arrays, save_json
 from onenn.losses import Loss
 from onenn.pipeline.settings import Settings
+from onenn.pipeline.provenance import versions
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -192,7 +193,7 @@ def train_job(
     if result["diverged_step"] >= 0:
         log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
     save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
-    record = {**identity, **s.to_dict(), "device_used": result["device"], "torch": torch.__version__,
+    record = {**identity, **s.to_dict(), "device_used": result["device"], **versions(),
               "diverged": result["diverged_step"] >= 0, "diverged_step": result["diverged_step"]}
     record["seed"] = s.seed
     save_json(run_path, record)

@@ -1,0 +1,36 @@
+"""Which software produced a result: the versions of Python and of the packages the numbers depend on. Every
+run record (``run.json``), and with it every experiment table, and the headline table carry them.
+
+No torch import: ``importlib.metadata`` reads the installed distributions' metadata, so jobs that do not use
+torch stay free of it.
+"""
+
+from __future__ import annotations
+
+import platform
+from importlib.metadata import PackageNotFoundError, version
+
+#: the packages whose versions a result records, besides Python
+PACKAGES = ("torch", "numpy", "snakemake")
+#: the keys of ``versions()``, in order: python, then ``PACKAGES``
+KEYS = ("python", *PACKAGES)
+#: the value for a package that is not installed
+MISSING = "not installed"
+
+
+def package_version(name: str) -> str:
+    """The installed version of distribution ``name`` (e.g. ``2.13.0+cpu``), or ``MISSING``."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return MISSING
+
+
+def versions() -> dict[str, str]:
+    """``{"python": "3.11.7", "torch": ..., "numpy": ..., "snakemake": ...}`` of this interpreter."""
+    return {"python": platform.python_version(), **{name: package_version(name) for name in PACKAGES}}
+
+
+def describe(found: dict[str, str]) -> str:
+    """``python 3.11.7, torch 2.13.0+cpu, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS`` present)."""
+    return ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)

@@ -1,0 +1,82 @@
+"""Provenance: every run record, every experiment table and the headline table (and with it the report) carry the
+versions of python, torch, numpy and snakemake that made them, as importlib.metadata reports them."""
+
+import logging
+import platform
+import subprocess
+import sys
+from importlib.metadata import version
+
+import pandas as pd
+
+from onenn import provenance
+from onenn.binary import BinarySettings, binary_train_job, make_binary_set
+from onenn.io import load_json, save_arrays
+from onenn.report import markdown_to_html
+from onenn.analysis.summary import summarise, to_markdown
+from onenn.train import TrainSettings, train_job
+from tests.test_summary import scaling_table, train_table
+
+LOG = logging.getLogger("test")
+EXPECTED = {"python": platform.python_version(), "torch": version("torch"), "numpy": version("numpy"),
+            "snakemake": version("snakemake")}
+MADE_WITH = (f"This table was made with python {EXPECTED['python']}, torch {EXPECTED['torch']}, "
+             f"numpy {EXPECTED['numpy']}, snakemake {EXPECTED['snakemake']}.")
+
+
+def recorded(record: dict) -> dict:
+    return {key: record.get(key) for key in EXPECTED}
+
+
+def test_versions_are_what_importlib_metadata_reports():
+    assert provenance.versions() == EXPECTED
+    assert tuple(provenance.versions()) == provenance.KEYS
+    assert provenance.package_version("no-such-distribution-onenn") == provenance.MISSING
+
+
+def test_reading_the_versions_does_not_import_torch():
+    code = "import sys, onenn.pipeline.provenance, onenn.analysis.summary; onenn.pipeline.provenance.versions(); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_training_run_record_carries_the_versions(tmp_path):
+    identity = {"experiment": "e", "variant": "default", "seed": "0"}
+    train_job(TrainSettings(steps=4, n_eval=2, device="cpu").to_dict(), identity=identity,
+              weights_path=str(tmp_path / "weights.npz"), run_path=str(tmp_path / "run.json"), threads=1, log=LOG)
+    assert recorded(load_json(tmp_path / "run.json")) == EXPECTED
+
+
+def test_binary_run_record_carries_the_versions(tmp_path):
+    s = BinarySettings(d=3, N=4, epochs=1, train_size=20, batch=10, n_eval=2)
+    save_arrays(tmp_path / "train.npz", **make_binary_set("train", 20, 3, 4, "gaussian", None, seed=0))
+    binary_train_job(s.to_dict(), identity={"experiment": "b", "variant": "default", "seed": "0"},
+                     train_path=str(tmp_path / "train.npz"), weights_path=str(tmp_path / "weights.npz"),
+                     run_path=str(tmp_path / "run.json"), threads=1, log=LOG)
+    assert recorded(load_json(tmp_path / "run.json")) == EXPECTED
+
+
+def test_headline_table_and_its_page_carry_the_versions():
+    summary = summarise({"e": train_table(), "s": scaling_table()}, {"e": "train", "s": "scaling"})
+    for key, value in EXPECTED.items():
+        assert summary[key].dtype == "string" and (summary[key] == value).all(), key
+    markdown = to_markdown(summary)
+    assert markdown.endswith(f"## Software\n\n{MADE_WITH}\n")
+    assert f"<p>{MADE_WITH}</p>" in markdown_to_html(markdown, title="Headline table")
+
+
+def test_a_quick_run_records_the_versions_everywhere(quick_run):
+    """Every run record (multiclass and binary), every run's rows in its experiment table and the headline table
+    (Parquet and Markdown); test_report checks the report's page of it."""
+    records = sorted((quick_run / "results/runs").rglob("run.json"))
+    assert records and any("binary" in p.as_posix() for p in records), records
+    for path in records:
+        assert recorded(load_json(path)) == EXPECTED, path
+    run_tables = [pd.read_parquet(p) for p in (quick_run / "results/tables").glob("*.parquet")]
+    run_tables = [t for t in run_tables if "seed" in t and "step" in t and "device_used" in t]
+    assert run_tables
+    for table in run_tables:
+        assert all((table[key] == value).all() for key, value in EXPECTED.items())
+    summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
+    assert all((summary[key] == value).all() for key, value in EXPECTED.items())
+    assert MADE_WITH in (quick_run / "results/tables/summary.md").read_text()
