@@ -39,10 +39,8 @@ RULES: dict[str, tuple[re.Pattern[str], str]] = {
 def tracked_files() -> list[Path]:
     """Every file git tracks in this checkout that exists in the working tree."""
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, timeout=60
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as err:
         pytest.fail(f"this test lists the tracked files with `git ls-files` in {ROOT}; it failed: {err}")
     paths = [ROOT / name for name in out.decode().split("\0") if name]
     return [p for p in paths if p.is_file()]
@@ -86,6 +84,4 @@ def test_the_checkout_has_tracked_text_files(files):
 def test_no_tracked_file_refers_outside_the_repository(files, rule):
     pattern, instead = RULES[rule]
     found = offenders(files, pattern)
-    assert not found, (
-        f"{len(found)} line(s) refer to the {rule} ({instead}):\n" + "\n".join(found)
-    )
+    assert not found, f"{len(found)} line(s) refer to the {rule} ({instead}):\n" + "\n".join(found)
