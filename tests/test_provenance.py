@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 import pandas as pd
 
-from onenn import provenance
+from onenn.pipeline import provenance
 from onenn.training.binary import BinarySettings, binary_train_job, make_binary_set
 from onenn.pipeline.io import load_json, save_arrays
 from onenn.analysis.report import markdown_to_html
