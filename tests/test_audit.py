@@ -5,10 +5,10 @@ import itertools
 import numpy as np
 import pytest
 
+from onenn.analysis.tables import XI_RATIO_BOUND, audit_at_times, audit_summary, audit_trajectory
+from onenn.family import diagnostics
 from onenn.theory import audit as A
 from onenn.theory import reduced as R
-from onenn.family import diagnostics
-from onenn.analysis.tables import XI_RATIO_BOUND, audit_at_times, audit_summary, audit_trajectory
 
 
 def test_resolve_sigma():

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.training import binary as B
-from onenn.theory import reduced as R
-from onenn.theory.audit import embed_active, full_loss_grad
 from onenn.family import family_matrix
 from onenn.gradient import weight_gradient
 from onenn.model import forward, nearest_neighbour
+from onenn.theory import reduced as R
+from onenn.theory.audit import embed_active, full_loss_grad
+from onenn.training import binary as B
 from tests.reference import central_differences, output
 
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.training.baseline import train_baseline
-from onenn.training.engine import Engine
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import forward, nearest_neighbour, simplex_code
+from onenn.training.baseline import train_baseline
+from onenn.training.engine import Engine
 from onenn.training.train import TrainSettings, make_engine, sample_batch, train
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.theory import reduced
 from onenn.family import family_matrix, project
 from onenn.gradient import weight_gradient
 from onenn.init import assumption2
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
-from onenn.theory.scaling import paired_losses, square_losses
 from onenn.prompts import uniform_prompts
+from onenn.theory import reduced
+from onenn.theory.scaling import paired_losses, square_losses
 from tests.conftest import random_prompts
 
 

@@ -3,7 +3,15 @@
 import numpy as np
 import pytest
 
-from onenn.theory.scaling import Point, paired_losses, points, query_attention, ratio_estimate, scaling_table, square_losses
+from onenn.theory.scaling import (
+    Point,
+    paired_losses,
+    points,
+    query_attention,
+    ratio_estimate,
+    scaling_table,
+    square_losses,
+)
 from tests.reference import output, simplex
 
 PANELS = {"by_K": {"xi": [[2, 5]], "K": [2, 3], "prompts": 300}, "grid": {"xi": [[1, 2], [3, 6]], "K": [5], "prompts": 200}}

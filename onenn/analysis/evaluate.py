@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from onenn.analysis.tables import run_table
 from onenn.family import diagnostics
-from onenn.pipeline.io import load_arrays, load_json, save_table
 from onenn.losses import Loss
 from onenn.model import forward, predict, simplex_code
-from onenn.analysis.tables import run_table
+from onenn.pipeline.io import load_arrays, load_json, save_table
 
 METRICS = ("logit_error", "accuracy", "test_loss")
 

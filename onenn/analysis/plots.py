@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from onenn.pipeline.io import write_with
 from onenn.analysis.tables import (
     XI_RATIO_BOUND,
     audit_trajectory,
@@ -24,6 +23,7 @@ from onenn.analysis.tables import (
     seed_stats,
     variant_order,
 )
+from onenn.pipeline.io import write_with
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from onenn.pipeline.experiments import variant_name
-from onenn.pipeline.io import save_table, write_with
 from onenn.analysis.tables import (
-from onenn.pipeline import provenance
     XI_RATIO_BOUND,
     audit_at_times,
     audit_summary,
@@ -33,6 +30,9 @@ from onenn.pipeline import provenance
     seed_stats,
     variant_order,
 )
+from onenn.pipeline import provenance
+from onenn.pipeline.experiments import variant_name
+from onenn.pipeline.io import save_table, write_with
 
 COLUMNS = ("experiment", "kind", "variant", "K", "panel", "xi1", "xi2", "test_set", "quantity",
            "mean", "sd", "n", "se", "lower", "upper", "reference")

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.theory import reduced as R
+from onenn.analysis.tables import normalise_types
 from onenn.family import diagnostics
 from onenn.pipeline.io import save_table
 from onenn.pipeline.settings import Settings
-from onenn.analysis.tables import normalise_types
+from onenn.theory import reduced as R
 
 SIGMA_RULES = ("theorem1", "lemma12")
 SOURCES = ("gd", "flow", "continuation", "resample", "plain")

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from onenn.analysis.tables import normalise_types
 from onenn.family import family_matrix
 from onenn.pipeline.io import save_table
-from onenn.analysis.tables import normalise_types
 from onenn.prompts import sphere
 
 #: prompts drawn at a time: bounds the memory of a point (8192 × 17 × 8 float64 ≈ 9 MB)

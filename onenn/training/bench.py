@@ -28,9 +28,9 @@ from datetime import datetime, timezone
 import numpy as np
 import torch
 
+from onenn.pipeline.io import write_with
 from onenn.training.baseline import Baseline, train_baseline
 from onenn.training.engine import draw_step
-from onenn.pipeline.io import write_with
 from onenn.training.train import TrainSettings, make_engine, train
 
 #: the paper's defaults, then longer contexts and more classes

@@ -24,16 +24,16 @@ import pandas as pd
 import torch
 
 from onenn.analysis.evaluate import load_evaluation_inputs
+from onenn.analysis.tables import run_table
 from onenn.family import diagnostics
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
-from onenn.pipeline.io import load_arrays, save_arrays, save_json, save_table
 from onenn.model import forward
+from onenn.pipeline.io import load_arrays, save_arrays, save_json, save_table
+from onenn.pipeline.provenance import versions
 from onenn.pipeline.settings import Settings
-from onenn.analysis.tables import run_table
 from onenn.prompts import sphere
 from onenn.training.train import DTYPES, check_finite, eval_steps
-from onenn.pipeline.provenance import versions
 
 LABELS = ("gaussian", "rademacher")
 SPLITS = ("train", "uniform", "separated")

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from onenn.training.engine import Engine, draw_step
 from onenn.init import initial_weights
-from onenn.pipeline.io import save_arrays, save_json
 from onenn.losses import Loss
-from onenn.pipeline.settings import Settings
+from onenn.pipeline.io import save_arrays, save_json
 from onenn.pipeline.provenance import versions
+from onenn.pipeline.settings import Settings
+from onenn.training.engine import Engine, draw_step
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
