@@ -1,4 +1,4 @@
-"""The two-parameter family ``diag{ξ1·I_d, 0, −ξ2}`` and the parameter diagnostics of SPEC §5 (numpy only)."""
+"""The two-parameter family ``diag{ξ1·I_d, 0, −ξ2}`` and the parameter diagnostics of docs/method.md §5 (numpy only)."""
 
 from __future__ import annotations
 

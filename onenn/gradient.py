@@ -1,4 +1,4 @@
-"""The analytic gradient of a minibatch loss with respect to the whole ``D×D`` matrix ``W`` (SPEC §4).
+"""The analytic gradient of a minibatch loss with respect to the whole ``D×D`` matrix ``W`` (docs/method.md §4).
 
 For one prompt with ``g = ∂loss/∂ℓ``: ``∂loss/∂s_j = q_j(⟨y_j, g⟩ − ⟨ℓ, g⟩)`` (the query's label is 0) and
 ``∂loss/∂W = r h_{N+1}^T`` with ``r = Σ_j ∂loss/∂s_j h_j``. Since ``h_{N+1} = [x_{N+1}; 0; 1]``, only the

@@ -1,4 +1,4 @@
-"""Initialisation of ``W`` (SPEC §4): Assumption 2 and its perturbed and block-confined variants."""
+"""Initialisation of ``W`` (docs/method.md §4): Assumption 2 and its perturbed and block-confined variants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-prompt losses of SPEC §2 and their gradients with respect to the model output ``ℓ``.
+"""Per-prompt losses of docs/method.md §2 and their gradients with respect to the model output ``ℓ``.
 
 Every loss maps ``(ell, c_target, y_target)`` to ``(loss (B,), dloss/dℓ (B, m))``; the gradient with respect
 to ``W`` is then the same rank-one formula for every loss (``onenn.gradient``). ``y_target`` is the label
@@ -17,7 +17,7 @@ LOSSES = ("square", "cross_entropy", "mixture", "squentropy")
 
 @dataclass(frozen=True)
 class Loss:
-    """A loss of SPEC §2. ``c`` is the cross-entropy weight of the mixture (ignored by the others)."""
+    """A loss of docs/method.md §2. ``c`` is the cross-entropy weight of the mixture (ignored by the others)."""
 
     name: str = "square"
     c: float = 0.0

@@ -1,6 +1,6 @@
-"""The one-layer softmax-attention model of SPEC §1, its argmax head and the 1-NN target.
+"""The one-layer softmax-attention model of docs/method.md §1, its argmax head and the 1-NN target.
 
-Prompts are stored as token *rows* (the transpose of SPEC's columns):
+Prompts are stored as token *rows* (the transpose of the columns of docs/method.md §1):
 ``x``  (B, N+1, d) inputs, the query last;
 ``Y``  (B, N, m)   label vectors of the context (simplex codes ``u_c`` with ``m = K``, or scalars with ``m = 1``).
 The embedding is ``h_j = [x_j; y_j; 0]`` for ``j <= N`` and ``h_{N+1} = [x_{N+1}; 0_m; 1]``, so ``D = d + m + 1``.

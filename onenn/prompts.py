@@ -1,4 +1,4 @@
-"""The two test distributions of SPEC §3, drawn with numpy (no torch, so dataset jobs start fast).
+"""The two test distributions of docs/method.md §3, drawn with numpy (no torch, so dataset jobs start fast).
 
 A test set is ``x`` (n, N+1, d) with the query last, ``c`` (n, N) context classes and ``nn`` (n,) the index
 ``i*`` of the query's nearest neighbour.

@@ -1,4 +1,4 @@
-"""Slow, literal implementations of SPEC §1 used as independent references by the tests: the full
+"""Slow, literal implementations of docs/method.md §1 used as independent references by the tests: the full
 embedding H with tokens as columns, the whole matrix H^T W H, loops over prompts."""
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def symmetrised_prompts(rng: np.random.Generator, n: int, N: int, d: int) -> np.
 
 def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
     """Lemma 1, exactly: on a symmetrised sample full-matrix GD never leaves the family, and its (xi1, xi2) are
-    the reduced GD's with the SPEC update (xi1 step divided by d)."""
+    the reduced GD's with the update of docs/method.md §4.3 (xi1 step divided by d)."""
     d, N, sigma, lr = 3, 4, 1.0, 0.5
     x = symmetrised_prompts(rng, 40, N, d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])

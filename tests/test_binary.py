@@ -1,4 +1,4 @@
-"""The binary setting (SPEC §3): model, gradient, the reduced loss on the family, full-matrix GD, SGD."""
+"""The binary setting (docs/method.md §3): model, gradient, the reduced loss on the family, full-matrix GD, SGD."""
 
 import math
 
@@ -114,7 +114,7 @@ def test_full_loss_grad_matches_central_differences(rng):
 
 
 def test_full_gradient_on_family_projects_to_the_reduced_gradient(rng):
-    """On the family: tr(dL/dW11) = dL/dxi1 and dL/dW33 = -dL/dxi2 (what makes the SPEC update exact)."""
+    """On the family: tr(dL/dW11) = dL/dxi1 and dL/dW33 = -dL/dxi2 (what makes the update of docs/method.md §4.3 exact)."""
     N, d = 10, 6
     x = prompts(rng, 200, N, d)[0].numpy()
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])

@@ -1,5 +1,5 @@
-"""config.yaml against SPEC §6: every experiment at the paper's scale, and the quick preset covers them all.
-The expected numbers are copied from the SPEC's table, not from the config."""
+"""config.yaml against docs/method.md §6: every experiment at the paper's scale, and the quick preset covers them all.
+The expected numbers are copied from the paper's table of experiments (docs/method.md §6), not from the config."""
 
 from pathlib import Path
 
@@ -11,8 +11,8 @@ from onenn.pipeline import experiments as ex
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 
-#: SPEC §6: experiment -> (steps, seeds, {variant setting: values})
-SPEC_TRAIN = {
+#: docs/method.md §6: experiment -> (steps, seeds, {variant setting: values})
+PAPER_TRAIN = {
     "convergence": (100_000, 8, {"N": [16, 32, 64]}),
     "distribution_shift": (60_000, 6, {"K": [3, 5]}),
     "number_of_classes": (50_000, 4, {"K": [2, 3, 5, 10]}),
@@ -25,12 +25,12 @@ def resolved(experiment):
     return [ex.settings(CONFIG, experiment, v) for v in ex.variants(CONFIG, experiment)]
 
 
-@pytest.mark.parametrize("experiment", list(SPEC_TRAIN))
+@pytest.mark.parametrize("experiment", list(PAPER_TRAIN))
 def test_training_experiments_run_at_the_paper_scale(experiment):
-    steps, seeds, sweep = SPEC_TRAIN[experiment]
+    steps, seeds, sweep = PAPER_TRAIN[experiment]
     runs = resolved(experiment)
     assert {(s["steps"], s["seeds"]) for s in runs} == {(steps, seeds)}
-    for s in runs:  # SPEC §6: d = 8, σ = 3, η = 0.05, batch 128 unless the table says otherwise
+    for s in runs:  # docs/method.md §6: d = 8, σ = 3, η = 0.05, batch 128 unless the table says otherwise
         assert (s["d"], s["sigma"], s["lr"], s["batch"]) == (8, 3.0, 0.05, 128)
     if sweep:
         (key, values), = sweep.items()
@@ -60,7 +60,7 @@ def test_scaling_identity_points_and_prompts():
 
 
 def test_the_full_run_trains_97_runs():
-    """3·8 + 2·6 + 4·4 + 9·3 + 6·3 = 97 training runs (SPEC §6)."""
+    """3·8 + 2·6 + 4·4 + 9·3 + 6·3 = 97 training runs (docs/method.md §6)."""
     assert sum(len(ex.runs(CONFIG, e)) for e in ex.experiment_names(CONFIG, kind="train")) == 97
     assert ex.experiment_names(CONFIG, kind="scaling") == ["scaling_identity"]
 

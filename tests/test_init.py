@@ -1,4 +1,4 @@
-"""The initialisers of SPEC §4: Assumption 2 and the perturbations W0 + ε·G, whole or block-confined."""
+"""The initialisers of docs/method.md §4: Assumption 2 and the perturbations W0 + ε·G, whole or block-confined."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Lemma 1 and Lemma 2 of SPEC §4, checked numerically on sampled prompts."""
+"""Lemma 1 and Lemma 2 of docs/method.md §4, checked numerically on sampled prompts."""
 
 import math
 

@@ -56,7 +56,7 @@ def test_closed_form_matches_label_monte_carlo(xi: tuple[float, float], label_ki
 
 
 def test_multiclass_scaling_with_simplex_codes() -> None:
-    """L_MC from actual simplex-coded labels equals ((K-1)/K) L_bin (SPEC Lemma 2)."""
+    """L_MC from actual simplex-coded labels equals ((K-1)/K) L_bin (Lemma 2 of the multiclass paper; docs/method.md §4.3)."""
     rng = np.random.default_rng(3)
     K, xi1, xi2 = 3, 3.0, 7.0
     t = R.sample_inner_products(40000, 16, 8, rng)

@@ -29,7 +29,7 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
 
 
 EXPERIMENTS = ("convergence", "scaling_identity", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function")
-BEYOND = ("binary_sgd", "landscape", "audit", "full_matrix")  # SPEC §7
+BEYOND = ("binary_sgd", "landscape", "audit", "full_matrix")  # docs/method.md §7
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)

@@ -1,4 +1,4 @@
-"""The metrics of SPEC §5 for every saved ``W`` of a run, on a test set."""
+"""The metrics of docs/method.md §5 for every saved ``W`` of a run, on a test set."""
 
 from __future__ import annotations
 

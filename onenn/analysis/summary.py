@@ -5,7 +5,7 @@ saved step (mean, sd and n over seeds), and the parameter diagnostics at the fir
 (distance to the family, over the whole matrix and over the blocks the loss depends on, with the per-seed
 ratio end/start; norm of the label columns). Scaling experiments: ``L_MC``, ``L_bin`` (with their standard
 errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` in ``reference``. Beyond the
-paper (SPEC §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
+paper (docs/method.md §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
 (``onenn.analysis.tables.audit_summary``, the ratio next to 7/15 in ``reference``) and its loss at log-spaced times
 (``quantity`` ``loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance to the family and to
 the reduced trajectory. Every row also records the software that made it (``onenn.pipeline.provenance``: the versions of

@@ -127,7 +127,7 @@ def aggregate_files(paths: Sequence[str], output: str, log: logging.Logger | Non
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The reduced-dynamics audit (SPEC §7)
+# The reduced-dynamics audit (docs/method.md §7)
 # ----------------------------------------------------------------------------------------------------------
 
 #: Lemma 12's invariant of the binary paper: xi1 <= (7/15) xi2

@@ -121,7 +121,7 @@ def test_set_path(split: str, s: dict[str, Any]) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Beyond the paper (SPEC §7): the binary experiment, the landscape, the audit and full-matrix GD
+# Beyond the paper (docs/method.md §7): the binary experiment, the landscape, the audit and full-matrix GD
 # ----------------------------------------------------------------------------------------------------------
 
 #: settings of each kind's job (reach it through the rule's params); `seed` of a binary run is its run seed

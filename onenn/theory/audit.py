@@ -1,9 +1,9 @@
-"""The reduced-dynamics audit of the binary paper's convergence proof (SPEC §7), the reduced loss landscape,
+"""The reduced-dynamics audit of the binary paper's convergence proof (docs/method.md §7), the reduced loss landscape,
 and full-matrix gradient descent against the reduced dynamics (Lemma 1). numpy/scipy only, no torch.
 
 Audit (kind ``audit``), per ``sigma``, at ``d = 8, N = 32`` in the config:
 
-- ``gd``: exact gradient descent on ``(xi1, xi2)`` (SPEC §4 update) for ``steps`` steps of size ``lr``, with the
+- ``gd``: exact gradient descent on ``(xi1, xi2)`` (docs/method.md §4 update) for ``steps`` steps of size ``lr``, with the
   gradient of the weighted population sample of ``reduced.audit_sample`` (fixed, common to all steps);
 - ``flow``: the gradient flow from the same start over the same time window, recorded at GD's times (time
   ``= lr * step``): where the two overlap they must agree to ``O(lr)``;
@@ -37,7 +37,7 @@ SOURCES = ("gd", "flow", "continuation", "resample", "plain")
 
 
 def resolve_sigma(sigma: float | str, N: int, d: int) -> float:
-    """A number, or the threshold of SPEC §7 it names: ``theorem1`` (its explicit part) or ``lemma12``."""
+    """A number, or the threshold of docs/method.md §7 it names: ``theorem1`` (its explicit part) or ``lemma12``."""
     if sigma == "theorem1":
         return R.sigma_threshold_theorem1(N, d)
     if sigma == "lemma12":
@@ -211,7 +211,7 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     blocks that can move.
 
     ``A`` is ``W`` on rows and columns ``(x, last)``, shape (d+1, d+1). The label columns get no gradient
-    (SPEC §1), and on ``{label rows = 0}`` the label-expected gradient of the label rows is an expectation
+    (docs/method.md §1), and on ``{label rows = 0}`` the label-expected gradient of the label rows is an expectation
     of odd monomials of the zero-mean, symmetric labels, hence 0: full-matrix GD from ``W0`` keeps them 0.
     There, the attention does not depend on the labels, and for labels with ``E y_j y_k = [j = k]`` the
     per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.theory.reduced``), whose score gradient is

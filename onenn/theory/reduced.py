@@ -1,10 +1,10 @@
-"""Reduced dynamics on the two-parameter family ``W = diag(xi1 I_d, 0_{KxK}, -xi2)`` (SPEC §4, §7).
+"""Reduced dynamics on the two-parameter family ``W = diag(xi1 I_d, 0_{KxK}, -xi2)`` (docs/method.md §4, §7).
 
 On the family the loss of a prompt depends on the inputs only through the inner products
 ``t_j = <x_j, x_{N+1}>`` (i.i.d., ``t = 2 Beta((d-1)/2, (d-1)/2) - 1``), and, once the labels are integrated
 out in closed form, only through ``t``. This module samples ``t``, evaluates the reduced loss and its exact
-gradient on a fixed sample, runs the full-matrix gradient descent of SPEC §4, continues it by gradient
-flow in log-time, and computes the thresholds on ``sigma`` of SPEC §7.
+gradient on a fixed sample, runs the full-matrix gradient descent of docs/method.md §4, continues it by gradient
+flow in log-time, and computes the thresholds on ``sigma`` of docs/method.md §7.
 
 Derivation of the reduced binary loss (labels integrated out)
 -------------------------------------------------------------
@@ -19,7 +19,7 @@ the ``N + 1`` scores the binary output is ``l = sum_{j<=N} q_j y_j`` (the query'
 so ``L_bin(xi1, xi2) = 1/2 E_t[sum_j q_j^2 - 2 q_{i*} + 1]`` with ``i* = argmax_j t_j``. For numerical
 stability we use the equivalent form ``1/2 E_t[r^2 + sum_{j != i*} q_j^2]`` with
 ``r = 1 - q_{i*} = sum_{k != i*} q_k`` (the sum includes the query), which never subtracts numbers near 1.
-The multiclass loss on the family is ``L_MC = ((K-1)/K) L_bin`` (SPEC Lemma 2).
+The multiclass loss on the family is ``L_MC = ((K-1)/K) L_bin`` (Lemma 2 of the multiclass paper; docs/method.md §4.3).
 
 Gradient: with ``f = 1/2 (sum_j q_j^2 - 2 q_{i*} + 1)`` put ``g_j = df/dq_j = q_j - [j = i*]`` for the
 context and ``g_0 = 0`` for the query, and ``gbar = sum_k q_k g_k = sum_{j != i*} q_j^2 - q_{i*} r``. The
@@ -406,7 +406,7 @@ def loss_landscape(
 
 
 def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, eta: float, d: int) -> tuple[float, float]:
-    """One full-matrix GD step projected on the family (SPEC §4): the ``xi1`` step is divided by ``d``.
+    """One full-matrix GD step projected on the family (docs/method.md §4): the ``xi1`` step is divided by ``d``.
 
     ``dL/dW11`` is ``(1/d) dL/dxi1`` times the identity (rotation invariance), and ``xi1`` is the common
     diagonal of ``W11``, hence ``xi1 <- xi1 - (eta/d) dL/dxi1``; ``xi2 = -W33`` gives ``xi2 <- xi2 - eta dL/dxi2``.
@@ -567,7 +567,7 @@ def _log_spaced_times(time_start: float, time_end: float, n_record: int) -> np.n
 
 
 # --------------------------------------------------------------------------------------------------------
-# Thresholds on sigma (SPEC §7)
+# Thresholds on sigma (docs/method.md §7)
 # --------------------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Experiment 2, the scaling identity (SPEC §4 Lemma 2, §6): ``L_MC = ((K−1)/K)·L_bin`` on the family.
+"""Experiment 2, the scaling identity (docs/method.md §4 Lemma 2, §6): ``L_MC = ((K−1)/K)·L_bin`` on the family.
 
 No training and no torch. For each point ``(ξ1, ξ2, K)`` we sample prompts from Assumption 1, put the model
 at ``W = diag{ξ1·I_d, 0, −ξ2}`` and estimate, on the *same* inputs, the multiclass square loss with simplex

@@ -1,5 +1,5 @@
 """The autograd baseline: training written the way a PyTorch user would write it. It forms the whole
-attention ``H·softmax(HᵀWH)`` of SPEC §1, calls ``loss.backward()`` and steps ``torch.optim.SGD``, on the
+attention ``H·softmax(HᵀWH)`` of docs/method.md §1, calls ``loss.backward()`` and steps ``torch.optim.SGD``, on the
 same minibatches as the engine (``onenn.training.train.sample_batch``, same seeds). The benchmark times it against
 the engine, and a test checks that both give the same weights."""
 

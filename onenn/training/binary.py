@@ -1,4 +1,4 @@
-"""The binary setting (SPEC §3) and the binary paper's experiment (SPEC §7): SGD on a fixed training set.
+"""The binary setting (docs/method.md §3) and the binary paper's experiment (docs/method.md §7): SGD on a fixed training set.
 
 The model is ``onenn.model`` with label width ``m = 1``: ``D = d + 2``, ``h_j = [x_j; y_j; 0]``, the query
 ``[x_{N+1}; 0; 1]``, the scalar output ``ℓ = Σ_{j<=N} q_j y_j`` and the loss ``½(ℓ − y_{i*})²``. A prompt set is
@@ -187,7 +187,7 @@ def binary_metrics(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor, target: to
 
 
 def evaluate_binary(steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int) -> pd.DataFrame:
-    """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of SPEC §5."""
+    """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of docs/method.md §5."""
     tensors = {name: _tensors(data, torch.float64) for name, data in sets.items()}
     rows = []
     for step, W_np in zip(steps, weights):

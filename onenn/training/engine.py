@@ -1,4 +1,4 @@
-"""The training engine: SGD on the minibatch loss (SPEC §4), fused, with every buffer allocated once.
+"""The training engine: SGD on the minibatch loss (docs/method.md §4), fused, with every buffer allocated once.
 
 The mathematics is that of ``onenn.model`` and ``onenn.gradient``, the readable reference; tests check that
 the engine agrees with it and with autograd (``onenn.training.baseline``). This module only arranges it for speed.

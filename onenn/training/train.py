@@ -1,4 +1,4 @@
-"""Training runs: settings, the minibatch stream, and SGD with the analytic gradient (SPEC §4) through
+"""Training runs: settings, the minibatch stream, and SGD with the analytic gradient (docs/method.md §4) through
 ``onenn.training.engine``, on the CPU or a CUDA device."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ ON_DIVERGENCE = ("error", "record")
 
 @dataclass(frozen=True)
 class TrainSettings(Settings):
-    """Everything one training run depends on. Names follow SPEC.md."""
+    """Everything one training run depends on. Names follow docs/method.md."""
 
     WHAT = "training settings"
 

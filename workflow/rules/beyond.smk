@@ -1,4 +1,4 @@
-# Beyond the multiclass paper (SPEC §7): the binary paper's experiment (SGD on a fixed training set), the reduced
+# Beyond the multiclass paper (docs/method.md §7): the binary paper's experiment (SGD on a fixed training set), the reduced
 # loss landscape, the reduced-dynamics audit and full-matrix GD against the reduced dynamics.
 
 rule binary_set:
