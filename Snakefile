@@ -18,7 +18,11 @@ report: "workflow/report/workflow.rst"
 sys.path.insert(0, workflow.basedir)  # this checkout's onenn (see common.smk)
 from onenn.pipeline.validate import validate_config
 
-validate_config(config, f"{workflow.basedir}/workflow/schemas/config.schema.yaml", workflow.configfiles)
+validate_config(
+    config,
+    f"{workflow.basedir}/workflow/schemas/config.schema.yaml",
+    workflow.configfiles,
+)
 
 
 include: "workflow/rules/common.smk"
@@ -34,6 +38,6 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         get_final_outputs(),
-    default_target: True

@@ -18,7 +18,9 @@ def score_gradient(q: torch.Tensor, ell: torch.Tensor, Y: torch.Tensor, g: torch
     return q * (y_g - ell_g)
 
 
-def weight_gradient(x: torch.Tensor, Y: torch.Tensor, q: torch.Tensor, ell: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+def weight_gradient(
+    x: torch.Tensor, Y: torch.Tensor, q: torch.Tensor, ell: torch.Tensor, g: torch.Tensor
+) -> torch.Tensor:
     """Mean over the batch of ``∂loss/∂W`` given ``g = ∂loss/∂ℓ``: (D, D)."""
     B, _, d = x.shape
     m = Y.shape[-1]

@@ -50,9 +50,7 @@ def separated_prompts(
     raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
 
 
-def make_test_set(
-    split: str, n: int, d: int, N: int, K: int, delta: float | None, seed: int
-) -> dict[str, np.ndarray]:
+def make_test_set(split: str, n: int, d: int, N: int, K: int, delta: float | None, seed: int) -> dict[str, np.ndarray]:
     """One test set, from a generator seeded by ``seed`` and the set's own parameters (so two sets never
     share draws, and the same parameters always give the same set)."""
     if split not in SPLITS:

@@ -42,4 +42,3 @@ def central_differences(loss, W, h: float):
             E[i, j] = h
             numeric[i, j] = (float(loss(W + E)) - float(loss(W - E))) / (2 * h)
     return numeric
-

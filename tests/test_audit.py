@@ -21,8 +21,9 @@ def test_resolve_sigma():
 
 @pytest.fixture(scope="module")
 def small_audit():
-    s = A.AuditSettings(d=8, N=8, sigma=2.0, lr=0.5, steps=60, time_end=1e5, n_plain=512, n_max=16, n_gap=16,
-                        n_record=10, seed=3)
+    s = A.AuditSettings(
+        d=8, N=8, sigma=2.0, lr=0.5, steps=60, time_end=1e5, n_plain=512, n_max=16, n_gap=16, n_record=10, seed=3
+    )
     table = A.run_audit(s)
     table["experiment"], table["variant"], table["sigma"] = "audit", "sigma=2", "2.0"
     return table

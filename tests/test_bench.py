@@ -5,8 +5,23 @@ from onenn.training.bench import main
 
 def test_bench_writes_its_table(tmp_path):
     out = tmp_path / "engine.md"
-    text = main(["--steps", "3", "--baseline-steps", "1", "--reps", "1", "--check-steps", "2",
-                 "--configs", "defaults", "K=10", "--output", str(out)])
+    text = main(
+        [
+            "--steps",
+            "3",
+            "--baseline-steps",
+            "1",
+            "--reps",
+            "1",
+            "--check-steps",
+            "2",
+            "--configs",
+            "defaults",
+            "K=10",
+            "--output",
+            str(out),
+        ]
+    )
     assert out.read_text() == text
     main_table, profile = text.split("Where the engine's time goes")
     rows = [line for line in main_table.splitlines() if line.startswith(("| defaults", "| K=10"))]

@@ -34,8 +34,14 @@ def reference_run(s: TrainSettings) -> np.ndarray:
 
 @pytest.mark.parametrize(
     "changes",
-    [{}, {"loss": "cross_entropy"}, {"loss": "mixture", "c": 0.3}, {"loss": "squentropy"},
-     {"N": 5, "K": 10, "batch": 7, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}],
+    [
+        {},
+        {"loss": "cross_entropy"},
+        {"loss": "mixture", "c": 0.3},
+        {"loss": "squentropy"},
+        {"N": 5, "K": 10, "batch": 7, "epsilon": 0.5},
+        {"N": 1, "K": 2, "d": 3},
+    ],
 )
 def test_engine_matches_the_reference_path(changes):
     s = replace(F64, steps=40, n_eval=3, **changes)
@@ -64,8 +70,9 @@ def test_results_do_not_depend_on_the_block_size(block):
     s = replace(F64, steps=50, N=8)
     default = make_engine(s)
     other = make_engine(s)
-    other = Engine(other.W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(), generator=other.generator,
-                   block=block)
+    other = Engine(
+        other.W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(), generator=other.generator, block=block
+    )
     torch.testing.assert_close(default.run(50, [0, 13, 50]), other.run(50, [0, 13, 50]), rtol=0, atol=0)
 
 

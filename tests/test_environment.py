@@ -12,8 +12,17 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.lock"
 MAIN, TESTS = " && snakemake --cores all", " && python -m pytest"
 #: torch's own dependencies, which the lock must pin although it leaves torch out
-TORCH_DEPENDENCIES = ("filelock", "sympy", "mpmath", "networkx", "jinja2", "markupsafe", "fsspec", "typing-extensions",
-                      "setuptools")
+TORCH_DEPENDENCIES = (
+    "filelock",
+    "sympy",
+    "mpmath",
+    "networkx",
+    "jinja2",
+    "markupsafe",
+    "fsspec",
+    "typing-extensions",
+    "setuptools",
+)
 
 
 def bash_lines(path: Path) -> list[str]:

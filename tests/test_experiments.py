@@ -33,7 +33,7 @@ def test_training_experiments_run_at_the_paper_scale(experiment):
     for s in runs:  # docs/method.md §6: d = 8, σ = 3, η = 0.05, batch 128 unless the table says otherwise
         assert (s["d"], s["sigma"], s["lr"], s["batch"]) == (8, 3.0, 0.05, 128)
     if sweep:
-        (key, values), = sweep.items()
+        ((key, values),) = sweep.items()
         assert sorted(s[key] for s in runs) == values
 
 

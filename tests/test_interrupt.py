@@ -86,8 +86,9 @@ def test_sigkill_then_rerun_incomplete_gives_identical_results(reference, tmp_pa
     """``job``: SIGKILL the training process only (Snakemake sees the job fail). ``everything``: SIGKILL
     Snakemake and its jobs at once, as a preempted node would (stale lock, incomplete job metadata)."""
     workdir = workflow(tmp_path)
-    proc = subprocess.Popen(snakemake_cmd(), cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        snakemake_cmd(), cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         pid = wait_for_training(workdir, proc)
         time.sleep(KILL_AFTER)

@@ -18,10 +18,16 @@ from onenn.training.train import TrainSettings, train_job
 from tests.test_summary import scaling_table, train_table
 
 LOG = logging.getLogger("test")
-EXPECTED = {"python": platform.python_version(), "torch": version("torch"), "numpy": version("numpy"),
-            "snakemake": version("snakemake")}
-MADE_WITH = (f"This table was made with python {EXPECTED['python']}, torch {EXPECTED['torch']}, "
-             f"numpy {EXPECTED['numpy']}, snakemake {EXPECTED['snakemake']}.")
+EXPECTED = {
+    "python": platform.python_version(),
+    "torch": version("torch"),
+    "numpy": version("numpy"),
+    "snakemake": version("snakemake"),
+}
+MADE_WITH = (
+    f"This table was made with python {EXPECTED['python']}, torch {EXPECTED['torch']}, "
+    f"numpy {EXPECTED['numpy']}, snakemake {EXPECTED['snakemake']}."
+)
 
 
 def recorded(record: dict) -> dict:
@@ -42,17 +48,29 @@ def test_reading_the_versions_does_not_import_torch():
 
 def test_training_run_record_carries_the_versions(tmp_path):
     identity = {"experiment": "e", "variant": "default", "seed": "0"}
-    train_job(TrainSettings(steps=4, n_eval=2, device="cpu").to_dict(), identity=identity,
-              weights_path=str(tmp_path / "weights.npz"), run_path=str(tmp_path / "run.json"), threads=1, log=LOG)
+    train_job(
+        TrainSettings(steps=4, n_eval=2, device="cpu").to_dict(),
+        identity=identity,
+        weights_path=str(tmp_path / "weights.npz"),
+        run_path=str(tmp_path / "run.json"),
+        threads=1,
+        log=LOG,
+    )
     assert recorded(load_json(tmp_path / "run.json")) == EXPECTED
 
 
 def test_binary_run_record_carries_the_versions(tmp_path):
     s = BinarySettings(d=3, N=4, epochs=1, train_size=20, batch=10, n_eval=2)
     save_arrays(tmp_path / "train.npz", **make_binary_set("train", 20, 3, 4, "gaussian", None, seed=0))
-    binary_train_job(s.to_dict(), identity={"experiment": "b", "variant": "default", "seed": "0"},
-                     train_path=str(tmp_path / "train.npz"), weights_path=str(tmp_path / "weights.npz"),
-                     run_path=str(tmp_path / "run.json"), threads=1, log=LOG)
+    binary_train_job(
+        s.to_dict(),
+        identity={"experiment": "b", "variant": "default", "seed": "0"},
+        train_path=str(tmp_path / "train.npz"),
+        weights_path=str(tmp_path / "weights.npz"),
+        run_path=str(tmp_path / "run.json"),
+        threads=1,
+        log=LOG,
+    )
     assert recorded(load_json(tmp_path / "run.json")) == EXPECTED
 
 

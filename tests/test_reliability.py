@@ -31,6 +31,7 @@ HUGE_LR = 1e39  # beyond float32's range: the first update overflows, so step 1 
 
 # --- divergence -------------------------------------------------------------------------------------------
 
+
 def test_find_divergence_names_the_first_bad_step_and_the_last_finite_values():
     steps = np.array([0, 1, 2, 4, 8])
     W = np.zeros((5, 3, 3))
@@ -78,15 +79,28 @@ def evaluate_small(tmp_path: Path, s: TrainSettings, weights: Path, run: Path) -
         paths[split] = str(tmp_path / f"{split}.npz")
         save_arrays(paths[split], **make_test_set(split, 64, s.d, s.N, s.K, delta, 7))
     out = tmp_path / "metrics.parquet"
-    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": 64}, weights_path=str(weights),
-                 run_path=str(run), test_set_paths=paths, output=str(out), threads=1, log=LOG)
+    evaluate_job(
+        {"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": 64},
+        weights_path=str(weights),
+        run_path=str(run),
+        test_set_paths=paths,
+        output=str(out),
+        threads=1,
+        log=LOG,
+    )
     return pd.read_parquet(out)
 
 
 def test_a_run_that_does_not_diverge_is_marked_so(tmp_path):
     s = TrainSettings(steps=20, n_eval=3, device="cpu", on_divergence="record")
-    train_job(s.to_dict(), identity=IDENTITY, weights_path=str(tmp_path / "w.npz"), run_path=str(tmp_path / "r.json"),
-              threads=1, log=LOG)
+    train_job(
+        s.to_dict(),
+        identity=IDENTITY,
+        weights_path=str(tmp_path / "w.npz"),
+        run_path=str(tmp_path / "r.json"),
+        threads=1,
+        log=LOG,
+    )
     record = load_json(tmp_path / "r.json")
     assert record["diverged"] is False and record["diverged_step"] == -1
     assert load_arrays(tmp_path / "w.npz")["steps"][-1] == 20
@@ -94,12 +108,19 @@ def test_a_run_that_does_not_diverge_is_marked_so(tmp_path):
 
 # --- device -----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_cuda_without_cuda_fails_before_training_with_a_clear_message(tmp_path):
     s = TrainSettings(steps=5, n_eval=2, device="cuda").to_dict()
     with pytest.raises(RuntimeError, match=r"device: cuda was requested but CUDA is not available .*use device: auto"):
-        train_job(s, identity=IDENTITY, weights_path=str(tmp_path / "w.npz"), run_path=str(tmp_path / "r.json"),
-                  threads=1, log=LOG)
+        train_job(
+            s,
+            identity=IDENTITY,
+            weights_path=str(tmp_path / "w.npz"),
+            run_path=str(tmp_path / "r.json"),
+            threads=1,
+            log=LOG,
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -148,8 +169,14 @@ def determinism_runs(tmp_path_factory) -> dict[tuple[int, int], Path]:
     for seed, threads in ((0, 1), (0, 2), (1, 1)):
         out = base / f"seed{seed}-threads{threads}"
         out.mkdir()
-        done = subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(out), str(seed), str(threads)], check=False,
-                              capture_output=True, text=True, env=env, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-c", DETERMINISM_SCRIPT, str(out), str(seed), str(threads)],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         runs[seed, threads] = out
     return runs
@@ -178,6 +205,7 @@ def test_different_seeds_give_different_runs(determinism_runs):
 
 
 # --- atomic outputs ---------------------------------------------------------------------------------------
+
 
 def test_a_failed_write_leaves_nothing(tmp_path):
     target = tmp_path / "out" / "table.parquet"
@@ -234,8 +262,10 @@ def test_arrays_are_stored_without_pickle(tmp_path):
         load_arrays(tmp_path / "pickled.npz")
 
 
-WRITE_CALL = re.compile(r"\.to_parquet\(|\.to_csv\(|np\.save|\.savefig\(|\.write_text\(|\.write_bytes\(|json\.dump"
-                        r"|torch\.save|pickle|open\([^)]*['\"][wa]b?['\"]")
+WRITE_CALL = re.compile(
+    r"\.to_parquet\(|\.to_csv\(|np\.save|\.savefig\(|\.write_text\(|\.write_bytes\(|json\.dump"
+    r"|torch\.save|pickle|open\([^)]*['\"][wa]b?['\"]"
+)
 
 
 def test_every_writer_goes_through_onenn_io():
@@ -253,6 +283,7 @@ def test_every_writer_goes_through_onenn_io():
 
 # --- failure modes through Snakemake ----------------------------------------------------------------------
 
+
 def test_snakemake_diverged_and_cuda_runs_fail_clearly_and_write_no_table(tmp_path):
     """Three experiments in one workflow: a diverging one (error), the same one recorded, and cuda on a CPU
     machine. Only the recorded one gets a table, with its rows marked diverged."""
@@ -262,22 +293,37 @@ def test_snakemake_diverged_and_cuda_runs_fail_clearly_and_write_no_table(tmp_pa
     blowup = {"kind": "train", "figure": "convergence", "steps": 30, "seeds": 1, "lr": HUGE_LR}
     config["experiments"] = {"blowup": blowup, "kept": {**blowup, "on_divergence": "record"}}
     if not torch.cuda.is_available():
-        config["experiments"]["gpu"] = {"kind": "train", "figure": "convergence", "steps": 5, "seeds": 1,
-                                        "device": "cuda"}
+        config["experiments"]["gpu"] = {
+            "kind": "train",
+            "figure": "convergence",
+            "steps": 5,
+            "seeds": 1,
+            "device": "cuda",
+        }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     targets = [f"results/tables/{name}.parquet" for name in config["experiments"]]
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *targets], check=False,
-                          cwd=workdir, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *targets],
+        check=False,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode != 0
     blowup_log = (workdir / "logs/train/blowup/default/seed0.log").read_text()
-    assert "Diverged: experiment blowup, variant default, seed 0: training diverged: non-finite minibatch loss " \
-           "or weights at step 1; last finite minibatch loss" in blowup_log
+    assert (
+        "Diverged: experiment blowup, variant default, seed 0: training diverged: non-finite minibatch loss "
+        "or weights at step 1; last finite minibatch loss" in blowup_log
+    )
     assert not (workdir / "results/tables/blowup.parquet").exists()
     assert not (workdir / "results/runs/blowup/default/seed0/weights.npz").exists()
     table = pd.read_parquet(workdir / "results/tables/kept.parquet")
     assert table["diverged"].all() and (table["diverged_step"] == 1).all()
     assert json.loads((workdir / "results/runs/kept/default/seed0/run.json").read_text())["diverged"] is True
     if not torch.cuda.is_available():
-        assert "device: cuda was requested but CUDA is not available" in (
-            workdir / "logs/train/gpu/default/seed0.log").read_text()
+        assert (
+            "device: cuda was requested but CUDA is not available"
+            in (workdir / "logs/train/gpu/default/seed0.log").read_text()
+        )
         assert not (workdir / "results/tables/gpu.parquet").exists()

@@ -11,10 +11,12 @@ from tests.workflow_helpers import ROOT, snakemake
 
 
 def test_markdown_to_html_renders_headings_paragraphs_and_pipe_tables():
-    text = "# Headline table\n\n## convergence (train)\n\nfinal metrics\n(mean ± sd):\n\n" \
-           "| variant | n | accuracy |\n|---|---|---|\n| N=16 | 2 | 0.5 ± 0.1 |\n| a<b | 3 | – |\n"
+    text = (
+        "# Headline table\n\n## convergence (train)\n\nfinal metrics\n(mean ± sd):\n\n"
+        "| variant | n | accuracy |\n|---|---|---|\n| N=16 | 2 | 0.5 ± 0.1 |\n| a<b | 3 | – |\n"
+    )
     page = markdown_to_html(text, title="T")
-    body = page[page.index("<body>") + len("<body>"):page.index("</body>")].strip().splitlines()
+    body = page[page.index("<body>") + len("<body>") : page.index("</body>")].strip().splitlines()
     assert body == [
         "<h1>Headline table</h1>",
         "<h2>convergence (train)</h2>",
@@ -52,7 +54,7 @@ def test_report_holds_every_figure_with_its_caption_under_its_experiment(quick_r
         assert entry["mime_type"] == "image/png" and len(entry["data_uri"]) > 1000  # the PNG itself, inlined
         assert "The paper's claim" in entry["caption"] and "The figure" in entry["caption"]
         assert "system-message" not in entry["caption"]  # docutils renders reST errors into the page
-        assert "This run" in entry["caption"] and f"<tt class=\"docutils literal\">{experiment}</tt>" in entry["caption"]
+        assert "This run" in entry["caption"] and f'<tt class="docutils literal">{experiment}</tt>' in entry["caption"]
         assert path in [p for group in categories[experiment].values() for p in group]
     summary = "results/tables/summary.html"  # the headline table, as a page
     assert results[summary]["mime_type"] == "text/html" and summary in categories["Headline table"]["Other"]

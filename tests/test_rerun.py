@@ -64,8 +64,10 @@ def plan(quick_run, tmp_path):
 
 def runs_on_disk(workdir: Path, experiment: str = "*") -> set[tuple[str, str, str]]:
     """(experiment, variant, seed) of every finished run folder."""
-    return {(p.parts[-3], p.parts[-2], p.parts[-1].removeprefix("seed"))
-            for p in (workdir / "results/runs").glob(f"{experiment}/*/seed*")}
+    return {
+        (p.parts[-3], p.parts[-2], p.parts[-1].removeprefix("seed"))
+        for p in (workdir / "results/runs").glob(f"{experiment}/*/seed*")
+    }
 
 
 def run_ids(jobs: list[Job], rule: str) -> set[tuple[str, str, str]]:
@@ -124,13 +126,16 @@ def test_d_the_separated_margin_regenerates_those_test_sets_and_reevaluates_with
     outputs = [o for j in jobs for o in j.outputs]
     assert not any(o.endswith("weights.npz") for o in outputs)  # no training, of any kind
     assert sorted(o for o in outputs if o.startswith("results/datasets/")) == sorted(
-        p.replace("/delta0.1/", "/delta0.2/") for p in separated)  # the separated sets, at the new margin, only
+        p.replace("/delta0.1/", "/delta0.2/") for p in separated
+    )  # the separated sets, at the new margin, only
     runs = runs_on_disk(quick_run)  # every run folder, of every experiment that trains
     evaluated = {tuple(o.split("/")[2:5]) for o in outputs if o.endswith("/metrics.parquet")}
     assert evaluated == {(e, v, f"seed{s}") for e, v, s in runs}
     trained = sorted({experiment for experiment, _, _ in runs})
     per_experiment = [j for j in jobs if "experiment" in j.wildcards and not j.outputs[0].startswith("results/runs/")]
     assert sorted(o for j in per_experiment for o in j.outputs) == sorted(
-        [f"results/tables/{e}.parquet" for e in trained] + [f"results/figures/{e}.{x}" for e in trained for x in ("pdf", "png")])
+        [f"results/tables/{e}.parquet" for e in trained]
+        + [f"results/figures/{e}.{x}" for e in trained for x in ("pdf", "png")]
+    )
     rest = [j for j in jobs if "experiment" not in j.wildcards and not j.outputs[0].startswith("results/datasets/")]
     assert all(is_headline(j) for j in rest), by_rule(rest)

@@ -14,7 +14,10 @@ from onenn.theory.scaling import (
 )
 from tests.reference import output, simplex
 
-PANELS = {"by_K": {"xi": [[2, 5]], "K": [2, 3], "prompts": 300}, "grid": {"xi": [[1, 2], [3, 6]], "K": [5], "prompts": 200}}
+PANELS = {
+    "by_K": {"xi": [[2, 5]], "K": [2, 3], "prompts": 300},
+    "grid": {"xi": [[1, 2], [3, 6]], "K": [5], "prompts": 200},
+}
 
 
 @pytest.mark.parametrize("m", [1, 4])
@@ -83,7 +86,19 @@ def test_scaling_table_is_typed_reproducible_and_seed_dependent():
     b = scaling_table(settings, "exp")
     c = scaling_table({**settings, "seed": 4}, "exp")
     assert len(a) == 4 and set(a["experiment"]) == {"exp"}
-    for column in ("panel", "xi1", "xi2", "K", "prompts", "L_MC", "L_bin", "ratio", "ratio_lower", "ratio_upper", "expected"):
+    for column in (
+        "panel",
+        "xi1",
+        "xi2",
+        "K",
+        "prompts",
+        "L_MC",
+        "L_bin",
+        "ratio",
+        "ratio_lower",
+        "ratio_upper",
+        "expected",
+    ):
         assert column in a, column
     assert a["K"].dtype == "int64" and a["ratio"].dtype == "float64"
     np.testing.assert_array_equal(a["expected"], [(k - 1) / k for k in a["K"]])

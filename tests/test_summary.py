@@ -18,23 +18,50 @@ def train_table() -> pd.DataFrame:
             for step in (0, 50):
                 for test_set in ("separated", "uniform"):
                     last = step == 50
-                    rows.append({
-                        "experiment": "e", "variant": variant, "seed": seed, "step": step, "test_set": test_set,
-                        "accuracy": (0.5 + 0.2 * seed if test_set == "separated" else 0.4) if last else 0.1,
-                        "logit_error": 1.0, "test_loss": 0.25 * K, "minibatch_loss": float(seed),
-                        "dist_family": float(seed + 1) if last else 2.0, "dist_family_active": 0.0,
-                        "label_norm": 4.0, "K": K, "epsilon": 0.5,
-                    })
+                    rows.append(
+                        {
+                            "experiment": "e",
+                            "variant": variant,
+                            "seed": seed,
+                            "step": step,
+                            "test_set": test_set,
+                            "accuracy": (0.5 + 0.2 * seed if test_set == "separated" else 0.4) if last else 0.1,
+                            "logit_error": 1.0,
+                            "test_loss": 0.25 * K,
+                            "minibatch_loss": float(seed),
+                            "dist_family": float(seed + 1) if last else 2.0,
+                            "dist_family_active": 0.0,
+                            "label_norm": 4.0,
+                            "K": K,
+                            "epsilon": 0.5,
+                        }
+                    )
     return normalise_types(pd.DataFrame(rows))
 
 
 def scaling_table() -> pd.DataFrame:
-    return normalise_types(pd.DataFrame({
-        "experiment": ["s", "s"], "panel": ["by_K", "grid"], "xi1": [2.0, 1.0], "xi2": [5.0, 2.0], "K": [3, 10],
-        "prompts": [800, 400], "L_MC": [0.2, 0.3], "L_MC_se": [0.01, 0.02], "L_bin": [0.3, 0.33], "L_bin_se": [0.01, 0.02],
-        "ratio": [0.66, 0.91], "ratio_se": [0.01, 0.02], "ratio_lower": [0.64, 0.87], "ratio_upper": [0.68, 0.95],
-        "ci_level": [0.95, 0.95], "expected": [2 / 3, 0.9],
-    }))
+    return normalise_types(
+        pd.DataFrame(
+            {
+                "experiment": ["s", "s"],
+                "panel": ["by_K", "grid"],
+                "xi1": [2.0, 1.0],
+                "xi2": [5.0, 2.0],
+                "K": [3, 10],
+                "prompts": [800, 400],
+                "L_MC": [0.2, 0.3],
+                "L_MC_se": [0.01, 0.02],
+                "L_bin": [0.3, 0.33],
+                "L_bin_se": [0.01, 0.02],
+                "ratio": [0.66, 0.91],
+                "ratio_se": [0.01, 0.02],
+                "ratio_lower": [0.64, 0.87],
+                "ratio_upper": [0.68, 0.95],
+                "ci_level": [0.95, 0.95],
+                "expected": [2 / 3, 0.9],
+            }
+        )
+    )
 
 
 @pytest.fixture
@@ -43,7 +70,9 @@ def summary() -> pd.DataFrame:
 
 
 def pick(summary, experiment, variant, quantity, test_set=None):
-    rows = summary[(summary["experiment"] == experiment) & (summary["variant"] == variant) & (summary["quantity"] == quantity)]
+    rows = summary[
+        (summary["experiment"] == experiment) & (summary["variant"] == variant) & (summary["quantity"] == quantity)
+    ]
     rows = rows[rows["test_set"].isna()] if test_set is None else rows[rows["test_set"] == test_set]
     assert len(rows) == 1, (variant, quantity, test_set)
     return rows.iloc[0]

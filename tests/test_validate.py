@@ -49,6 +49,7 @@ def delete(*path) -> Callable[[dict], None]:
         for key in path[:-1]:
             node = node[key]
         del node[path[-1]]
+
     return edit
 
 
@@ -70,17 +71,29 @@ BAD_CONFIGS = [
     ("c_above_1", setting("c", 1.5), "defaults.c", "1.5 is greater than the maximum of 1"),
     ("epsilon_negative", setting("epsilon", -0.1), "defaults.epsilon", "less than the minimum of 0"),
     ("delta_4", setting("delta", 4), "defaults.delta", "greater than or equal to the maximum of 4"),
-    ("delta_zero_in_experiment", experiment("delta", 0.0), "experiments.convergence.delta",
-     "less than or equal to the minimum of 0"),
+    (
+        "delta_zero_in_experiment",
+        experiment("delta", 0.0),
+        "experiments.convergence.delta",
+        "less than or equal to the minimum of 0",
+    ),
     ("loss_typo", setting("loss", "sqare"), "defaults.loss", "'sqare' is not one of ['square'"),
     ("device_gpu", setting("device", "gpu"), "defaults.device", "'gpu' is not one of ['auto', 'cpu', 'cuda']"),
     ("dtype_half", setting("dtype", "float16"), "defaults.dtype", "is not one of ['float32', 'float64']"),
     ("noise_blocks_typo", setting("noise_blocks", "labels"), "defaults.noise_blocks", "'labels' is not one of"),
-    ("on_divergence_typo", setting("on_divergence", "ignore"), "defaults.on_divergence",
-     "'ignore' is not one of ['error', 'record']"),
+    (
+        "on_divergence_typo",
+        setting("on_divergence", "ignore"),
+        "defaults.on_divergence",
+        "'ignore' is not one of ['error', 'record']",
+    ),
     ("N_float", setting("N", 16.0), "defaults.N", "16.0 is not of type 'integer'"),
-    ("steps_yaml_1e5", experiment("steps", "1e5"), "experiments.convergence.steps",
-     "'1e5' is not of type 'integer'"),  # YAML 1.1 reads 1e5 (no dot) as a string
+    (
+        "steps_yaml_1e5",
+        experiment("steps", "1e5"),
+        "experiments.convergence.steps",
+        "'1e5' is not of type 'integer'",
+    ),  # YAML 1.1 reads 1e5 (no dot) as a string
     ("missing_default", delete("defaults", "steps"), "defaults.steps", "missing; it is required"),
     ("unknown_default", setting("stesp", 10), "defaults.stesp", "unknown key 'stesp'; did you mean 'steps'?"),
     ("unknown_top_level", lambda c: c.__setitem__("plot", {}), "plot", "did you mean 'plots'?"),
@@ -90,15 +103,36 @@ BAD_CONFIGS = [
     ("dpi_string", lambda c: c["plots"].__setitem__("dpi", "high"), "plots.dpi", "'high' is not of type 'integer'"),
     ("plot_context", lambda c: c["plots"].__setitem__("context", "slides"), "plots.context", "'slides' is not one"),
     ("no_experiments", lambda c: c.__setitem__("experiments", {}), "experiments", "{} should be non-empty"),
-    ("experiment_name", lambda c: c["experiments"].__setitem__("Conv", conv(c)), "experiments.Conv",
-     "invalid name 'Conv': must match"),
-    ("experiment_null", lambda c: c["experiments"].__setitem__("convergence", None), "experiments.convergence",
-     "None is not of type 'object'"),
-    ("kind_typo", experiment("kind", "trian"), "experiments.convergence.kind", "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape', 'full_matrix']"),
-    ("missing_figure", delete("experiments", "convergence", "figure"), "experiments.convergence.figure",
-     "missing; it is required"),
-    ("sweep_unknown_key", sweep("stepz", [10]), "experiments.convergence.sweep.stepz",
-     "unknown setting 'stepz'; did you mean 'steps'?"),
+    (
+        "experiment_name",
+        lambda c: c["experiments"].__setitem__("Conv", conv(c)),
+        "experiments.Conv",
+        "invalid name 'Conv': must match",
+    ),
+    (
+        "experiment_null",
+        lambda c: c["experiments"].__setitem__("convergence", None),
+        "experiments.convergence",
+        "None is not of type 'object'",
+    ),
+    (
+        "kind_typo",
+        experiment("kind", "trian"),
+        "experiments.convergence.kind",
+        "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape', 'full_matrix']",
+    ),
+    (
+        "missing_figure",
+        delete("experiments", "convergence", "figure"),
+        "experiments.convergence.figure",
+        "missing; it is required",
+    ),
+    (
+        "sweep_unknown_key",
+        sweep("stepz", [10]),
+        "experiments.convergence.sweep.stepz",
+        "unknown setting 'stepz'; did you mean 'steps'?",
+    ),
     ("sweep_not_a_setting", sweep("figure", ["x"]), "experiments.convergence.sweep.figure", "unknown setting"),
     ("sweep_empty_list", sweep("N", []), "experiments.convergence.sweep.N", "[] should be non-empty"),
     ("sweep_scalar", sweep("N", 16), "experiments.convergence.sweep.N", "16 is not of type 'array'"),
@@ -106,33 +140,79 @@ BAD_CONFIGS = [
     ("sweep_value_bound", sweep("N", [16, 0]), "experiments.convergence.sweep.N[1]", "0 is less than the minimum of 1"),
     ("sweep_K_1", sweep("K", [1]), "experiments.convergence.sweep.K[0]", "1 is less than the minimum of 2"),
     ("sweep_seeds_0", sweep("seeds", [2, 0]), "experiments.convergence.sweep.seeds[1]", "minimum of 1"),
-    ("sweep_value_type", sweep("loss", ["square", "hinge"]), "experiments.convergence.sweep.loss[1]",
-     "'hinge' is not one of"),
+    (
+        "sweep_value_type",
+        sweep("loss", ["square", "hinge"]),
+        "experiments.convergence.sweep.loss[1]",
+        "'hinge' is not one of",
+    ),
     ("sweep_value_nan", sweep("lr", [0.05, math.nan]), "experiments.convergence.sweep.lr[1]", "not a finite number"),
-    ("sweep_duplicate", sweep("N", [16, 32, 16]), "experiments.convergence.sweep.N[2]",
-     "gives the variant name 'N=16' of experiments.convergence.sweep.N[0]: a duplicate value"),
-    ("sweep_same_folder", sweep("lr", [0.1234567, 0.1234568]), "experiments.convergence.sweep.lr[1]",
-     "variant name 'lr=0.123457'"),
+    (
+        "sweep_duplicate",
+        sweep("N", [16, 32, 16]),
+        "experiments.convergence.sweep.N[2]",
+        "gives the variant name 'N=16' of experiments.convergence.sweep.N[0]: a duplicate value",
+    ),
+    (
+        "sweep_same_folder",
+        sweep("lr", [0.1234567, 0.1234568]),
+        "experiments.convergence.sweep.lr[1]",
+        "variant name 'lr=0.123457'",
+    ),
     ("variants_empty", variants(), "experiments.convergence.variants", "[] should be non-empty"),
     ("variant_not_mapping", variants(16), "experiments.convergence.variants[0]", "16 is not of type 'object'"),
     ("variant_empty_mapping", variants({}), "experiments.convergence.variants[0]", "{} should be non-empty"),
-    ("variant_unknown_key", variants({"epsilom": 1.0}), "experiments.convergence.variants[0].epsilom",
-     "did you mean 'epsilon'?"),
-    ("variant_value_bound", variants({"epsilon": -1.0}), "experiments.convergence.variants[0].epsilon",
-     "-1.0 is less than the minimum of 0"),
-    ("variant_bad_name", variants({"name": "a/b", "epsilon": 1.0}), "experiments.convergence.variants[0].name",
-     "does not match"),
-    ("variant_name_with_comma", variants({"name": "a,b", "epsilon": 1.0}), "experiments.convergence.variants[0].name",
-     "does not match"),  # a cluster job gets its wildcards as comma-separated pairs
-    ("variant_name_taken_by_sweep", variants({"N": 32}), "experiments.convergence.variants[0]",
-     "variant name 'N=32' is already used by experiments.convergence.sweep"),
-    ("variant_names_collide", variants({"name": "a", "epsilon": 1.0}, {"name": "a", "epsilon": 2.0}),
-     "experiments.convergence.variants[1].name", "variant name 'a' is already used by experiments.convergence.variants[0].name"),
-    ("duplicate_variants", variants({"name": "a", "epsilon": 1.0}, {"name": "b", "epsilon": 1.0}),
-     "experiments.convergence.variants[1]", "duplicate variant: 'b' has the same settings as 'a'"),
-    ("c_without_mixture", experiment("c", 0.5), "experiments.convergence.c",
-     "c=0.5 is used only by loss 'mixture', but the loss here is 'square' (set by defaults.loss)"),
+    (
+        "variant_unknown_key",
+        variants({"epsilom": 1.0}),
+        "experiments.convergence.variants[0].epsilom",
+        "did you mean 'epsilon'?",
+    ),
+    (
+        "variant_value_bound",
+        variants({"epsilon": -1.0}),
+        "experiments.convergence.variants[0].epsilon",
+        "-1.0 is less than the minimum of 0",
+    ),
+    (
+        "variant_bad_name",
+        variants({"name": "a/b", "epsilon": 1.0}),
+        "experiments.convergence.variants[0].name",
+        "does not match",
+    ),
+    (
+        "variant_name_with_comma",
+        variants({"name": "a,b", "epsilon": 1.0}),
+        "experiments.convergence.variants[0].name",
+        "does not match",
+    ),  # a cluster job gets its wildcards as comma-separated pairs
+    (
+        "variant_name_taken_by_sweep",
+        variants({"N": 32}),
+        "experiments.convergence.variants[0]",
+        "variant name 'N=32' is already used by experiments.convergence.sweep",
+    ),
+    (
+        "variant_names_collide",
+        variants({"name": "a", "epsilon": 1.0}, {"name": "a", "epsilon": 2.0}),
+        "experiments.convergence.variants[1].name",
+        "variant name 'a' is already used by experiments.convergence.variants[0].name",
+    ),
+    (
+        "duplicate_variants",
+        variants({"name": "a", "epsilon": 1.0}, {"name": "b", "epsilon": 1.0}),
+        "experiments.convergence.variants[1]",
+        "duplicate variant: 'b' has the same settings as 'a'",
+    ),
+    (
+        "c_without_mixture",
+        experiment("c", 0.5),
+        "experiments.convergence.c",
+        "c=0.5 is used only by loss 'mixture', but the loss here is 'square' (set by defaults.loss)",
+    ),
 ]
+
+
 def bad_config(edit) -> dict:
     c = copy.deepcopy(CONFIG)
     edit(c)
@@ -159,9 +239,13 @@ def test_every_problem_is_reported_at_once():
         c["defaults"]["K"] = 1
         conv(c)["stepz"] = 1
         conv(c)["sweep"]["N"] = [16, 0]
+
     problems = check_config(bad_config(edit), SCHEMA)
     assert [p.location for p in problems] == [
-        "defaults.K", "experiments.convergence.stepz", "experiments.convergence.sweep.N[1]"]
+        "defaults.K",
+        "experiments.convergence.stepz",
+        "experiments.convergence.sweep.N[1]",
+    ]
 
 
 def test_an_unknown_kind_reports_only_the_kind():
@@ -186,7 +270,11 @@ def test_the_shipped_configs_are_valid():
 def test_valid_variants_pass():
     def edit(c):
         conv(c)["sweep"] = {"N": [16, 32], "K": [2, 3]}
-        conv(c)["variants"] = [{"name": "noisy", "epsilon": 3.0, "noise_blocks": "label"}, {"loss": "mixture", "c": 0.5}]
+        conv(c)["variants"] = [
+            {"name": "noisy", "epsilon": 3.0, "noise_blocks": "label"},
+            {"loss": "mixture", "c": 0.5},
+        ]
+
     c = bad_config(edit)
     assert check_config(c, SCHEMA) == []
     assert len(ex.variants(c, "convergence")) == 6
@@ -217,19 +305,26 @@ def test_a_new_kind_is_a_schema_entry():
     """A kind with its own settings: sweeps and variants of its experiments accept exactly those."""
     schema = copy.deepcopy(SCHEMA)
     schema["$defs"]["experiment"]["properties"]["kind"]["enum"].append("toy")
-    schema["$defs"]["toy"] = {"type": "object", "properties": {
-        "K": {"type": "integer", "minimum": 2, "default": 3, "description": "classes"},
-        "prompts": {"type": "integer", "minimum": 1, "default": 80000, "description": "prompts a point"}}}
+    schema["$defs"]["toy"] = {
+        "type": "object",
+        "properties": {
+            "K": {"type": "integer", "minimum": 2, "default": 3, "description": "classes"},
+            "prompts": {"type": "integer", "minimum": 1, "default": 80000, "description": "prompts a point"},
+        },
+    }
     schema["properties"]["experiments"]["additionalProperties"]["allOf"].append(
-        {"if": {"required": ["kind"], "properties": {"kind": {"const": "toy"}}}, "then": {"$ref": "#/$defs/toy"}})
+        {"if": {"required": ["kind"], "properties": {"kind": {"const": "toy"}}}, "then": {"$ref": "#/$defs/toy"}}
+    )
     c = copy.deepcopy(CONFIG)
     c["experiments"]["toy"] = {"kind": "toy", "figure": "toy", "prompts": 100, "sweep": {"K": [2, 3]}}
     assert check_config(c, schema) == []
     c["experiments"]["toy"]["sweep"] = {"K": [1], "lr": [0.1]}
     c["experiments"]["toy"]["extra"] = 1
     assert [str(p) for p in check_config(c, schema)] == [
-        ("experiments.toy.extra: unknown key 'extra' (allowed: K, description, figure, kind, prompts, sweep, "
-         "variants)"),
+        (
+            "experiments.toy.extra: unknown key 'extra' (allowed: K, description, figure, kind, prompts, sweep, "
+            "variants)"
+        ),
         "experiments.toy.sweep.K[0]: 1 is less than the minimum of 2 (classes)",
         "experiments.toy.sweep.lr: unknown setting 'lr' (allowed: K, prompts)",
     ]

@@ -11,9 +11,27 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
 
     quick = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())["experiments"]["convergence"]
     table = pd.read_parquet(quick_run / "results/tables/convergence.parquet")
-    for column in ("experiment", "variant", "seed", "step", "test_set", "N", "logit_error", "accuracy",
-                   "test_loss", "minibatch_loss", "xi1", "xi2", "dist_family", "dist_family_active", "label_norm",
-                   "device", "device_used", "diverged", "diverged_step"):
+    for column in (
+        "experiment",
+        "variant",
+        "seed",
+        "step",
+        "test_set",
+        "N",
+        "logit_error",
+        "accuracy",
+        "test_loss",
+        "minibatch_loss",
+        "xi1",
+        "xi2",
+        "dist_family",
+        "dist_family_active",
+        "label_norm",
+        "device",
+        "device_used",
+        "diverged",
+        "diverged_step",
+    ):
         assert column in table, column
     assert (table["device"] == "auto").all() and table["device_used"].isin(["cpu", "cuda:0"]).all()
     assert not table["diverged"].any()
@@ -28,7 +46,14 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
     assert table[["accuracy", "test_loss", "logit_error"]].notna().all().all()
 
 
-EXPERIMENTS = ("convergence", "scaling_identity", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function")
+EXPERIMENTS = (
+    "convergence",
+    "scaling_identity",
+    "distribution_shift",
+    "number_of_classes",
+    "diagonal_init",
+    "loss_function",
+)
 BEYOND = ("binary_sgd", "landscape", "audit", "full_matrix")  # docs/method.md §7
 
 

@@ -17,7 +17,9 @@ from onenn.pipeline.io import load_arrays, load_json, save_table
 METRICS = ("logit_error", "accuracy", "test_loss")
 
 
-def prompt_metrics(W: torch.Tensor, x: torch.Tensor, c: torch.Tensor, nn: torch.Tensor, K: int, loss_fn: Loss) -> dict[str, float]:
+def prompt_metrics(
+    W: torch.Tensor, x: torch.Tensor, c: torch.Tensor, nn: torch.Tensor, K: int, loss_fn: Loss
+) -> dict[str, float]:
     """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss."""
     codes = simplex_code(K, dtype=x.dtype)
     rows = torch.arange(len(nn))
@@ -65,8 +67,10 @@ def load_evaluation_inputs(
     sets = {name: load_arrays(path) for name, path in set_paths.items()}
     for name, data in sets.items():
         if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
-            raise ValueError(f"{what} {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
-                             f"but the run has N={run['N']}, d={run['d']}")
+            raise ValueError(
+                f"{what} {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
+                f"but the run has N={run['N']}, d={run['d']}"
+            )
     return run, weights, sets
 
 
@@ -84,7 +88,9 @@ def evaluate_job(
     identity and settings, written as one Parquet table."""
     torch.set_num_threads(max(1, int(threads)))
     run, weights, test_sets = load_evaluation_inputs(weights_path, run_path, test_set_paths, "test set")
-    metrics = evaluate_run(weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"]))
+    metrics = evaluate_run(
+        weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"])
+    )
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
     log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))

@@ -98,7 +98,10 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     separated accuracy per K next to chance, 1/K."""
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
     uniform = class_scaled(table[table["test_set"] == "uniform"], "test_loss")
-    for ax, value, label in ((left, "test_loss", "training loss"), (middle, "test_loss_scaled", "training loss / ((K−1)/K)")):
+    for ax, value, label in (
+        (left, "test_loss", "training loss"),
+        (middle, "test_loss_scaled", "training loss / ((K−1)/K)"),
+    ):
         band_lines(ax, seed_stats(uniform, ["K", "step"], value, style.band_sd), "K", style.palette)
         ax.set_yscale("log")
         ax.set_ylabel(label)
@@ -134,7 +137,9 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     (acc_ax, norm_ax), (dist_ax, active_ax) = axes
 
-    final = seed_stats(final_step(table[table["test_set"] == "separated"]), ["noise_blocks", "epsilon"], "accuracy", style.band_sd)
+    final = seed_stats(
+        final_step(table[table["test_set"] == "separated"]), ["noise_blocks", "epsilon"], "accuracy", style.band_sd
+    )
     for where, part in final.groupby("noise_blocks", sort=True):
         style_of = {"fmt": "o-"} if where == "all" else {"fmt": "s", "color": CONFINED_COLOURS[where]}
         error_points(acc_ax, part["epsilon"], part, label=f"noise in {where} blocks", **style_of)
@@ -157,14 +162,18 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
     shades = iter(sns.color_palette(style.palette, int((blocks == "all").sum())))
     colours = [CONFINED_COLOURS[blocks[label]] if blocks[label] != "all" else next(shades) for label in order]
-    for ax, value, label in ((dist_ax, "dist_family", "distance to the family (whole W)"),
-                             (active_ax, "dist_family_active", "distance to the family (active blocks)")):
+    for ax, value, label in (
+        (dist_ax, "dist_family", "distance to the family (whole W)"),
+        (active_ax, "dist_family_active", "distance to the family (active blocks)"),
+    ):
         stats = seed_stats(table[table["test_set"] == "separated"], ["init", "step"], value, style.band_sd)
         band_lines(ax, stats, "init", colours, order=order)
         ax.set_yscale("symlog", linthresh=1e-2)  # ε = 0 starts on the family: distance 0
         ax.set_ylabel(label)
         ax.get_legend().remove()
-    active_ax.legend(*dist_ax.get_legend_handles_labels(), fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
+    active_ax.legend(
+        *dist_ax.get_legend_handles_labels(), fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5)
+    )
     return fig
 
 
@@ -195,7 +204,9 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     panels = list(dict.fromkeys(table["panel"]))
     fig, axes = plt.subplots(1, len(panels), figsize=(style.width, style.height), squeeze=False)
     for ax, panel in zip(axes[0], panels):
-        part = table[table["panel"] == panel].rename(columns={"ratio": "mean", "ratio_lower": "lower", "ratio_upper": "upper"})
+        part = table[table["panel"] == panel].rename(
+            columns={"ratio": "mean", "ratio_lower": "lower", "ratio_upper": "upper"}
+        )
         pairs = list(dict.fromkeys(zip(part["xi1"], part["xi2"])))
         if len(pairs) == 1:
             part = part.sort_values("K")
@@ -267,7 +278,9 @@ def audit(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     dashed: the flow on an independent sample; dotted: the flow on a plain sample of the same size."""
     fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     main = audit_trajectory(table)
-    variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma_value"].iloc[0]))
+    variants = sorted(
+        main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma_value"].iloc[0])
+    )
     colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
     (ratio_ax, loss_ax), (gap_ax, overlap_ax) = axes
     for v in variants:
@@ -311,8 +324,15 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     for n, part in table.groupby("prompts"):
         part = part[part["step"] > 0].sort_values("step")
         for value, marker in (("xi1", "o"), ("xi2", "s")):
-            xi_ax.plot(part["step"], part[value], color=colours[n], marker=marker, ms=3, ls="none",
-                       label=f"{value} of Π(W), {n} prompts")
+            xi_ax.plot(
+                part["step"],
+                part[value],
+                color=colours[n],
+                marker=marker,
+                ms=3,
+                ls="none",
+                label=f"{value} of Π(W), {n} prompts",
+            )
             xi_ax.plot(part["step"], part[f"{value}_reduced"], color=colours[n], lw=1)
         dist_ax.plot(part["step"], part["dist_family"], color=colours[n], label=f"‖W − Π(W)‖, {n} prompts")
         dist_ax.plot(part["step"], part["xi_gap"], color=colours[n], ls="--", label=f"|ξ − ξ_reduced|, {n} prompts")

@@ -34,8 +34,24 @@ from onenn.pipeline import provenance
 from onenn.pipeline.experiments import variant_name
 from onenn.pipeline.io import save_table, write_with
 
-COLUMNS = ("experiment", "kind", "variant", "K", "panel", "xi1", "xi2", "test_set", "quantity",
-           "mean", "sd", "n", "se", "lower", "upper", "reference")
+COLUMNS = (
+    "experiment",
+    "kind",
+    "variant",
+    "K",
+    "panel",
+    "xi1",
+    "xi2",
+    "test_set",
+    "quantity",
+    "mean",
+    "sd",
+    "n",
+    "se",
+    "lower",
+    "upper",
+    "reference",
+)
 #: metrics at the last saved step, per test set
 FINAL_METRICS = ("accuracy", "logit_error", "test_loss")
 #: parameter diagnostics at the first and the last saved step
@@ -101,8 +117,15 @@ def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def _value_rows(experiment: str, variant: str, values: dict[str, float], **extra) -> pd.DataFrame:
     """Single-number rows (n = 1): ``quantity -> mean``."""
-    rows = pd.DataFrame({"experiment": experiment, "variant": variant, "quantity": list(values),
-                         "mean": [float(v) for v in values.values()], "n": 1})
+    rows = pd.DataFrame(
+        {
+            "experiment": experiment,
+            "variant": variant,
+            "quantity": list(values),
+            "mean": [float(v) for v in values.values()],
+            "n": 1,
+        }
+    )
     for key, value in extra.items():
         rows[key] = value
     return rows
@@ -132,9 +155,24 @@ def binary_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 #: the audit's numbers per sigma (columns of ``audit_summary``)
-AUDIT_QUANTITIES = ("sigma_value", "time_end", "xi1_end", "xi2_end", "ratio_end", "ratio_max", "time_cross",
-                    "xi2_minus_xi1_end", "loss_end", "loss_log_time_first", "loss_log_time_end", "gd_steps",
-                    "gd_flow_gap", "resample_ratio_gap", "resample_loss_rel_gap", "plain_ratio_end")
+AUDIT_QUANTITIES = (
+    "sigma_value",
+    "time_end",
+    "xi1_end",
+    "xi2_end",
+    "ratio_end",
+    "ratio_max",
+    "time_cross",
+    "xi2_minus_xi1_end",
+    "loss_end",
+    "loss_log_time_first",
+    "loss_log_time_end",
+    "gd_steps",
+    "gd_flow_gap",
+    "resample_ratio_gap",
+    "resample_loss_rel_gap",
+    "plain_ratio_end",
+)
 #: times at which the headline table gives the audit's loss
 AUDIT_TIMES = tuple(10.0**k for k in range(13))
 
@@ -160,8 +198,9 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
 def landscape_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The grid's smallest loss, where it is, and the loss at the origin (xi1 = 0: uniform attention)."""
     best = table.loc[table["loss"].idxmin()]
-    out = _value_rows(str(table["experiment"].iloc[0]), "default", {"loss_min": best["loss"]}, xi1=best["xi1"],
-                      xi2=best["xi2"])
+    out = _value_rows(
+        str(table["experiment"].iloc[0]), "default", {"loss_min": best["loss"]}, xi1=best["xi1"], xi2=best["xi2"]
+    )
     out["se"] = best["se_loss"]
     out["kind"] = "landscape"
     return out
@@ -172,17 +211,30 @@ def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for variant, part in table.groupby("variant", sort=True):
         end = part.sort_values("step").iloc[-1]
-        values = {"dist_family_max": part["dist_family"].max(), "xi_gap_max": part["xi_gap"].max(),
-                  "xi1_end": end["xi1"], "xi1_reduced_end": end["xi1_reduced"], "xi2_end": end["xi2"],
-                  "xi2_reduced_end": end["xi2_reduced"], "steps": end["step"], "prompts": end["prompts"]}
+        values = {
+            "dist_family_max": part["dist_family"].max(),
+            "xi_gap_max": part["xi_gap"].max(),
+            "xi1_end": end["xi1"],
+            "xi1_reduced_end": end["xi1_reduced"],
+            "xi2_end": end["xi2"],
+            "xi2_reduced_end": end["xi2_reduced"],
+            "steps": end["step"],
+            "prompts": end["prompts"],
+        }
         parts.append(_value_rows(str(end["experiment"]), variant, values))
     out = pd.concat(parts, ignore_index=True)
     out["kind"] = "full_matrix"
     return out
 
 
-SUMMARISERS = {"train": train_summary, "scaling": scaling_summary, "binary": binary_summary,
-               "audit": audit_table_summary, "landscape": landscape_summary, "full_matrix": full_matrix_summary}
+SUMMARISERS = {
+    "train": train_summary,
+    "scaling": scaling_summary,
+    "binary": binary_summary,
+    "audit": audit_table_summary,
+    "landscape": landscape_summary,
+    "full_matrix": full_matrix_summary,
+}
 
 
 def summarise(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.DataFrame:
@@ -218,7 +270,9 @@ def mean_sd(mean: float, sd: float) -> str:
 
 
 def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
-    hit = rows[(rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)]
+    hit = rows[
+        (rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)
+    ]
     return hit.iloc[0] if len(hit) else None
 
 
@@ -255,7 +309,12 @@ def _train_markdown(rows: pd.DataFrame) -> list[str]:
             cells = [_lookup(part, q, t) for _, q, t in columns]
             n = int(first["n"]) if first is not None else 0
             body.append([str(variant), str(n)] + [mean_sd(c["mean"], c["sd"]) if c is not None else "–" for c in cells])
-        out += [f"{title} (mean ± sd over n seeds):", "", markdown_table(["variant", "n"] + [h for h, _, _ in columns], body), ""]
+        out += [
+            f"{title} (mean ± sd over n seeds):",
+            "",
+            markdown_table(["variant", "n"] + [h for h, _, _ in columns], body),
+            "",
+        ]
     return out
 
 
@@ -266,26 +325,47 @@ def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
         point = rows[rows["variant"] == r.variant]
         mc = point[point["quantity"] == "L_MC"].iloc[0]
         binary = point[point["quantity"] == "L_bin"].iloc[0]
-        body.append([
-            str(r.panel), f"{r.xi1:g}", f"{r.xi2:g}", str(r.K), str(r.n),
-            f"{mc['mean']:.4f} ± {mc['se']:.4f}", f"{binary['mean']:.4f} ± {binary['se']:.4f}",
-            f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]", f"{r.reference:.4f}",
-        ])
+        body.append(
+            [
+                str(r.panel),
+                f"{r.xi1:g}",
+                f"{r.xi2:g}",
+                str(r.K),
+                str(r.n),
+                f"{mc['mean']:.4f} ± {mc['se']:.4f}",
+                f"{binary['mean']:.4f} ± {binary['se']:.4f}",
+                f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]",
+                f"{r.reference:.4f}",
+            ]
+        )
     header = ["panel", "ξ1", "ξ2", "K", "prompts", "L_MC ± se", "L_bin ± se", "L_MC / L_bin [interval]", "(K−1)/K"]
-    return ["Ratio with its delta-method confidence interval; losses with their standard errors:", "",
-            markdown_table(header, body), ""]
+    return [
+        "Ratio with its delta-method confidence interval; losses with their standard errors:",
+        "",
+        markdown_table(header, body),
+        "",
+    ]
 
 
 def _binary_markdown(rows: pd.DataFrame) -> list[str]:
-    columns = (("training loss", "test_loss", "train"), ("MSE to 1-NN, uniform", "logit_error", "uniform"),
-               ("MSE to 1-NN, separated", "logit_error", "separated"), ("distance to family", "dist_family_active", None),
-               ("ξ1", "xi1", None), ("ξ2", "xi2", None))
+    columns = (
+        ("training loss", "test_loss", "train"),
+        ("MSE to 1-NN, uniform", "logit_error", "uniform"),
+        ("MSE to 1-NN, separated", "logit_error", "separated"),
+        ("distance to family", "dist_family_active", None),
+        ("ξ1", "xi1", None),
+        ("ξ2", "xi2", None),
+    )
     body = []
     for variant, part in rows.groupby("variant", sort=False):
         cells = [_lookup(part, q, t) for _, q, t in columns]
         body.append([str(variant), str(int(cells[0]["n"]))] + [mean_sd(c["mean"], c["sd"]) for c in cells])
-    return ["At the last step (mean ± sd over n seeds):", "",
-            markdown_table(["variant", "n"] + [h for h, _, _ in columns], body), ""]
+    return [
+        "At the last step (mean ± sd over n seeds):",
+        "",
+        markdown_table(["variant", "n"] + [h for h, _, _ in columns], body),
+        "",
+    ]
 
 
 def _number(value: float) -> str:
@@ -293,30 +373,56 @@ def _number(value: float) -> str:
 
 
 def _audit_markdown(rows: pd.DataFrame) -> list[str]:
-    columns = (("σ", "sigma_value"), ("t end", "time_end"), ("ξ1", "xi1_end"), ("ξ2", "xi2_end"),
-               ("ξ1/ξ2", "ratio_end"), ("max ξ1/ξ2", "ratio_max"), ("first t with ξ1/ξ2 > 7/15", "time_cross"),
-               ("ξ2 − ξ1", "xi2_minus_xi1_end"), ("loss", "loss_end"), ("loss·log t at t = 10", "loss_log_time_first"),
-               ("loss·log t at the end", "loss_log_time_end"), ("GD–flow gap", "gd_flow_gap"),
-               ("resample ξ1/ξ2 gap", "resample_ratio_gap"), ("plain-sample ξ1/ξ2", "plain_ratio_end"))
+    columns = (
+        ("σ", "sigma_value"),
+        ("t end", "time_end"),
+        ("ξ1", "xi1_end"),
+        ("ξ2", "xi2_end"),
+        ("ξ1/ξ2", "ratio_end"),
+        ("max ξ1/ξ2", "ratio_max"),
+        ("first t with ξ1/ξ2 > 7/15", "time_cross"),
+        ("ξ2 − ξ1", "xi2_minus_xi1_end"),
+        ("loss", "loss_end"),
+        ("loss·log t at t = 10", "loss_log_time_first"),
+        ("loss·log t at the end", "loss_log_time_end"),
+        ("GD–flow gap", "gd_flow_gap"),
+        ("resample ξ1/ξ2 gap", "resample_ratio_gap"),
+        ("plain-sample ξ1/ξ2", "plain_ratio_end"),
+    )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
     body = [[v] + [_number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
     loss_body = [[v] + [_number(values.get((v, f"loss@t={t}"), float("nan"))) for t in times] for v in variants]
-    return [f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", "",
-            markdown_table(["variant"] + [h for h, _ in columns], body), "",
-            "The loss at log-spaced times t:", "", markdown_table(["variant"] + [f"t={t}" for t in times], loss_body), ""]
+    return [
+        f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
+        "",
+        markdown_table(["variant"] + [h for h, _ in columns], body),
+        "",
+        "The loss at log-spaced times t:",
+        "",
+        markdown_table(["variant"] + [f"t={t}" for t in times], loss_body),
+        "",
+    ]
 
 
 def _values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]
-    body = [[v] + [_number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])]
+    body = [
+        [v] + [_number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])
+    ]
     return [markdown_table(["variant", *quantities], body), ""]
 
 
-MARKDOWN = {"train": _train_markdown, "scaling": _scaling_markdown, "binary": _binary_markdown,
-            "audit": _audit_markdown, "landscape": _values_markdown, "full_matrix": _values_markdown}
+MARKDOWN = {
+    "train": _train_markdown,
+    "scaling": _scaling_markdown,
+    "binary": _binary_markdown,
+    "audit": _audit_markdown,
+    "landscape": _values_markdown,
+    "full_matrix": _values_markdown,
+}
 
 
 def to_markdown(summary: pd.DataFrame) -> str:

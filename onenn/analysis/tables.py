@@ -168,26 +168,40 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         mine = table[table["variant"] == variant]
         gd = mine[mine["source"] == "gd"].sort_values("time")
         flow = mine[mine["source"] == "flow"].sort_values("time")
-        gap = max(np.max(np.abs(gd["xi1"].to_numpy() - flow["xi1"].to_numpy())),
-                  np.max(np.abs(gd["xi2"].to_numpy() - flow["xi2"].to_numpy())))
+        gap = max(
+            np.max(np.abs(gd["xi1"].to_numpy() - flow["xi1"].to_numpy())),
+            np.max(np.abs(gd["xi2"].to_numpy() - flow["xi2"].to_numpy())),
+        )
         res = mine[mine["source"] == "resample"]
         times = part["time"].to_numpy()
         res_ratio = _interp_at(res, times, "ratio")
         res_loss = _interp_at(res, times, "loss")
         plain = mine[mine["source"] == "plain"].sort_values("time")
-        rows.append({
-            "experiment": end["experiment"], "variant": variant, "sigma": end["sigma"], "sigma_value": end["sigma_value"],
-            "time_end": end["time"], "xi1_end": end["xi1"], "xi2_end": end["xi2"], "ratio_end": end["ratio"],
-            "xi2_minus_xi1_end": end["xi2_minus_xi1"], "loss_end": end["loss"], "se_loss_end": end["se_loss"],
-            "ratio_max": part["ratio"].max(), "ratio_bound": XI_RATIO_BOUND,
-            "time_cross": float(over["time"].iloc[0]) if len(over) else np.nan,
-            "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
-            "loss_log_time_end": end["loss_log_time"],
-            "gd_steps": int(gd["step"].max()), "gd_flow_gap": float(gap),
-            "resample_ratio_gap": float(np.max(np.abs(res_ratio - part["ratio"].to_numpy()))),
-            "resample_loss_rel_gap": float(np.max(np.abs(res_loss / part["loss"].to_numpy() - 1.0))),
-            "plain_ratio_end": float(plain["ratio"].iloc[-1]) if len(plain) else np.nan,
-        })
+        rows.append(
+            {
+                "experiment": end["experiment"],
+                "variant": variant,
+                "sigma": end["sigma"],
+                "sigma_value": end["sigma_value"],
+                "time_end": end["time"],
+                "xi1_end": end["xi1"],
+                "xi2_end": end["xi2"],
+                "ratio_end": end["ratio"],
+                "xi2_minus_xi1_end": end["xi2_minus_xi1"],
+                "loss_end": end["loss"],
+                "se_loss_end": end["se_loss"],
+                "ratio_max": part["ratio"].max(),
+                "ratio_bound": XI_RATIO_BOUND,
+                "time_cross": float(over["time"].iloc[0]) if len(over) else np.nan,
+                "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
+                "loss_log_time_end": end["loss_log_time"],
+                "gd_steps": int(gd["step"].max()),
+                "gd_flow_gap": float(gap),
+                "resample_ratio_gap": float(np.max(np.abs(res_ratio - part["ratio"].to_numpy()))),
+                "resample_loss_rel_gap": float(np.max(np.abs(res_loss / part["loss"].to_numpy() - 1.0))),
+                "plain_ratio_end": float(plain["ratio"].iloc[-1]) if len(plain) else np.nan,
+            }
+        )
     return normalise_types(pd.DataFrame(rows))
 
 

@@ -18,8 +18,23 @@ EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels
 #: experiment kinds: SGD runs evaluated on test sets, or the scaling identity estimated without training
 KINDS = ("train", "scaling", "binary", "audit", "landscape", "full_matrix")
 #: settings a training job depends on (reach it through the rule's params)
-TRAIN_KEYS = ("d", "N", "K", "sigma", "lr", "batch", "loss", "c", "epsilon", "noise_blocks", "steps", "n_eval", "device", "dtype",
-              "on_divergence")
+TRAIN_KEYS = (
+    "d",
+    "N",
+    "K",
+    "sigma",
+    "lr",
+    "batch",
+    "loss",
+    "c",
+    "epsilon",
+    "noise_blocks",
+    "steps",
+    "n_eval",
+    "device",
+    "dtype",
+    "on_divergence",
+)
 #: settings only the evaluation depends on
 EVAL_KEYS = ("delta", "test_size")
 #: settings a scaling-identity job depends on (besides its ``panels``)

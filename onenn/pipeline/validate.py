@@ -79,6 +79,7 @@ def show(value: Any) -> str:
 
 # --- the schema layer -------------------------------------------------------------------------------------
 
+
 def _strict_integer(checker, instance) -> bool:
     """JSON Schema counts 16.0 as an integer; the code does not (a float N breaks tensor shapes)."""
     return isinstance(instance, int) and not isinstance(instance, bool)
@@ -88,8 +89,19 @@ StrictValidator = validators.extend(
     Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer)
 )
 
-LEAF_KEYWORDS = {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                 "pattern", "minLength", "minItems", "minProperties"}
+LEAF_KEYWORDS = {
+    "type",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "pattern",
+    "minLength",
+    "minItems",
+    "minProperties",
+}
 
 
 def load_schema(path: str | Path) -> dict:
@@ -151,9 +163,14 @@ def schema_error_problems(validator, error: ValidationError) -> list[Problem]:
     if error.validator == "required":
         missing = [k for k in error.validator_value if k not in error.instance]
         props = declared_properties(validator, error.schema, error.instance)
-        return [Problem((*path, k), "missing; it is required"
-                        + (f" ({props[k]['description']})" if "description" in props.get(k, {}) else ""))
-                for k in missing]
+        return [
+            Problem(
+                (*path, k),
+                "missing; it is required"
+                + (f" ({props[k]['description']})" if "description" in props.get(k, {}) else ""),
+            )
+            for k in missing
+        ]
     if "propertyNames" in error.schema_path:
         allowed = f"must match {error.validator_value}" if error.validator == "pattern" else error.message
         return [Problem((*path, error.instance), f"invalid name {error.instance!r}: {allowed}")]
@@ -180,11 +197,15 @@ def schema_problems(config: Any, validator) -> list[Problem]:
             seen.add(key)
             problems += schema_error_problems(validator, error)
     skip = unknown_kind(config, validator.schema)
-    return [p for p in problems if not (p.path[:1] == ("experiments",) and len(p.path) > 2 and p.path[1] in skip
-                                        and p.path[2] != "kind")]
+    return [
+        p
+        for p in problems
+        if not (p.path[:1] == ("experiments",) and len(p.path) > 2 and p.path[1] in skip and p.path[2] != "kind")
+    ]
 
 
 # --- what a schema cannot check --------------------------------------------------------------------------
+
 
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
     """Every ``.nan``/``.inf`` in the config."""
@@ -205,7 +226,9 @@ def experiment_settings(validator, root: dict, experiment: dict) -> dict[str, di
     return {k: v for k, v in props.items() if k not in ex.EXPERIMENT_KEYS}
 
 
-def setting_problems(validator, path: KeyPath, key: str, value: Any, accepted: dict[str, dict], what: str) -> list[Problem]:
+def setting_problems(
+    validator, path: KeyPath, key: str, value: Any, accepted: dict[str, dict], what: str
+) -> list[Problem]:
     """A sweep value or variant entry ``key: value``, checked against the setting's own schema."""
     if key not in accepted:
         return [unknown_key(path, key, accepted, what)]
@@ -219,7 +242,7 @@ def entry_problems(config: dict, validator, root: dict) -> list[Problem]:
     """Keys and values of every sweep and variant entry."""
     problems: list[Problem] = []
     exps = config.get("experiments")
-    for name, exp in (exps.items() if isinstance(exps, dict) else ()):
+    for name, exp in exps.items() if isinstance(exps, dict) else ():
         if name in unknown_kind(config, root):
             continue
         accepted = experiment_settings(validator, root, exp)
@@ -247,11 +270,18 @@ def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accept
     problems = []
     seen: dict[str, int] = {}
     for i, v in enumerate(values):
-        problems += [Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted, "setting")]
+        problems += [
+            Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted, "setting")
+        ]
         name = ex.variant_name({key: v})
         if name in seen:
-            problems.append(Problem((*path, i), f"{show(v)} gives the variant name {name!r} of "
-                                    f"{format_path((*path, seen[name]))}: a duplicate value"))
+            problems.append(
+                Problem(
+                    (*path, i),
+                    f"{show(v)} gives the variant name {name!r} of "
+                    f"{format_path((*path, seen[name]))}: a duplicate value",
+                )
+            )
         seen.setdefault(name, i)
     return problems
 
@@ -315,16 +345,25 @@ def variant_problems(config: dict, name: str, exp: dict, found: list[Variant]) -
     for v in found:
         if v.name in seen_names:
             first = seen_names[v.name]
-            problems.append(Problem(v.named_at, f"variant name {v.name!r} is already used by "
-                                    f"{format_path(first.named_at)}; variant names are folders and must be distinct"))
+            problems.append(
+                Problem(
+                    v.named_at,
+                    f"variant name {v.name!r} is already used by "
+                    f"{format_path(first.named_at)}; variant names are folders and must be distinct",
+                )
+            )
         elif not re.match(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
         seen_names.setdefault(v.name, v)
         settings = resolved(config, exp, v)
         same = next((w for s, w in seen_settings if s == settings), None)
         if same is not None and same.name != v.name:
-            problems.append(Problem(v.where, f"duplicate variant: {v.name!r} has the same settings as "
-                                             f"{same.name!r} ({format_path(same.where)})"))
+            problems.append(
+                Problem(
+                    v.where,
+                    f"duplicate variant: {v.name!r} has the same settings as {same.name!r} ({format_path(same.where)})",
+                )
+            )
         seen_settings.append((settings, v))
     if not found or all(int(resolved(config, exp, v)["seeds"]) < 1 for v in found):
         problems.append(Problem(("experiments", name), "the experiment has no runs (no variants or no seeds)"))
@@ -337,9 +376,13 @@ def mixture_weight_unused(config: dict, name: str, exp: dict, found: list[Varian
     for v in found:
         s = resolved(config, exp, v)
         if s["c"] != 0 and s["loss"] != "mixture":
-            problems.append(Problem(origin(name, exp, v, "c"),
-                                    f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is "
-                                    f"{s['loss']!r} (set by {format_path(origin(name, exp, v, 'loss'))})"))
+            problems.append(
+                Problem(
+                    origin(name, exp, v, "c"),
+                    f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is "
+                    f"{s['loss']!r} (set by {format_path(origin(name, exp, v, 'loss'))})",
+                )
+            )
     return problems
 
 
@@ -362,6 +405,7 @@ def run_problems(config: dict) -> list[Problem]:
 
 
 # --- entry points -----------------------------------------------------------------------------------------
+
 
 def check_config(config: Any, schema: dict) -> list[Problem]:
     """Every problem of ``config`` (empty when it is valid), sorted by key path."""

@@ -77,21 +77,30 @@ def _sample(s: AuditSettings, stream: int) -> tuple[np.ndarray, np.ndarray, floa
     return R.audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, np.random.default_rng([s.seed, stream]), s.gap_min)
 
 
-def _rows(source: str, time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray, t: np.ndarray, w: np.ndarray | None,
-          step: np.ndarray | None = None) -> pd.DataFrame:
+def _rows(
+    source: str,
+    time: np.ndarray,
+    xi1: np.ndarray,
+    xi2: np.ndarray,
+    t: np.ndarray,
+    w: np.ndarray | None,
+    step: np.ndarray | None = None,
+) -> pd.DataFrame:
     """Trajectory rows with the loss and its standard error recomputed on the sample ``(t, w)``."""
     est = [R.monte_carlo_estimate(float(a), float(b), t, weights=w) for a, b in zip(xi1, xi2)]
-    out = pd.DataFrame({
-        "source": source,
-        "step": np.full(len(time), -1, dtype=np.int64) if step is None else np.asarray(step, dtype=np.int64),
-        "time": np.asarray(time, dtype=np.float64),
-        "xi1": xi1,
-        "xi2": xi2,
-        "loss": [e.loss for e in est],
-        "se_loss": [e.se_loss for e in est],
-        "grad_xi1": [e.grad_xi1 for e in est],
-        "grad_xi2": [e.grad_xi2 for e in est],
-    })
+    out = pd.DataFrame(
+        {
+            "source": source,
+            "step": np.full(len(time), -1, dtype=np.int64) if step is None else np.asarray(step, dtype=np.int64),
+            "time": np.asarray(time, dtype=np.float64),
+            "xi1": xi1,
+            "xi2": xi2,
+            "loss": [e.loss for e in est],
+            "se_loss": [e.se_loss for e in est],
+            "grad_xi1": [e.grad_xi1 for e in est],
+            "grad_xi2": [e.grad_xi2 for e in est],
+        }
+    )
     out["ratio"] = out["xi1"] / out["xi2"]
     out["xi2_minus_xi1"] = out["xi2"] - out["xi1"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -106,16 +115,24 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
     if log:
         log.info("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
     started = clock.perf_counter()
-    gd = R.gradient_descent(0.0, sigma, s.lr, s.steps, t, s.d, record_steps=R.log_spaced_steps(s.steps, s.n_record),
-                            weights=w)
+    gd = R.gradient_descent(
+        0.0, sigma, s.lr, s.steps, t, s.d, record_steps=R.log_spaced_steps(s.steps, s.n_record), weights=w
+    )
     if log:
-        log.info("gd: %d steps in %.1f s; end xi=(%.4g, %.4g)", s.steps, clock.perf_counter() - started, gd.xi1[-1],
-                 gd.xi2[-1])
-    overlap = R.gradient_flow(0.0, sigma, 0.0, float(gd.time[-1]), t, s.d, record_times=gd.time, weights=w, rtol=1e-10,
-                              atol=1e-12)
+        log.info(
+            "gd: %d steps in %.1f s; end xi=(%.4g, %.4g)",
+            s.steps,
+            clock.perf_counter() - started,
+            gd.xi1[-1],
+            gd.xi2[-1],
+        )
+    overlap = R.gradient_flow(
+        0.0, sigma, 0.0, float(gd.time[-1]), t, s.d, record_times=gd.time, weights=w, rtol=1e-10, atol=1e-12
+    )
     time_gd = float(gd.time[-1])
-    cont = R.gradient_flow(float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_record=s.n_record,
-                           weights=w)
+    cont = R.gradient_flow(
+        float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_record=s.n_record, weights=w
+    )
     times = np.unique(np.concatenate([gd.time, cont.time]))
     t_b, w_b, mass_b = _sample(s, 1)
     resample = R.gradient_flow(0.0, sigma, 0.0, s.time_end, t_b, s.d, record_times=times, weights=w_b)
@@ -146,8 +163,15 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
     first = ["experiment", "variant", "sigma", "sigma_value", "source", "step", "time"]
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
     end = table[table["source"] == "continuation"].iloc[-1]
-    log.info("end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g", end["time"], end["xi1"], end["xi2"],
-             end["ratio"], R.XI_RATIO_BOUND, end["loss"])
+    log.info(
+        "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
+        end["time"],
+        end["xi1"],
+        end["xi2"],
+        end["ratio"],
+        R.XI_RATIO_BOUND,
+        end["loss"],
+    )
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -278,10 +302,19 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
         if step == record[k]:
             W = embed_active(A, s.d)
             diag = diagnostics(W, s.d, 1)
-            rows.append({"step": step, "time": s.lr * step, "loss": loss, "xi1": diag["xi1"], "xi2": diag["xi2"],
-                         "dist_family": diag["dist_family_active"],
-                         "xi1_reduced": float(reduced.xi1[k]), "xi2_reduced": float(reduced.xi2[k]),
-                         "loss_reduced": float(reduced.loss[k])})
+            rows.append(
+                {
+                    "step": step,
+                    "time": s.lr * step,
+                    "loss": loss,
+                    "xi1": diag["xi1"],
+                    "xi2": diag["xi2"],
+                    "dist_family": diag["dist_family_active"],
+                    "xi1_reduced": float(reduced.xi1[k]),
+                    "xi2_reduced": float(reduced.xi2[k]),
+                    "loss_reduced": float(reduced.loss[k]),
+                }
+            )
             k += 1
             if k == len(record):
                 break
@@ -300,8 +333,13 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
         table[key] = value
     first = ["experiment", "variant", "step"]
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
-    log.info("full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
-             s.steps, clock.perf_counter() - started, table["xi_gap"].max(), table["dist_family"].max())
+    log.info(
+        "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
+        s.steps,
+        clock.perf_counter() - started,
+        table["xi_gap"].max(),
+        table["dist_family"].max(),
+    )
 
 
 JOBS = {"audit": audit_job, "full_matrix": full_matrix_job}

@@ -298,9 +298,7 @@ def _per_prompt_all(xi1: float, xi2: float, prep: _Prepared, with_grad: bool) ->
     parts: list[tuple[np.ndarray, ...]] = []
     for lo in range(0, n, _CHUNK_ROWS):
         hi = min(lo + _CHUNK_ROWS, n)
-        parts.append(
-            _per_prompt(xi1, xi2, prep.delta[lo:hi], prep.delta_min[lo:hi], prep.gap_query[lo:hi], with_grad)
-        )
+        parts.append(_per_prompt(xi1, xi2, prep.delta[lo:hi], prep.delta_min[lo:hi], prep.gap_query[lo:hi], with_grad))
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 

@@ -159,5 +159,13 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
     for row in table.itertuples():
         log.info(
             "%s xi=(%g, %g) K=%d n=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
-            row.panel, row.xi1, row.xi2, row.K, row.prompts, row.ratio, row.ratio_lower, row.ratio_upper, row.expected,
+            row.panel,
+            row.xi1,
+            row.xi2,
+            row.K,
+            row.prompts,
+            row.ratio,
+            row.ratio_lower,
+            row.ratio_upper,
+            row.expected,
         )

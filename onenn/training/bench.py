@@ -163,8 +163,9 @@ def main(argv: list[str] | None = None) -> str:
     for name in args.configs:
         s = replace(base, **CONFIGS[name])
         check = max_weight_difference(replace(s, dtype="float64"), args.check_steps)
-        timed = time_config(s, steps=args.steps, baseline_steps=args.baseline_steps, reps=args.reps,
-                            clock_name=args.clock)
+        timed = time_config(
+            s, steps=args.steps, baseline_steps=args.baseline_steps, reps=args.reps, clock_name=args.clock
+        )
         rows.append({"config": name, "d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "check": check, **timed})
     clock_name = "wall time" if args.device == "cuda" or args.clock == "wall" else "CPU time of the process"
     header = [

@@ -122,7 +122,6 @@ class BinarySettings(Settings):
     seed: int = 0
     dtype: str = "float32"
 
-
     @property
     def steps_per_epoch(self) -> int:
         return math.ceil(self.train_size / self.batch)
@@ -186,7 +185,9 @@ def binary_metrics(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor, target: to
     return {"logit_error": mse, "test_loss": 0.5 * mse}
 
 
-def evaluate_binary(steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int) -> pd.DataFrame:
+def evaluate_binary(
+    steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int
+) -> pd.DataFrame:
     """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of docs/method.md §5."""
     tensors = {name: _tensors(data, torch.float64) for name, data in sets.items()}
     rows = []
@@ -203,15 +204,22 @@ def evaluate_binary(steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict
 # --------------------------------------------------------------------------------------------------------
 
 
-def binary_set_job(split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str,
-                   log: logging.Logger) -> None:
+def binary_set_job(
+    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str, log: logging.Logger
+) -> None:
     """The dataset stage: write one binary prompt set."""
     save_arrays(output, **make_binary_set(split, n, d, N, labels, delta, seed))
     log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", split, n, d, N, labels)
 
 
 def binary_train_job(
-    settings: dict, *, identity: dict, train_path: str, weights_path: str, run_path: str, threads: int,
+    settings: dict,
+    *,
+    identity: dict,
+    train_path: str,
+    weights_path: str,
+    run_path: str,
+    threads: int,
     log: logging.Logger,
 ) -> None:
     """Train on the fixed training set; write the weights (npz) and the resolved run record (json)."""
@@ -225,14 +233,26 @@ def binary_train_job(
         raise FloatingPointError(f"{identity}: {err}") from err
     seconds = time.perf_counter() - started
     save_arrays(weights_path, **result)
-    record = {**identity, **s.to_dict(), "steps": s.steps, "seconds": seconds, "ms_per_step": 1e3 * seconds / s.steps,
-              **versions()}
+    record = {
+        **identity,
+        **s.to_dict(),
+        "steps": s.steps,
+        "seconds": seconds,
+        "ms_per_step": 1e3 * seconds / s.steps,
+        **versions(),
+    }
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
 
 
 def binary_evaluate_job(
-    settings: dict, *, weights_path: str, run_path: str, set_paths: dict[str, str], output: str, threads: int,
+    settings: dict,
+    *,
+    weights_path: str,
+    run_path: str,
+    set_paths: dict[str, str],
+    output: str,
+    threads: int,
     log: logging.Logger,
 ) -> None:
     """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table."""

@@ -42,8 +42,19 @@ def draw_step(z: torch.Tensor, c: torch.Tensor, K: int, generator: torch.Generat
 class Engine:
     """SGD for one run. ``run`` updates ``W`` (D, D) in place; ``generator`` lives on ``W``'s device."""
 
-    def __init__(self, W: torch.Tensor, *, d: int, N: int, K: int, batch: int, lr: float, loss: Loss,
-                 generator: torch.Generator, block: int = BLOCK) -> None:
+    def __init__(
+        self,
+        W: torch.Tensor,
+        *,
+        d: int,
+        N: int,
+        K: int,
+        batch: int,
+        lr: float,
+        loss: Loss,
+        generator: torch.Generator,
+        block: int = BLOCK,
+    ) -> None:
         D, T, B, S = d + K + 1, N + 1, batch, block
         if W.shape != (D, D):
             raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")

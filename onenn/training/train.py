@@ -52,8 +52,10 @@ def resolve_device(device: str) -> torch.device:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
         why = f"torch {torch.__version__} " + ("sees no GPU" if torch.version.cuda else "is a CPU-only build")
-        raise RuntimeError(f"device: cuda was requested but CUDA is not available on this machine ({why}); "
-                           "use device: auto (CUDA when available, else the CPU) or device: cpu")
+        raise RuntimeError(
+            f"device: cuda was requested but CUDA is not available on this machine ({why}); "
+            "use device: auto (CUDA when available, else the CPU) or device: cpu"
+        )
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -124,10 +126,15 @@ class Divergence:
 
     def __str__(self) -> str:
         loss = "none" if self.last_loss is None else f"{self.last_loss:.6g} at step {self.last_loss_step}"
-        saved = ("none" if self.last_saved_step is None
-                 else f"step {self.last_saved_step} (max |W_ij| = {self.last_saved_max:.6g})")
-        return (f"non-finite minibatch loss or weights at step {self.step}; last finite minibatch loss {loss}; "
-                f"last finite saved W at {saved}")
+        saved = (
+            "none"
+            if self.last_saved_step is None
+            else f"step {self.last_saved_step} (max |W_ij| = {self.last_saved_max:.6g})"
+        )
+        return (
+            f"non-finite minibatch loss or weights at step {self.step}; last finite minibatch loss {loss}; "
+            f"last finite saved W at {saved}"
+        )
 
 
 def find_divergence(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> Divergence | None:
@@ -171,8 +178,14 @@ def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
     if divergence is None:
         return {**result, "diverged_step": -1}
     keep = max(1, int((steps < divergence.step).sum()))
-    return {**result, "steps": steps[:keep], "W": W[:keep], "minibatch_loss": losses[: divergence.step],
-            "diverged_step": divergence.step, "divergence": str(divergence)}
+    return {
+        **result,
+        "steps": steps[:keep],
+        "W": W[:keep],
+        "minibatch_loss": losses[: divergence.step],
+        "diverged_step": divergence.step,
+        "divergence": str(divergence),
+    }
 
 
 def train_job(
@@ -187,14 +200,22 @@ def train_job(
     try:
         result = train(s)
     except Diverged as err:
-        raise Diverged(f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
-                       "the steps before the divergence") from err
+        raise Diverged(
+            f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
+            "the steps before the divergence"
+        ) from err
     seconds = time.perf_counter() - started
     if result["diverged_step"] >= 0:
         log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
     save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
-    record = {**identity, **s.to_dict(), "device_used": result["device"], **versions(),
-              "diverged": result["diverged_step"] >= 0, "diverged_step": result["diverged_step"]}
+    record = {
+        **identity,
+        **s.to_dict(),
+        "device_used": result["device"],
+        **versions(),
+        "diverged": result["diverged_step"] >= 0,
+        "diverged_step": result["diverged_step"],
+    }
     record["seed"] = s.seed
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])

@@ -120,11 +120,20 @@ COMPARED = (".parquet", ".npz", ".json", ".md")  # figures (PNG, PDF) embed date
 
 def compare_results(run: Path, reference: Path, report: Report) -> None:
     mine = {p.relative_to(run) for p in (run / "results").rglob("*") if p.is_file() and not p.name.startswith(".")}
-    theirs = {p.relative_to(reference) for p in (reference / "results").rglob("*") if p.is_file()
-              and not p.name.startswith(".") and not str(p.relative_to(reference)).startswith(NOT_PRODUCED)}
-    report.check(mine == theirs, f"same {len(theirs)} result files as the local run"
-                 + ("" if mine == theirs else f" (only Slurm: {sorted(mine - theirs)[:5]}, only local: "
-                                              f"{sorted(theirs - mine)[:5]})"))
+    theirs = {
+        p.relative_to(reference)
+        for p in (reference / "results").rglob("*")
+        if p.is_file() and not p.name.startswith(".") and not str(p.relative_to(reference)).startswith(NOT_PRODUCED)
+    }
+    report.check(
+        mine == theirs,
+        f"same {len(theirs)} result files as the local run"
+        + (
+            ""
+            if mine == theirs
+            else f" (only Slurm: {sorted(mine - theirs)[:5]}, only local: {sorted(theirs - mine)[:5]})"
+        ),
+    )
     by_kind: Counter = Counter()
     differ = []
     for rel in sorted(mine & theirs):
@@ -134,8 +143,11 @@ def compare_results(run: Path, reference: Path, report: Report) -> None:
         if not same_file(run / rel, reference / rel):
             differ.append(str(rel))
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(by_kind.items()))
-    report.check(not differ, f"equal to the local run, bit for bit: {kinds} (timings {', '.join(TIMINGS)} left out)"
-                 + (f"; DIFFERENT: {differ[:10]}" if differ else ""))
+    report.check(
+        not differ,
+        f"equal to the local run, bit for bit: {kinds} (timings {', '.join(TIMINGS)} left out)"
+        + (f"; DIFFERENT: {differ[:10]}" if differ else ""),
+    )
 
 
 def job_record(job_id: int, jobcomp: dict) -> dict[str, str]:
@@ -154,18 +166,24 @@ def check_slurm_jobs(jobs: list[tuple[str, int, Path]], jobcomp: dict, report: R
     report.check(bool(ids), f"{len(ids)} Slurm jobs submitted: ids {', '.join(map(str, ids))}")
     records = {job_id: job_record(job_id, jobcomp) for job_id in ids}
     done = [j for j, rec in records.items() if rec.get("JobState") == "COMPLETED"]
-    report.check(len(done) == len(ids), f"Slurm records them COMPLETED (scontrol / jobcomp.txt): {len(done)}/{len(ids)}")
+    report.check(
+        len(done) == len(ids), f"Slurm records them COMPLETED (scontrol / jobcomp.txt): {len(done)}/{len(ids)}"
+    )
     training = {job_id for _, job_id, log in jobs if jobs_run_in_slurm([log])["train"]}
     on_gpu = [j for j in training if records[j].get("Partition") == "gpu" and uses_gpu(records[j])]
-    report.check(bool(training) and len(on_gpu) == len(training),
-                 f"training jobs on partition gpu with one GPU each (TresPerJob=gres:gpu:1): {len(on_gpu)}/{len(training)}")
+    report.check(
+        bool(training) and len(on_gpu) == len(training),
+        f"training jobs on partition gpu with one GPU each (TresPerJob=gres:gpu:1): {len(on_gpu)}/{len(training)}",
+    )
     others = [j for j in ids if j not in training]
     on_cpu = [j for j in others if records[j].get("Partition") == "cpu" and not uses_gpu(records[j])]
     report.check(len(on_cpu) == len(others), f"the other jobs on partition cpu, no GPU: {len(on_cpu)}/{len(others)}")
     for name, job_id, log in jobs:
         rec = records[job_id]
-        report.note(f"job {job_id}: {log.parent.name}/{log.name} {rec.get('Partition', '?')} "
-                    f"{rec.get('TresPerJob', '') or '-'} {rec.get('StartTime', '')} -> {rec.get('EndTime', '')}")
+        report.note(
+            f"job {job_id}: {log.parent.name}/{log.name} {rec.get('Partition', '?')} "
+            f"{rec.get('TresPerJob', '') or '-'} {rec.get('StartTime', '')} -> {rec.get('EndTime', '')}"
+        )
 
 
 def check_run(run: Path, log_path: Path, jobcomp: dict, report: Report) -> None:
@@ -178,28 +196,37 @@ def check_run(run: Path, log_path: Path, jobcomp: dict, report: Report) -> None:
     expected = Counter({r: n for r, n in planned.items() if r not in local_rules})
     ran = jobs_run_in_slurm([p for _, _, p in jobs])
     per_rule = ", ".join(f"{r} {n}" for r, n in sorted(expected.items()))
-    report.check(ran == expected, f"every job ran inside a Slurm job ({sum(ran.values())} of "
-                                  f"{sum(expected.values())}: {per_rule})"
-                 + ("" if ran == expected else f"; ran in Slurm: {dict(ran)}"))
+    report.check(
+        ran == expected,
+        f"every job ran inside a Slurm job ({sum(ran.values())} of "
+        f"{sum(expected.values())}: {per_rule})" + ("" if ran == expected else f"; ran in Slurm: {dict(ran)}"),
+    )
 
 
 def check_cpu_run(run: Path, log_path: Path, reference: Path, jobcomp: dict, report: Report) -> None:
     """The slurm-cpu profile: the training job goes to partition cpu, with no GPU."""
     log = log_path.read_text(errors="replace")
     jobs = submitted_jobs(log)
-    report.check(len(jobs) == 1 and "steps (100%) done" in log, f"one training job through Slurm: ids "
-                 f"{[j for _, j, _ in jobs]}")
+    report.check(
+        len(jobs) == 1 and "steps (100%) done" in log, f"one training job through Slurm: ids {[j for _, j, _ in jobs]}"
+    )
     for _, job_id, slurm_log in jobs:
         rec = job_record(job_id, jobcomp)
-        report.check(rec.get("JobState") == "COMPLETED" and rec.get("Partition") == "cpu" and not uses_gpu(rec)
-                     and jobs_run_in_slurm([slurm_log])["train"] == 1,
-                     f"job {job_id}: rule train, {rec.get('JobState')} on partition {rec.get('Partition')}, "
-                     f"TresPerJob={rec.get('TresPerJob') or '-'}")
+        report.check(
+            rec.get("JobState") == "COMPLETED"
+            and rec.get("Partition") == "cpu"
+            and not uses_gpu(rec)
+            and jobs_run_in_slurm([slurm_log])["train"] == 1,
+            f"job {job_id}: rule train, {rec.get('JobState')} on partition {rec.get('Partition')}, "
+            f"TresPerJob={rec.get('TresPerJob') or '-'}",
+        )
     for weights in (run / "results/runs").rglob("weights.npz"):
         rel = weights.relative_to(run)
         record = json.loads((weights.parent / "run.json").read_text())
-        report.check(same_file(weights, reference / rel), f"{rel} equal to the local run's "
-                     f"(device {record.get('device', '?')} -> {record.get('device_used', '?')})")
+        report.check(
+            same_file(weights, reference / rel),
+            f"{rel} equal to the local run's (device {record.get('device', '?')} -> {record.get('device_used', '?')})",
+        )
 
 
 def main() -> int:

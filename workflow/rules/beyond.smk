@@ -1,6 +1,7 @@
 # Beyond the multiclass paper (docs/method.md §7): the binary paper's experiment (SGD on a fixed training set), the reduced
 # loss landscape, the reduced-dynamics audit and full-matrix GD against the reduced dynamics.
 
+
 rule binary_set:
     output:
         "results/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.npz",
@@ -41,9 +42,11 @@ rule binary_train:
         "benchmarks/binary_train/{experiment}/{variant}/seed{seed}.tsv"
     wildcard_constraints:
         experiment="|".join(BINARY_EXPERIMENTS) or "$^",
-    params:
-        settings=lambda wc: ex.binary_settings(config, wc.experiment, wc.variant, int(wc.seed)),
     threads: 1
+    params:
+        settings=lambda wc: ex.binary_settings(
+            config, wc.experiment, wc.variant, int(wc.seed)
+        ),
     script:
         "../scripts/binary_train.py"
 
@@ -59,9 +62,9 @@ rule binary_evaluate:
         "logs/binary_evaluate/{experiment}/{variant}/seed{seed}.log",
     wildcard_constraints:
         experiment="|".join(BINARY_EXPERIMENTS) or "$^",
+    threads: 1
     params:
         settings=lambda wc: {k: get_settings(wc)[k] for k in ex.BINARY_EVAL_KEYS},
-    threads: 1
     script:
         "../scripts/binary_evaluate.py"
 
@@ -88,10 +91,10 @@ rule beyond:
         "benchmarks/beyond/{experiment}/{variant}.tsv"
     wildcard_constraints:
         experiment="|".join(PER_VARIANT_EXPERIMENTS) or "$^",
+    threads: 1
     params:
         kind=lambda wc: config["experiments"][wc.experiment]["kind"],
         settings=get_kind_settings,
-    threads: 1
     script:
         "../scripts/beyond.py"
 
@@ -118,8 +121,10 @@ rule landscape:
         "benchmarks/beyond/{experiment}.tsv"
     wildcard_constraints:
         experiment="|".join(LANDSCAPE_EXPERIMENTS) or "$^",
-    params:
-        settings=lambda wc: ex.kind_settings(config, wc.experiment, "default", ex.LANDSCAPE_KEYS),
     threads: 1
+    params:
+        settings=lambda wc: ex.kind_settings(
+            config, wc.experiment, "default", ex.LANDSCAPE_KEYS
+        ),
     script:
         "../scripts/landscape.py"

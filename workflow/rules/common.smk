@@ -5,7 +5,11 @@ import sys
 # The onenn package beside this Snakefile, for this process and for every job it starts (jobs inherit the
 # environment), so a checkout runs its own code even where another copy is pip-installed.
 sys.path.insert(0, workflow.basedir)
-os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(
+        filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])
+    )
+)
 
 from onenn.pipeline import experiments as ex
 from onenn.pipeline import resources as res
@@ -13,7 +17,9 @@ from onenn.pipeline import resources as res
 TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
 SCALING_EXPERIMENTS = ex.experiment_names(config, kind="scaling")
 RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
-GPUS_HERE = res.visible_gpus()  # GPUs of the machine running Snakemake (used when jobs run locally)
+GPUS_HERE = (
+    res.visible_gpus()
+)  # GPUs of the machine running Snakemake (used when jobs run locally)
 
 
 wildcard_constraints:
@@ -32,7 +38,9 @@ def get_settings(wildcards):
 
 
 def get_train_settings(wildcards):
-    return ex.train_settings(config, wildcards.experiment, wildcards.variant, int(wildcards.seed))
+    return ex.train_settings(
+        config, wildcards.experiment, wildcards.variant, int(wildcards.seed)
+    )
 
 
 def jobs_run_here():
@@ -42,7 +50,9 @@ def jobs_run_here():
 
 def get_train_gpus(wildcards):
     """1 when the run trains on a GPU (device cuda, or auto on a cluster or a machine with a GPU), else 0."""
-    return res.train_gpus(get_settings(wildcards)["device"], local=jobs_run_here(), gpus_here=GPUS_HERE)
+    return res.train_gpus(
+        get_settings(wildcards)["device"], local=jobs_run_here(), gpus_here=GPUS_HERE
+    )
 
 
 def get_eval_settings(wildcards):
@@ -64,25 +74,43 @@ def get_run_outputs(wildcards, name):
 
 def get_figure_labels(wildcards):
     """The columns of a figure's row in the HTML report."""
-    return {"experiment": wildcards.experiment, "figure": config["experiments"][wildcards.experiment]["figure"]}
+    return {
+        "experiment": wildcards.experiment,
+        "figure": config["experiments"][wildcards.experiment]["figure"],
+    }
 
 
 def get_final_outputs():
-    figures = expand("results/figures/{experiment}.{ext}", experiment=list(config["experiments"]), ext=("png", "pdf"))
-    tables = expand("results/tables/{experiment}.parquet", experiment=list(config["experiments"]))
-    summary = ["results/tables/summary.parquet", "results/tables/summary.md", "results/tables/summary.html"]
+    figures = expand(
+        "results/figures/{experiment}.{ext}",
+        experiment=list(config["experiments"]),
+        ext=("png", "pdf"),
+    )
+    tables = expand(
+        "results/tables/{experiment}.parquet", experiment=list(config["experiments"])
+    )
+    summary = [
+        "results/tables/summary.parquet",
+        "results/tables/summary.md",
+        "results/tables/summary.html",
+    ]
     return tables + figures + summary
 
 
 # The experiments beyond the multiclass paper (workflow/rules/beyond.smk).
 BINARY_EXPERIMENTS = ex.experiment_names(config, kind="binary")
-PER_VARIANT_EXPERIMENTS = [e for k in ex.PER_VARIANT_KINDS for e in ex.experiment_names(config, kind=k)]
+PER_VARIANT_EXPERIMENTS = [
+    e for k in ex.PER_VARIANT_KINDS for e in ex.experiment_names(config, kind=k)
+]
 LANDSCAPE_EXPERIMENTS = ex.experiment_names(config, kind="landscape")
 
 
 def get_binary_sets(wildcards):
     s = get_settings(wildcards)
-    return {split: ex.binary_set_path(split, s) for split in ("train", "uniform", "separated")}
+    return {
+        split: ex.binary_set_path(split, s)
+        for split in ("train", "uniform", "separated")
+    }
 
 
 def get_kind_settings(wildcards):
@@ -92,4 +120,7 @@ def get_kind_settings(wildcards):
 
 
 def get_variant_tables(wildcards):
-    return [f"results/beyond/{wildcards.experiment}/{v}.parquet" for v in ex.variants(config, wildcards.experiment)]
+    return [
+        f"results/beyond/{wildcards.experiment}/{v}.parquet"
+        for v in ex.variants(config, wildcards.experiment)
+    ]

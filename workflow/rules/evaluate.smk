@@ -8,14 +8,14 @@ rule evaluate:
         run=f"{RUN_DIR}/run.json",
     output:
         f"{RUN_DIR}/metrics.parquet",
-    wildcard_constraints:
-        experiment="|".join(TRAIN_EXPERIMENTS) or "$^",
     log:
         "logs/evaluate/{experiment}/{variant}/seed{seed}.log",
     benchmark:
         "benchmarks/evaluate/{experiment}/{variant}/seed{seed}.tsv"
+    wildcard_constraints:
+        experiment="|".join(TRAIN_EXPERIMENTS) or "$^",
+    threads: 1
     params:
         settings=get_eval_settings,
-    threads: 1
     script:
         "../scripts/evaluate.py"

@@ -10,8 +10,8 @@ rule scaling:
         "benchmarks/scaling/{experiment}.tsv"
     wildcard_constraints:
         experiment="|".join(SCALING_EXPERIMENTS) or "$^",
+    threads: 1
     params:
         settings=lambda wc: ex.scaling_settings(config, wc.experiment),
-    threads: 1
     script:
         "../scripts/scaling.py"

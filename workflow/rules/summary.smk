@@ -3,7 +3,10 @@
 
 rule summary:
     input:
-        expand("results/tables/{experiment}.parquet", experiment=list(config["experiments"])),
+        expand(
+            "results/tables/{experiment}.parquet",
+            experiment=list(config["experiments"]),
+        ),
     output:
         table="results/tables/summary.parquet",
         markdown="results/tables/summary.md",
