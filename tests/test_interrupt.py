@@ -101,7 +101,8 @@ def test_sigkill_then_rerun_incomplete_gives_identical_results(reference, tmp_pa
     assert "done:" not in (workdir / TRAIN_LOG).read_text(), "the kill came after training ended"
     # Nothing that looks complete: at most hidden temporary files in the run folder.
     assert not (workdir / RUN / "weights.npz").exists()
-    assert [p.name for p in (workdir / RUN).glob("[!.]*")] == [] if (workdir / RUN).exists() else True
+    left = sorted(p.name for p in (workdir / RUN).glob("[!.]*"))  # nothing when the folder is not there
+    assert left == [], f"partial outputs left in {RUN}: {left}"
     assert not (workdir / "results/tables/interrupt.parquet").exists()
 
     if victim == "everything":

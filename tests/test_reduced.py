@@ -205,7 +205,7 @@ def test_flow_continuation_matches_gd_on_overlap() -> None:
     assert 1.6 < gaps[0] / gaps[1] < 2.4, gaps
 
 
-def test_flow_reaches_large_times_cheaply() -> None:
+def test_flow_reaches_1e12_without_increasing_the_loss() -> None:
     t = R.sample_inner_products(2000, 16, 8, np.random.default_rng(6))
     flow = R.gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, n_record=13)
     assert flow.time[0] == 0.0 and flow.time[-1] == pytest.approx(1e12)
