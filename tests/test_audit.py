@@ -1,36 +1,41 @@
-"""The audit, the landscape and full-matrix GD (onenn.theory.audit) and the audit statistics (onenn.analysis.tables)."""
+"""The audit, the landscape and full-matrix GD (onenn.theory.audit, landscape, full_matrix) and the audit statistics (onenn.analysis.tables)."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from onenn.analysis.tables import XI_RATIO_BOUND, audit_at_times, audit_summary, audit_trajectory
+from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
 from onenn.family import diagnostics
-from onenn.theory import audit as A
-from onenn.theory import reduced as R
+from onenn.theory.audit import SOURCES, AuditSettings, beyond_job, run_audit
+from onenn.theory.full_matrix import FullMatrixSettings, embed_active, full_loss_grad, full_matrix_vs_reduced
+from onenn.theory.landscape import LandscapeSettings, landscape
+from onenn.theory.reduced.dynamics import gradient_descent
+from onenn.theory.reduced.loss import reduced_loss
+from onenn.theory.reduced.sampling import sample_inner_products
+from onenn.theory.reduced.thresholds import XI_RATIO_BOUND, resolve_sigma
 
 
 def test_resolve_sigma():
-    assert A.resolve_sigma(3, 32, 8) == 3.0
-    assert A.resolve_sigma("theorem1", 32, 8) == pytest.approx(16 * np.log(2))  # 2 log(256)
-    assert A.resolve_sigma("lemma12", 32, 8) == pytest.approx(81 * np.log(2))  # 3 log(2^27)
+    assert resolve_sigma(3, 32, 8) == 3.0
+    assert resolve_sigma("theorem1", 32, 8) == pytest.approx(16 * np.log(2))  # 2 log(256)
+    assert resolve_sigma("lemma12", 32, 8) == pytest.approx(81 * np.log(2))  # 3 log(2^27)
     with pytest.raises(ValueError, match="sigma must be"):
-        A.resolve_sigma("lemma9", 32, 8)
+        resolve_sigma("lemma9", 32, 8)
 
 
 @pytest.fixture(scope="module")
 def small_audit():
-    s = A.AuditSettings(
+    s = AuditSettings(
         d=8, N=8, sigma=2.0, lr=0.5, steps=60, time_end=1e5, n_plain=512, n_max=16, n_gap=16, n_record=10, seed=3
     )
-    table = A.run_audit(s)
+    table = run_audit(s)
     table["experiment"], table["variant"], table["sigma"] = "audit", "sigma=2", "2.0"
     return table
 
 
 def test_run_audit_has_every_source_and_consistent_columns(small_audit):
-    assert set(small_audit["source"]) == set(A.SOURCES)
+    assert set(small_audit["source"]) == set(SOURCES)
     np.testing.assert_allclose(small_audit["ratio"], small_audit["xi1"] / small_audit["xi2"])
     np.testing.assert_allclose(small_audit["xi2_minus_xi1"], small_audit["xi2"] - small_audit["xi1"])
     gd = small_audit[small_audit["source"] == "gd"]
@@ -57,12 +62,12 @@ def test_audit_summary_numbers(small_audit):
 
 
 def test_landscape_matches_the_reduced_loss():
-    s = A.LandscapeSettings(d=8, N=8, xi1_range=(0.0, 4.0), xi2_range=(1.0, 3.0), grid=3, prompts=500, seed=2)
-    table = A.landscape(s)
+    s = LandscapeSettings(d=8, N=8, xi1_range=(0.0, 4.0), xi2_range=(1.0, 3.0), grid=3, prompts=500, seed=2)
+    table = landscape(s)
     assert len(table) == 9 and sorted(table["xi1"].unique()) == [0.0, 2.0, 4.0]
-    t = R.sample_inner_products(500, 8, 8, np.random.default_rng(2))
+    t = sample_inner_products(500, 8, 8, np.random.default_rng(2))
     row = table[(table["xi1"] == 4.0) & (table["xi2"] == 2.0)].iloc[0]
-    assert row["loss"] == pytest.approx(R.reduced_loss(4.0, 2.0, t), rel=1e-12)
+    assert row["loss"] == pytest.approx(reduced_loss(4.0, 2.0, t), rel=1e-12)
 
 
 def symmetrised_prompts(rng: np.random.Generator, n: int, N: int, d: int) -> np.ndarray:
@@ -84,21 +89,21 @@ def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
     d, N, sigma, lr = 3, 4, 1.0, 0.5
     x = symmetrised_prompts(rng, 40, N, d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
-    reduced = R.gradient_descent(0.0, sigma, lr, 30, t, d, record_steps=np.arange(31))
+    reduced = gradient_descent(0.0, sigma, lr, 30, t, d, record_steps=np.arange(31))
     A_ = np.zeros((d + 1, d + 1))
     A_[-1, -1] = -sigma
     for step in range(31):
-        diag = diagnostics(A.embed_active(A_, d), d, 1)
+        diag = diagnostics(embed_active(A_, d), d, 1)
         assert diag["dist_family"] < 1e-12
         assert diag["xi1"] == pytest.approx(reduced.xi1[step], abs=1e-12)
         assert diag["xi2"] == pytest.approx(reduced.xi2[step], abs=1e-12)
-        A_ -= lr * A.full_loss_grad(A_, x)[1]
+        A_ -= lr * full_loss_grad(A_, x)[1]
     assert reduced.xi1[-1] > 0.05  # it moved
 
 
 def test_full_matrix_vs_reduced_tracks_and_drifts_like_one_over_sqrt_n():
-    small = A.full_matrix_vs_reduced(A.FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=500, n_record=5, seed=1))
-    large = A.full_matrix_vs_reduced(A.FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=8000, n_record=5, seed=1))
+    small = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=500, n_record=5, seed=1))
+    large = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=8000, n_record=5, seed=1))
     for table in (small, large):
         assert table["dist_family"].iloc[0] == 0 and table["xi_gap"].iloc[0] == 0
         assert table["xi_gap"].iloc[-1] < 0.05 * table["xi1_reduced"].iloc[-1]
@@ -108,6 +113,6 @@ def test_full_matrix_vs_reduced_tracks_and_drifts_like_one_over_sqrt_n():
 
 def test_beyond_job_rejects_unknown_kind(tmp_path):
     with pytest.raises(ValueError, match="kind must be one of"):
-        A.beyond_job("train", {}, identity={}, output=str(tmp_path / "x.parquet"), log=None)
+        beyond_job("train", {}, identity={}, output=str(tmp_path / "x.parquet"), log=None)
     with pytest.raises(ValueError, match="unknown audit settings"):
-        A.AuditSettings.from_dict({"K": 3})
+        AuditSettings.from_dict({"K": 3})

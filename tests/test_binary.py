@@ -9,8 +9,8 @@ import torch
 from onenn.family import family_matrix
 from onenn.gradient import weight_gradient
 from onenn.model import forward, nearest_neighbour
-from onenn.theory import reduced as R
-from onenn.theory.audit import embed_active, full_loss_grad
+from onenn.theory.full_matrix import embed_active, full_loss_grad
+from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
 from onenn.training import binary as B
 from tests.reference import central_differences, output
 
@@ -77,14 +77,14 @@ def test_binary_loss_on_family_equals_reduced_loss(rng, xi):
     t = np.einsum("bjd,bd->bj", x[:, :-1].numpy(), x[:, -1].numpy())
     W = torch.from_numpy(family_matrix(*xi, d, 1))
     loss, _ = design_average(W, x)
-    assert loss == pytest.approx(R.reduced_loss(*xi, t), rel=1e-12)
+    assert loss == pytest.approx(reduced_loss(*xi, t), rel=1e-12)
     # N(0, 1) labels, 40 draws per prompt
     Y = torch.from_numpy(rng.standard_normal((40 * 300, N, 1)))
     x_rep = x.repeat(40, 1, 1)
     target = Y[torch.arange(len(x_rep)), nearest_neighbour(x_rep)]
     per = 0.5 * ((forward(W, x_rep, Y)[1] - target) ** 2)[:, 0]
     se = float(per.std()) / math.sqrt(len(per))
-    assert abs(float(per.mean()) - R.reduced_loss(*xi, t)) < 4 * se
+    assert abs(float(per.mean()) - reduced_loss(*xi, t)) < 4 * se
 
 
 def test_full_loss_grad_equals_label_design_average_of_the_model(rng):
@@ -120,7 +120,7 @@ def test_full_gradient_on_family_projects_to_the_reduced_gradient(rng):
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
     A = np.diag(np.r_[np.full(d, 2.5), -4.0])
     loss, grad = full_loss_grad(A, x)
-    loss_r, g1, g2 = R.reduced_loss_and_grad(2.5, 4.0, t)
+    loss_r, g1, g2 = reduced_loss_and_grad(2.5, 4.0, t)
     assert loss == pytest.approx(loss_r, rel=1e-12)
     assert np.trace(grad[:d, :d]) == pytest.approx(g1, rel=1e-10)
     assert grad[d, d] == pytest.approx(-g2, rel=1e-10)

@@ -12,7 +12,7 @@ from onenn.init import assumption2
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
 from onenn.prompts import uniform_prompts
-from onenn.theory import reduced
+from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.scaling import paired_losses, square_losses
 from tests.conftest import random_prompts
 
@@ -75,13 +75,13 @@ def test_lemma2_multiclass_loss_is_k_minus_1_over_k_of_the_binary_loss(xi1, xi2,
 @pytest.mark.parametrize("K", [3, 7])
 def test_lemma2_sampled_classes_against_the_label_free_binary_loss(K):
     """On the same inputs, the multiclass loss with sampled classes averages to (K−1)/K times the binary loss
-    with the labels integrated out in closed form (onenn.theory.reduced): only label noise separates them."""
+    with the labels integrated out in closed form (onenn.theory.reduced.loss): only label noise separates them."""
     d, N, xi1, xi2 = 8, 16, 3.0, 6.0
     p = uniform_prompts(20_000, d, N, K, np.random.default_rng(K))
     x, c, nn = p["x"], p["c"], p["nn"]
     codes = np.eye(K) - 1.0 / K
     mc = square_losses(family_matrix(xi1, xi2, d, K), x, codes[c], codes[c[np.arange(len(nn)), nn]])
     t = np.clip(np.einsum("njd,nd->nj", x[:, :-1], x[:, -1]), -1.0, 1.0)
-    closed = reduced.reduced_loss(xi1, xi2, t)
+    closed = reduced_loss(xi1, xi2, t)
     se = mc.std(ddof=1) / math.sqrt(len(mc))
     assert abs(mc.mean() - (K - 1) / K * closed) < 4 * se

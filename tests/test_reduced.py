@@ -1,4 +1,4 @@
-"""Tests for onenn.theory.reduced: the reduced dynamics on the family diag(xi1 I_d, 0, -xi2)."""
+"""Tests for onenn.theory.reduced (sampling, loss, dynamics, thresholds): the reduced dynamics on the family diag(xi1 I_d, 0, -xi2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ import pytest
 from scipy import stats
 from scipy.special import softmax
 
-from onenn.theory import reduced as R
+from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
+from onenn.theory.reduced.loss import (
+    attention_weights,
+    loss_landscape,
+    loss_scale,
+    monte_carlo_estimate,
+    reduced_loss,
+    reduced_loss_and_grad,
+)
+from onenn.theory.reduced.sampling import audit_sample, inner_product_cdf, inner_product_density, sample_inner_products
+from onenn.theory.reduced.thresholds import XI_RATIO_BOUND, lemma12_a, sigma_threshold_lemma12, sigma_threshold_theorem1
 
 
 def _naive_weights(xi1: float, xi2: float, t: np.ndarray) -> np.ndarray:
@@ -29,7 +39,7 @@ def _mc_label_loss(xi1: float, xi2: float, t: np.ndarray, labels: np.ndarray) ->
 
 @pytest.fixture(scope="module")
 def t_small() -> np.ndarray:
-    return R.sample_inner_products(4000, 16, 8, np.random.default_rng(1))
+    return sample_inner_products(4000, 16, 8, np.random.default_rng(1))
 
 
 # (a) closed-form label expectation vs explicit labels ----------------------------------------------------
@@ -39,7 +49,7 @@ def t_small() -> np.ndarray:
 @pytest.mark.parametrize("label_kind", ["rademacher", "gaussian"])
 def test_closed_form_matches_label_monte_carlo(xi: tuple[float, float], label_kind: str) -> None:
     rng = np.random.default_rng(2)
-    t = R.sample_inner_products(20000, 16, 8, rng)
+    t = sample_inner_products(20000, 16, 8, rng)
     # Redraw labels 5 times on the same t to shrink the label noise; the closed form averages it exactly.
     means, ses = [], []
     for _ in range(5):
@@ -51,7 +61,7 @@ def test_closed_form_matches_label_monte_carlo(xi: tuple[float, float], label_ki
         means.append(m)
         ses.append(s)
     mc, se = float(np.mean(means)), float(np.sqrt(np.mean(np.square(ses)) / len(ses)))
-    closed = R.reduced_loss(*xi, t)
+    closed = reduced_loss(*xi, t)
     assert abs(closed - mc) < 4 * se, (closed, mc, se)
 
 
@@ -59,7 +69,7 @@ def test_multiclass_scaling_with_simplex_codes() -> None:
     """L_MC from actual simplex-coded labels equals ((K-1)/K) L_bin (Lemma 2 of the multiclass paper; docs/method.md §4.3)."""
     rng = np.random.default_rng(3)
     K, xi1, xi2 = 3, 3.0, 7.0
-    t = R.sample_inner_products(40000, 16, 8, rng)
+    t = sample_inner_products(40000, 16, 8, rng)
     codes = np.eye(K) - 1.0 / K  # row c is u_c
     c = rng.integers(0, K, size=t.shape)
     q = _naive_weights(xi1, xi2, t)[:, :-1]
@@ -67,17 +77,17 @@ def test_multiclass_scaling_with_simplex_codes() -> None:
     target = codes[c[np.arange(t.shape[0]), np.argmax(t, axis=1)]]
     per = 0.5 * ((ell - target) ** 2).sum(axis=1)
     se = per.std(ddof=1) / math.sqrt(per.size)
-    assert abs(R.reduced_loss(xi1, xi2, t, n_classes=K) - per.mean()) < 4 * se
-    assert R.loss_scale(K) == pytest.approx(2.0 / 3.0)
+    assert abs(reduced_loss(xi1, xi2, t, n_classes=K) - per.mean()) < 4 * se
+    assert loss_scale(K) == pytest.approx(2.0 / 3.0)
 
 
 def test_attention_weights_match_naive_softmax(t_small: np.ndarray) -> None:
-    q_ctx, q_query = R.attention_weights(2.5, 6.0, t_small)
+    q_ctx, q_query = attention_weights(2.5, 6.0, t_small)
     naive = _naive_weights(2.5, 6.0, t_small)
     np.testing.assert_allclose(q_ctx, naive[:, :-1], rtol=1e-12)
     np.testing.assert_allclose(q_query, naive[:, -1], rtol=1e-12)
     # stays finite where a naive exp would overflow
-    q_ctx, q_query = R.attention_weights(2000.0, -1000.0, t_small)
+    q_ctx, q_query = attention_weights(2000.0, -1000.0, t_small)
     assert np.all(np.isfinite(q_ctx)) and np.allclose(q_ctx.sum(1) + q_query, 1.0)
 
 
@@ -86,7 +96,7 @@ def test_closed_form_equals_direct_formula(t_small: np.ndarray) -> None:
     q = _naive_weights(3.0, 5.0, t_small)[:, :-1]
     i_star = np.argmax(t_small, axis=1)
     direct = 0.5 * ((q**2).sum(1) - 2 * q[np.arange(q.shape[0]), i_star] + 1).mean()
-    assert R.reduced_loss(3.0, 5.0, t_small) == pytest.approx(direct, rel=1e-12)
+    assert reduced_loss(3.0, 5.0, t_small) == pytest.approx(direct, rel=1e-12)
 
 
 # (b) the inner-product sampler ---------------------------------------------------------------------------
@@ -96,7 +106,7 @@ def test_closed_form_equals_direct_formula(t_small: np.ndarray) -> None:
 def test_inner_product_sampler_matches_sphere(d: int) -> None:
     rng = np.random.default_rng(4)
     n = 40000
-    t = R.sample_inner_products(n // 4, 4, d, rng).ravel()
+    t = sample_inner_products(n // 4, 4, d, rng).ravel()
     # Direct: x_j and x_q uniform on S^{d-1} as normalised Gaussians.
     x = rng.standard_normal((n, d))
     xq = rng.standard_normal((n, d))
@@ -110,8 +120,8 @@ def test_inner_product_sampler_matches_sphere(d: int) -> None:
 
 
 def test_sampler_is_reproducible_and_in_range() -> None:
-    a = R.sample_inner_products(100, 32, 8, np.random.default_rng(7))
-    b = R.sample_inner_products(100, 32, 8, np.random.default_rng(7))
+    a = sample_inner_products(100, 32, 8, np.random.default_rng(7))
+    b = sample_inner_products(100, 32, 8, np.random.default_rng(7))
     assert a.shape == (100, 32) and a.dtype == np.float64
     np.testing.assert_array_equal(a, b)
     assert np.all(np.abs(a) <= 1)
@@ -126,11 +136,11 @@ def test_gradient_matches_finite_differences(
     t_small: np.ndarray, xi: tuple[float, float], n_classes: int | None
 ) -> None:
     xi1, xi2 = xi
-    _, g1, g2 = R.reduced_loss_and_grad(xi1, xi2, t_small, n_classes=n_classes)
+    _, g1, g2 = reduced_loss_and_grad(xi1, xi2, t_small, n_classes=n_classes)
     h = 1e-5 * max(1.0, abs(xi1), abs(xi2))
 
     def loss(a: float, b: float) -> float:
-        return R.reduced_loss(a, b, t_small, n_classes=n_classes)
+        return reduced_loss(a, b, t_small, n_classes=n_classes)
 
     fd1 = (loss(xi1 + h, xi2) - loss(xi1 - h, xi2)) / (2 * h)
     fd2 = (loss(xi1, xi2 + h) - loss(xi1, xi2 - h)) / (2 * h)
@@ -142,33 +152,33 @@ def test_gradient_matches_finite_differences(
 def test_gradient_matches_finite_differences_xi2_component(t_small: np.ndarray) -> None:
     """Where dL/dxi2 is not tiny, its own relative error is <= 1e-7."""
     xi1, xi2 = 1.0, 0.5
-    _, _, g2 = R.reduced_loss_and_grad(xi1, xi2, t_small)
+    _, _, g2 = reduced_loss_and_grad(xi1, xi2, t_small)
     h = 1e-5
-    fd2 = (R.reduced_loss(xi1, xi2 + h, t_small) - R.reduced_loss(xi1, xi2 - h, t_small)) / (2 * h)
+    fd2 = (reduced_loss(xi1, xi2 + h, t_small) - reduced_loss(xi1, xi2 - h, t_small)) / (2 * h)
     assert abs(g2) > 1e-3
     assert abs(g2 - fd2) <= 1e-7 * abs(g2)
 
 
 def test_monte_carlo_estimate_consistent(t_small: np.ndarray) -> None:
-    est = R.monte_carlo_estimate(4.0, 9.0, t_small)
-    loss, g1, g2 = R.reduced_loss_and_grad(4.0, 9.0, t_small)
+    est = monte_carlo_estimate(4.0, 9.0, t_small)
+    loss, g1, g2 = reduced_loss_and_grad(4.0, 9.0, t_small)
     assert (est.loss, est.grad_xi1, est.grad_xi2) == pytest.approx((loss, g1, g2), rel=1e-12)
     assert 0 < est.se_loss < 0.05 * est.loss
 
 
 def test_loss_landscape_matches_pointwise(t_small: np.ndarray) -> None:
     xi1_grid, xi2_grid = np.array([0.0, 2.0, 5.0]), np.array([1.0, 6.0])
-    grid = R.loss_landscape(xi1_grid, xi2_grid, t_small, n_classes=3)
-    assert grid.shape == (3, 2)
-    assert grid[2, 1] == pytest.approx(R.reduced_loss(5.0, 6.0, t_small, n_classes=3), rel=1e-14)
+    grid, se = loss_landscape(xi1_grid, xi2_grid, t_small, n_classes=3)
+    assert grid.shape == se.shape == (3, 2)
+    assert grid[2, 1] == pytest.approx(reduced_loss(5.0, 6.0, t_small, n_classes=3), rel=1e-14)
 
 
 # (d) gradient flow vs gradient descent -------------------------------------------------------------------
 
 
 def test_gd_first_step_by_hand(t_small: np.ndarray) -> None:
-    _, g1, g2 = R.reduced_loss_and_grad(0.0, 3.0, t_small)
-    traj = R.gradient_descent(0.0, 3.0, 0.05, 1, t_small, d=8, record_steps=np.array([0, 1]))
+    _, g1, g2 = reduced_loss_and_grad(0.0, 3.0, t_small)
+    traj = gradient_descent(0.0, 3.0, 0.05, 1, t_small, d=8, record_steps=np.array([0, 1]))
     assert traj.xi1[1] == pytest.approx(0.0 - 0.05 / 8 * g1, rel=1e-14)
     assert traj.xi2[1] == pytest.approx(3.0 - 0.05 * g2, rel=1e-14, abs=1e-300)
     assert traj.time[1] == pytest.approx(0.05)
@@ -184,16 +194,16 @@ def test_flow_continuation_matches_gd_on_overlap() -> None:
     between the two sets of equations (a wrong 1/d factor would give an O(1) gap that does not shrink).
     The ODE's own error (rtol 1e-10) is negligible against that.
     """
-    t = R.sample_inner_products(1000, 16, 8, np.random.default_rng(5))
+    t = sample_inner_products(1000, 16, 8, np.random.default_rng(5))
     # A fast region: xi2 small, so both coordinates move (xi2 goes 0.5 -> 1.0 by time 40).
     xi0, time_start, time_end = (2.0, 0.5), 2.0, 40.0
     gaps = []
     for eta in (0.01, 0.005):
         s0, s1 = round(time_start / eta), round(time_end / eta)
         rec = np.unique(np.concatenate([[0, s0], np.geomspace(s0, s1, 12).round().astype(int), [s1]]))
-        gd = R.gradient_descent(*xi0, eta, s1, t, d=8, record_steps=rec)
+        gd = gradient_descent(*xi0, eta, s1, t, d=8, record_steps=rec)
         k0 = int(np.searchsorted(gd.step, s0))
-        flow = R.gradient_flow(gd.xi1[k0], gd.xi2[k0], time_start, time_end, t, d=8, n_record=12, rtol=1e-10)
+        flow = gradient_flow(gd.xi1[k0], gd.xi2[k0], time_start, time_end, t, d=8, n_record=12, rtol=1e-10)
         gd_xi1 = np.interp(flow.time, gd.time, gd.xi1)
         gd_xi2 = np.interp(flow.time, gd.time, gd.xi2)
         # compare only at GD record times that coincide with flow times (interp endpoints are exact)
@@ -206,12 +216,12 @@ def test_flow_continuation_matches_gd_on_overlap() -> None:
 
 
 def test_flow_reaches_1e12_without_increasing_the_loss() -> None:
-    t = R.sample_inner_products(2000, 16, 8, np.random.default_rng(6))
-    flow = R.gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, n_record=13)
+    t = sample_inner_products(2000, 16, 8, np.random.default_rng(6))
+    flow = gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, n_record=13)
     assert flow.time[0] == 0.0 and flow.time[-1] == pytest.approx(1e12)
     assert np.all(np.diff(flow.loss) <= 1e-12)  # gradient flow never increases the loss
     assert flow.xi1[-1] > flow.xi1[0]
-    exact = R.gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, record_times=np.array([1e4, 1e12]))
+    exact = gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, record_times=np.array([1e4, 1e12]))
     np.testing.assert_array_equal(exact.time, [1e4, 1e12])
     np.testing.assert_allclose(exact.xi1[-1], flow.xi1[-1], rtol=1e-6)
 
@@ -225,13 +235,13 @@ def test_thresholds_d8_n32() -> None:
     term1 = 8 * math.log(2)  # log(256) = 5.545177
     term2 = -math.log(1 - 2 ** (-6.5 / 8))  # -log(1 - 0.569394) = 0.842562
     assert term2 == pytest.approx(0.842562, abs=1e-6)
-    assert R.sigma_threshold_theorem1(N, d) == pytest.approx(2 * max(term1, term2), rel=1e-12)
-    assert R.sigma_threshold_theorem1(N, d) == pytest.approx(11.090355, abs=1e-6)
+    assert sigma_threshold_theorem1(N, d) == pytest.approx(2 * max(term1, term2), rel=1e-12)
+    assert sigma_threshold_theorem1(N, d) == pytest.approx(11.090355, abs=1e-6)
     # Lemma 12: a = (2 N sqrt d)^(-2/(d-3)) = (2^7.5)^(-2/5) = 2^-3; 2 N^4 d / a = 2 * 2^20 * 2^3 * 2^3 = 2^27.
-    assert R.lemma12_a(N, d) == pytest.approx(0.125, rel=1e-12)
-    assert R.sigma_threshold_lemma12(N, d) == pytest.approx(3 * 27 * math.log(2), rel=1e-12)
-    assert R.sigma_threshold_lemma12(N, d) == pytest.approx(56.144922, abs=1e-6)
-    assert R.XI_RATIO_BOUND == pytest.approx(7 / 15)
+    assert lemma12_a(N, d) == pytest.approx(0.125, rel=1e-12)
+    assert sigma_threshold_lemma12(N, d) == pytest.approx(3 * 27 * math.log(2), rel=1e-12)
+    assert sigma_threshold_lemma12(N, d) == pytest.approx(56.144922, abs=1e-6)
+    assert XI_RATIO_BOUND == pytest.approx(7 / 15)
 
 
 # (f) bad arguments ---------------------------------------------------------------------------------------
@@ -240,25 +250,25 @@ def test_thresholds_d8_n32() -> None:
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda t: R.sample_inner_products(0, 4, 8, np.random.default_rng(0)), "n_prompts"),
-        (lambda t: R.sample_inner_products(5, 0, 8, np.random.default_rng(0)), "N"),
-        (lambda t: R.sample_inner_products(5, 4, 1, np.random.default_rng(0)), "d"),
-        (lambda t: R.sample_inner_products(5, 4, 8, 0), "rng"),
-        (lambda t: R.reduced_loss(1.0, 2.0, t[0]), "t"),
-        (lambda t: R.reduced_loss(1.0, 2.0, 2 * t + 2), "t"),
-        (lambda t: R.reduced_loss(float("nan"), 2.0, t), "xi1"),
-        (lambda t: R.reduced_loss(1.0, 2.0, t, n_classes=1), "n_classes"),
-        (lambda t: R.gradient_descent(0.0, 3.0, -0.1, 10, t, d=8), "eta"),
-        (lambda t: R.gradient_descent(0.0, 3.0, 0.1, -1, t, d=8), "steps"),
-        (lambda t: R.gradient_descent(0.0, 3.0, 0.1, 10, t, d=8, record_steps=np.array([0, 20])), "record_steps"),
-        (lambda t: R.gradient_flow(0.0, 3.0, -1.0, 10.0, t, d=8), "time_start"),
-        (lambda t: R.gradient_flow(0.0, 3.0, 5.0, 1.0, t, d=8), "time_end"),
-        (lambda t: R.gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, method="Euler"), "method"),
-        (lambda t: R.gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, rtol=0.0), "rtol"),
-        (lambda t: R.gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, record_times=np.array([0.5, 2.0])), "record_times"),
-        (lambda t: R.lemma12_a(32, 3), "d"),
-        (lambda t: R.sigma_threshold_theorem1(0, 8), "N"),
-        (lambda t: R.loss_landscape([], [1.0], t), "xi1_grid"),
+        (lambda t: sample_inner_products(0, 4, 8, np.random.default_rng(0)), "n_prompts"),
+        (lambda t: sample_inner_products(5, 0, 8, np.random.default_rng(0)), "N"),
+        (lambda t: sample_inner_products(5, 4, 1, np.random.default_rng(0)), "d"),
+        (lambda t: sample_inner_products(5, 4, 8, 0), "rng"),
+        (lambda t: reduced_loss(1.0, 2.0, t[0]), "t"),
+        (lambda t: reduced_loss(1.0, 2.0, 2 * t + 2), "t"),
+        (lambda t: reduced_loss(float("nan"), 2.0, t), "xi1"),
+        (lambda t: reduced_loss(1.0, 2.0, t, n_classes=1), "n_classes"),
+        (lambda t: gradient_descent(0.0, 3.0, -0.1, 10, t, d=8), "eta"),
+        (lambda t: gradient_descent(0.0, 3.0, 0.1, -1, t, d=8), "steps"),
+        (lambda t: gradient_descent(0.0, 3.0, 0.1, 10, t, d=8, record_steps=np.array([0, 20])), "record_steps"),
+        (lambda t: gradient_flow(0.0, 3.0, -1.0, 10.0, t, d=8), "time_start"),
+        (lambda t: gradient_flow(0.0, 3.0, 5.0, 1.0, t, d=8), "time_end"),
+        (lambda t: gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, method="Euler"), "method"),
+        (lambda t: gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, rtol=0.0), "rtol"),
+        (lambda t: gradient_flow(0.0, 3.0, 0.0, 1.0, t, d=8, record_times=np.array([0.5, 2.0])), "record_times"),
+        (lambda t: lemma12_a(32, 3), "d"),
+        (lambda t: sigma_threshold_theorem1(0, 8), "N"),
+        (lambda t: loss_landscape([], [1.0], t), "xi1_grid"),
     ],
 )
 def test_bad_arguments_raise(t_small: np.ndarray, call, name: str) -> None:
@@ -271,68 +281,68 @@ def test_bad_arguments_raise(t_small: np.ndarray, call, name: str) -> None:
 
 def test_weights_generalise_the_plain_mean(t_small: np.ndarray) -> None:
     """Equal weights give the plain mean; an integer weight k equals repeating the prompt k times."""
-    plain = R.reduced_loss_and_grad(3.0, 6.0, t_small)
-    equal = R.reduced_loss_and_grad(3.0, 6.0, t_small, weights=np.full(len(t_small), 7.0))
+    plain = reduced_loss_and_grad(3.0, 6.0, t_small)
+    equal = reduced_loss_and_grad(3.0, 6.0, t_small, weights=np.full(len(t_small), 7.0))
     assert equal == pytest.approx(plain, rel=1e-12)
     k = np.random.default_rng(0).integers(1, 4, size=len(t_small))
-    repeated = R.reduced_loss_and_grad(3.0, 6.0, np.repeat(t_small, k, axis=0))
-    assert R.reduced_loss_and_grad(3.0, 6.0, t_small, weights=k.astype(float)) == pytest.approx(repeated, rel=1e-12)
+    repeated = reduced_loss_and_grad(3.0, 6.0, np.repeat(t_small, k, axis=0))
+    assert reduced_loss_and_grad(3.0, 6.0, t_small, weights=k.astype(float)) == pytest.approx(repeated, rel=1e-12)
     with pytest.raises(ValueError, match="weights"):
-        R.reduced_loss(3.0, 6.0, t_small, weights=np.ones(3))
+        reduced_loss(3.0, 6.0, t_small, weights=np.ones(3))
 
 
 @pytest.mark.parametrize("d", [3, 8])
 def test_inner_product_density_and_cdf(d: int) -> None:
     grid = np.linspace(-1, 1, 20001)
-    dens = R.inner_product_density(grid, d)
+    dens = inner_product_density(grid, d)
     assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=1e-6)
-    cdf = R.inner_product_cdf(np.array([-1.0, 0.0, 0.3, 1.0]), d)
+    cdf = inner_product_cdf(np.array([-1.0, 0.0, 0.3, 1.0]), d)
     np.testing.assert_allclose(cdf[[0, 1, 3]], [0.0, 0.5, 1.0], atol=1e-15)
     mask = grid <= 0.3
     assert cdf[2] == pytest.approx(np.trapezoid(dens[mask], grid[mask]), abs=2e-4)
 
 
 @pytest.fixture(scope="module")
-def audit_sample() -> tuple[np.ndarray, np.ndarray, float]:
-    return R.audit_sample(8192, 128, 64, 32, 8, np.random.default_rng(11))
+def weighted_sample() -> tuple[np.ndarray, np.ndarray, float]:
+    return audit_sample(8192, 128, 64, 32, 8, np.random.default_rng(11))
 
 
-def test_audit_sample_mass_and_order_statistics(audit_sample) -> None:
-    t, w, mass = audit_sample
+def test_audit_sample_mass_and_order_statistics(weighted_sample) -> None:
+    t, w, mass = weighted_sample
     assert t.shape == (8192 + 128 * 64, 32) and w.sum() == pytest.approx(1.0)
     assert mass == pytest.approx(1.0, abs=0.02)  # unbiased estimate of 1
     # E t_(1) by quadrature of its density N F^(N-1) f
     grid = np.linspace(-1, 1, 200001)
-    dens_max = 32 * R.inner_product_cdf(grid, 8) ** 31 * R.inner_product_density(grid, 8)
+    dens_max = 32 * inner_product_cdf(grid, 8) ** 31 * inner_product_density(grid, 8)
     exact = np.trapezoid(grid * dens_max, grid)
     assert t.max(axis=1) @ w == pytest.approx(exact, abs=2e-3)
     # E sum_j t_j^2 = N / d
     assert (t**2).sum(axis=1) @ w == pytest.approx(32 / 8, abs=0.05)
 
 
-def test_audit_sample_resolves_the_far_tail(audit_sample) -> None:
+def test_audit_sample_resolves_the_far_tail(weighted_sample) -> None:
     """P(t_(1) <= 0) = F(0)^N = 2^-32 (F(0) = 1/2 by symmetry): invisible to a plain sample, resolved here."""
-    t, w, _ = audit_sample
+    t, w, _ = weighted_sample
     tail = w[t.max(axis=1) <= 0].sum()
     assert tail == pytest.approx(2.0**-32, rel=0.25)  # one draw per stratum of a steep tail: ~10% error
 
 
 @pytest.mark.parametrize("xi", [(2.0, 5.0), (10.0, 12.0), (60.0, 40.0)])
-def test_audit_sample_agrees_with_a_plain_sample(audit_sample, xi) -> None:
-    t, w, _ = audit_sample
-    a = R.monte_carlo_estimate(*xi, t, weights=w)
-    plain = R.sample_inner_products(100_000, 32, 8, np.random.default_rng(12))
-    b = R.monte_carlo_estimate(*xi, plain)
+def test_audit_sample_agrees_with_a_plain_sample(weighted_sample, xi) -> None:
+    t, w, _ = weighted_sample
+    a = monte_carlo_estimate(*xi, t, weights=w)
+    plain = sample_inner_products(100_000, 32, 8, np.random.default_rng(12))
+    b = monte_carlo_estimate(*xi, plain)
     assert abs(a.loss - b.loss) < 4 * math.hypot(a.se_loss, b.se_loss), (a, b)
     assert abs(a.grad_xi1 - b.grad_xi1) < 4 * math.hypot(a.se_grad_xi1, b.se_grad_xi1), (a, b)
 
 
-def test_weighted_gradient_matches_finite_differences(audit_sample) -> None:
-    t, w, _ = audit_sample
+def test_weighted_gradient_matches_finite_differences(weighted_sample) -> None:
+    t, w, _ = weighted_sample
     xi1, xi2 = 40.0, 25.0
-    _, g1, g2 = R.reduced_loss_and_grad(xi1, xi2, t, weights=w)
+    _, g1, g2 = reduced_loss_and_grad(xi1, xi2, t, weights=w)
     h = 1e-4
-    fd1 = (R.reduced_loss(xi1 + h, xi2, t, weights=w) - R.reduced_loss(xi1 - h, xi2, t, weights=w)) / (2 * h)
-    fd2 = (R.reduced_loss(xi1, xi2 + h, t, weights=w) - R.reduced_loss(xi1, xi2 - h, t, weights=w)) / (2 * h)
+    fd1 = (reduced_loss(xi1 + h, xi2, t, weights=w) - reduced_loss(xi1 - h, xi2, t, weights=w)) / (2 * h)
+    fd2 = (reduced_loss(xi1, xi2 + h, t, weights=w) - reduced_loss(xi1, xi2 - h, t, weights=w)) / (2 * h)
     assert g1 == pytest.approx(fd1, rel=1e-6)
     assert g2 == pytest.approx(fd2, rel=1e-6)

@@ -5,7 +5,9 @@ import json
 
 import pytest
 
-from onenn.theory.audit import AuditSettings, FullMatrixSettings, LandscapeSettings
+from onenn.theory.audit import AuditSettings
+from onenn.theory.full_matrix import FullMatrixSettings
+from onenn.theory.landscape import LandscapeSettings
 from onenn.training.binary import BinarySettings
 from onenn.training.train import TrainSettings
 

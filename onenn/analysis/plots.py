@@ -15,7 +15,6 @@ import pandas as pd
 import seaborn as sns
 
 from onenn.analysis.tables import (
-    XI_RATIO_BOUND,
     audit_trajectory,
     class_scaled,
     final_step,
@@ -24,6 +23,7 @@ from onenn.analysis.tables import (
     variant_order,
 )
 from onenn.pipeline.io import write_with
+from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 import pandas as pd
 
 from onenn.analysis.tables import (
-    XI_RATIO_BOUND,
     audit_at_times,
     audit_summary,
     final_step,
@@ -33,6 +32,7 @@ from onenn.analysis.tables import (
 from onenn.pipeline import provenance
 from onenn.pipeline.experiments import variant_name
 from onenn.pipeline.io import save_table, write_with
+from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
 
 COLUMNS = (
     "experiment",

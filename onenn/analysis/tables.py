@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.pipeline.io import save_table
+from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
 
 ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
 
@@ -129,9 +130,6 @@ def aggregate_files(paths: Sequence[str], output: str, log: logging.Logger | Non
 # ----------------------------------------------------------------------------------------------------------
 # The reduced-dynamics audit (docs/method.md §7)
 # ----------------------------------------------------------------------------------------------------------
-
-#: Lemma 12's invariant of the binary paper: xi1 <= (7/15) xi2
-XI_RATIO_BOUND = 7.0 / 15.0
 
 
 def audit_trajectory(table: pd.DataFrame) -> pd.DataFrame:

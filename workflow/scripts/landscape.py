@@ -1,4 +1,4 @@
-from onenn.theory.audit import landscape_job
+from onenn.theory.landscape import landscape_job
 from onenn.pipeline.logs import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821

@@ -1,0 +1,129 @@
+"""Full-matrix gradient descent against the reduced dynamics (Lemma 1, docs/method.md §7): from ``W0`` the binary
+model's full-matrix GD stays on the family and follows the reduced GD. numpy only, no torch."""
+
+from __future__ import annotations
+
+import logging
+import time as clock
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from onenn.analysis.tables import normalise_types
+from onenn.family import diagnostics
+from onenn.pipeline.io import save_table
+from onenn.pipeline.settings import Settings
+from onenn.prompts import sphere
+from onenn.steps import log_spaced_steps
+from onenn.theory.reduced.dynamics import gradient_descent
+
+
+def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """The binary loss with the labels integrated out, and its gradient, for the matrix restricted to the
+    blocks that can move.
+
+    ``A`` is ``W`` on rows and columns ``(x, last)``, shape (d+1, d+1). The label columns get no gradient
+    (docs/method.md §1), and on ``{label rows = 0}`` the label-expected gradient of the label rows is an expectation
+    of odd monomials of the zero-mean, symmetric labels, hence 0: full-matrix GD from ``W0`` keeps them 0.
+    There, the attention does not depend on the labels, and for labels with ``E y_j y_k = [j = k]`` the
+    per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.theory.reduced.loss``), whose score gradient is
+    ``q_k (g_k − ḡ)`` with ``g_j = q_j − [j = i*]``, ``g_query = 0``. ``x`` (n, N+1, d), the query last.
+    """
+    n, _, d = x.shape
+    z_query = np.concatenate([x[:, -1], np.ones((n, 1))], axis=1)  # (n, d+1)
+    v = z_query @ A.T  # A z_q: (n, d+1)
+    scores = np.einsum("bjd,bd->bj", x, v[:, :d])  # x-part of every token, query included
+    scores[:, -1] += v[:, d]
+    scores -= scores.max(axis=1, keepdims=True)
+    q = np.exp(scores)
+    q /= q.sum(axis=1, keepdims=True)  # (n, N+1)
+    rows = np.arange(n)
+    nn = np.argmax(np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]), axis=1)
+    q_star = q[rows, nn]
+    r = 1.0 - q_star
+    sum_sq = (q[:, :-1] ** 2).sum(axis=1) - q_star**2  # Σ_{j≠i*} q_j²
+    loss = 0.5 * (r * r + sum_sq)
+    g = q.copy()
+    g[:, -1] = 0.0
+    g[rows, nn] -= 1.0
+    gbar = (q * g).sum(axis=1)
+    ds = q * (g - gbar[:, None])  # (n, N+1)
+    r_vec = np.concatenate([np.einsum("bj,bjd->bd", ds, x), ds[:, -1:]], axis=1)  # Σ_k ds_k z_k: (n, d+1)
+    return float(loss.mean()), r_vec.T @ z_query / n
+
+
+def embed_active(A: np.ndarray, d: int) -> np.ndarray:
+    """The (d+2)x(d+2) binary ``W`` with ``A`` on rows/columns ``(x, last)`` and zero label row and column."""
+    keep = np.r_[np.arange(d), d + 1]
+    W = np.zeros((d + 2, d + 2))
+    W[np.ix_(keep, keep)] = A
+    return W
+
+
+@dataclass(frozen=True)
+class FullMatrixSettings(Settings):
+    WHAT = "full-matrix settings"
+
+    d: int = 8
+    N: int = 32
+    sigma: float = 3.0
+    lr: float = 0.1
+    steps: int = 2000
+    prompts: int = 16_384
+    n_record: int = 40
+    seed: int = 0
+
+
+def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
+    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side."""
+    x = sphere(np.random.default_rng(s.seed), (s.prompts, s.N + 1), s.d)
+    t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])  # the reduced sample: inner products of the same prompts
+    record = log_spaced_steps(s.steps, s.n_record)
+    reduced = gradient_descent(0.0, s.sigma, s.lr, s.steps, t, s.d, record_steps=record)
+    A = np.zeros((s.d + 1, s.d + 1))
+    A[-1, -1] = -s.sigma
+    rows, k = [], 0
+    for step in range(s.steps + 1):
+        loss, grad = full_loss_grad(A, x)
+        if step == record[k]:
+            W = embed_active(A, s.d)
+            diag = diagnostics(W, s.d, 1)
+            rows.append(
+                {
+                    "step": step,
+                    "time": s.lr * step,
+                    "loss": loss,
+                    "xi1": diag["xi1"],
+                    "xi2": diag["xi2"],
+                    "dist_family": diag["dist_family_active"],
+                    "xi1_reduced": float(reduced.xi1[k]),
+                    "xi2_reduced": float(reduced.xi2[k]),
+                    "loss_reduced": float(reduced.loss[k]),
+                }
+            )
+            k += 1
+            if k == len(record):
+                break
+        A -= s.lr * grad
+    out = pd.DataFrame(rows)
+    out["xi_gap"] = np.hypot(out["xi1"] - out["xi1_reduced"], out["xi2"] - out["xi2_reduced"])
+    return out
+
+
+def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
+    s = FullMatrixSettings.from_dict(settings)
+    started = clock.perf_counter()
+    table = full_matrix_vs_reduced(s)
+    for key, value in {**identity, **s.to_dict()}.items():
+        table[key] = value
+    first = ["experiment", "variant", "step"]
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    log.info(
+        "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
+        s.steps,
+        clock.perf_counter() - started,
+        table["xi_gap"].max(),
+        table["dist_family"].max(),
+    )

@@ -1,0 +1,249 @@
+"""The reduced loss on a fixed sample of inner products ``t`` (n, N), its exact gradient in ``(xi1, xi2)``, its
+Monte-Carlo error, and the loss landscape on a grid.
+
+Derivation of the reduced binary loss (labels integrated out)
+-------------------------------------------------------------
+Scores: ``s_j = xi1 t_j`` for the context (``j <= N``) and ``s_0 = xi1 - xi2`` for the query attending to
+itself (``<x_q, x_q> = 1`` gives ``xi1``, the last coordinate gives ``-xi2``). With ``q = softmax(s)`` over
+the ``N + 1`` scores the binary output is ``l = sum_{j<=N} q_j y_j`` (the query's label slot is 0). For labels
+``y_j`` independent of ``t``, independent of each other, with ``E y = 0`` and ``E y^2 = 1``::
+
+    E_y (l - y_{i*})^2 = sum_{j,k} q_j q_k E[y_j y_k] - 2 sum_j q_j E[y_j y_{i*}] + E[y_{i*}^2]
+                       = sum_j q_j^2 - 2 q_{i*} + 1,
+
+so ``L_bin(xi1, xi2) = 1/2 E_t[sum_j q_j^2 - 2 q_{i*} + 1]`` with ``i* = argmax_j t_j``. For numerical
+stability we use the equivalent form ``1/2 E_t[r^2 + sum_{j != i*} q_j^2]`` with
+``r = 1 - q_{i*} = sum_{k != i*} q_k`` (the sum includes the query), which never subtracts numbers near 1.
+The multiclass loss on the family is ``L_MC = ((K-1)/K) L_bin`` (Lemma 2 of the multiclass paper; docs/method.md §4.3).
+
+Gradient: with ``f = 1/2 (sum_j q_j^2 - 2 q_{i*} + 1)`` put ``g_j = df/dq_j = q_j - [j = i*]`` for the
+context and ``g_0 = 0`` for the query, and ``gbar = sum_k q_k g_k = sum_{j != i*} q_j^2 - q_{i*} r``. The
+softmax Jacobian gives ``df/ds_k = q_k (g_k - gbar)``; these sum to zero, so with ``t_0 := 1``::
+
+    dL/dxi1 = E sum_k q_k (g_k - gbar)(t_k - t_{i*})
+            = E[ sum_{j != i*} q_j^2 delta_j - gbar (sum_{j != i*} q_j delta_j + q_0 (1 - t_{i*})) ],
+    dL/dxi2 = -E[df/ds_0] = E[q_0 gbar],
+
+where ``delta_j = t_j - t_{i*} <= 0``. Subtracting ``t_{i*}`` removes the ``i*`` term, which would otherwise
+cancel against the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from onenn.theory.reduced.checks import check_finite, check_integer
+
+#: Prompts per chunk: keeps temporaries near the CPU cache (8192 x 31 float64 = 2 MB).
+_CHUNK_ROWS = 8192
+
+
+def _check_inner_products(t: np.ndarray) -> np.ndarray:
+    """Return ``t`` as float64, raising if it is not an ``(n_prompts, N)`` array with entries in [-1, 1]."""
+    t = np.asarray(t, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
+        raise ValueError(f"t must be a 2-d array of shape (n_prompts >= 1, N >= 1), got shape {t.shape}")
+    if not np.all(np.isfinite(t)) or np.any(np.abs(t) > 1.0):
+        raise ValueError("t must hold finite inner products in [-1, 1]")
+    return t
+
+
+def loss_scale(n_classes: int | None) -> float:
+    """Factor multiplying ``L_bin``: 1 for the binary loss (``n_classes=None``), else ``(K-1)/K``."""
+    if n_classes is None:
+        return 1.0
+    check_integer("n_classes", n_classes, minimum=2)
+    return (n_classes - 1) / n_classes
+
+
+def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Query attention ``(q_context (n, N), q_query (n,))`` on the family, via a stable log-sum-exp.
+
+    ``q_j = exp(xi1 t_j) / (sum_l exp(xi1 t_l) + exp(xi1 - xi2))``; ``q_query`` is the query's weight on
+    itself, ``exp(xi1 - xi2) / (same denominator)``.
+    """
+    check_finite("xi1", xi1)
+    check_finite("xi2", xi2)
+    t = _check_inner_products(t)
+    scores = xi1 * t  # (n, N)
+    score_query = np.full(t.shape[0], xi1 - xi2)  # (n,)
+    shift = np.maximum(scores.max(axis=1), score_query)  # (n,)
+    e = np.exp(scores - shift[:, None])
+    e_query = np.exp(score_query - shift)
+    z = e.sum(axis=1) + e_query
+    return e / z[:, None], e_query / z
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A sample of ``t`` rearranged around its nearest neighbour ``i* = argmax_j t_j``."""
+
+    delta: np.ndarray  # (n, N-1): t_j - t_{i*} for j != i*, all <= 0
+    delta_min: np.ndarray  # (n,): the smallest delta (0 when N = 1)
+    gap_query: np.ndarray  # (n,): 1 - t_{i*} >= 0, the query's own inner product minus t_{i*}
+    weight: np.ndarray | None = None  # (n,): probability weights summing to 1 (None: the plain mean)
+
+
+def _check_weights(weights: np.ndarray | None, n_prompts: int) -> np.ndarray | None:
+    """Weights normalised to sum to 1, or None; raises unless they are ``n_prompts`` finite numbers >= 0."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n_prompts,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"weights must be {n_prompts} finite numbers >= 0 with a positive sum (one per prompt of t)")
+    return w / w.sum()
+
+
+def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
+    """Sort each row of ``t`` descending and store the gaps to the row maximum (and the prompts' weights)."""
+    t = _check_inner_products(t)
+    weight = _check_weights(weights, t.shape[0])
+    t_sorted = -np.sort(-t, axis=1)  # (n, N), descending
+    t_max = t_sorted[:, 0]
+    delta = np.ascontiguousarray(t_sorted[:, 1:] - t_max[:, None])  # (n, N-1)
+    delta_min = delta[:, -1] if delta.shape[1] else np.zeros_like(t_max)
+    return Prepared(delta=delta, delta_min=delta_min, gap_query=1.0 - t_max, weight=weight)
+
+
+def _per_prompt(
+    xi1: float, xi2: float, delta: np.ndarray, delta_min: np.ndarray, gap_query: np.ndarray, with_grad: bool
+) -> tuple[np.ndarray, ...]:
+    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample."""
+    # Shift every score by its row maximum: scores relative to s_{i*} are xi1*delta_j (context),
+    # 0 (i*) and xi1*gap_query - xi2 (query).
+    shift = np.maximum(0.0, xi1 * gap_query - xi2)  # (n,)
+    if xi1 < 0:
+        shift = np.maximum(shift, xi1 * delta_min)
+    e = np.exp(xi1 * delta - shift[:, None])  # (n, N-1)
+    e_star = np.exp(-shift)
+    e_query = np.exp(xi1 * gap_query - xi2 - shift)
+    s = e.sum(axis=1)
+    z = e_star + s + e_query  # >= 1: one shifted score is 0
+    r = (s + e_query) / z  # 1 - q_{i*}, without cancellation
+    sum_sq = np.einsum("ij,ij->i", e, e) / (z * z)  # sum_{j != i*} q_j^2
+    loss = 0.5 * (r * r + sum_sq)
+    if not with_grad:
+        return (loss,)
+    q_query = e_query / z
+    gbar = sum_sq - (e_star / z) * r
+    e_delta = e * delta
+    sum_q_delta = e_delta.sum(axis=1) / z
+    sum_sq_delta = np.einsum("ij,ij->i", e_delta, e) / (z * z)
+    grad_xi1 = sum_sq_delta - gbar * (sum_q_delta + q_query * gap_query)
+    grad_xi2 = q_query * gbar
+    return loss, grad_xi1, grad_xi2
+
+
+def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool) -> list[np.ndarray]:
+    """Per-prompt binary loss (and gradient) over the whole prepared sample, computed in chunks."""
+    n = prep.gap_query.shape[0]
+    parts: list[tuple[np.ndarray, ...]] = []
+    for lo in range(0, n, _CHUNK_ROWS):
+        hi = min(lo + _CHUNK_ROWS, n)
+        parts.append(_per_prompt(xi1, xi2, prep.delta[lo:hi], prep.delta_min[lo:hi], prep.gap_query[lo:hi], with_grad))
+    return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
+
+
+def _mean(values: np.ndarray, prep: Prepared) -> float:
+    """The sample mean, or the weighted mean when the sample carries weights."""
+    return float(values.mean()) if prep.weight is None else float(values @ prep.weight)
+
+
+def loss_prepared(xi1: float, xi2: float, prep: Prepared) -> float:
+    return _mean(_per_prompt_all(xi1, xi2, prep, with_grad=False)[0], prep)
+
+
+def loss_grad_prepared(xi1: float, xi2: float, prep: Prepared) -> tuple[float, float, float]:
+    loss, g1, g2 = _per_prompt_all(xi1, xi2, prep, with_grad=True)
+    return _mean(loss, prep), _mean(g1, prep), _mean(g2, prep)
+
+
+def reduced_loss(
+    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+) -> float:
+    """Sample estimate of ``L_bin(xi1, xi2)`` (or ``L_MC`` when ``n_classes`` is given) on the fixed ``t``.
+
+    ``weights`` (one per prompt, e.g. from ``sampling.audit_sample``) turn the mean into a weighted mean.
+    """
+    check_finite("xi1", xi1)
+    check_finite("xi2", xi2)
+    return loss_scale(n_classes) * loss_prepared(xi1, xi2, prepare(t, weights))
+
+
+def reduced_loss_and_grad(
+    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+) -> tuple[float, float, float]:
+    """``(L, dL/dxi1, dL/dxi2)`` on the fixed sample ``t``: the exact gradient of the sample loss."""
+    check_finite("xi1", xi1)
+    check_finite("xi2", xi2)
+    scale = loss_scale(n_classes)
+    loss, g1, g2 = loss_grad_prepared(xi1, xi2, prepare(t, weights))
+    return scale * loss, scale * g1, scale * g2
+
+
+class MonteCarloEstimate(NamedTuple):
+    """Sample means over prompts and their standard errors (sd / sqrt(n_prompts))."""
+
+    loss: float
+    grad_xi1: float
+    grad_xi2: float
+    se_loss: float
+    se_grad_xi1: float
+    se_grad_xi2: float
+
+
+def monte_carlo_estimate(
+    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+) -> MonteCarloEstimate:
+    """Loss and gradient on ``t`` with their Monte-Carlo standard errors, to show the sampling error is small.
+
+    The labels are integrated exactly, so the only randomness is the draw of ``t``; the standard error is
+    the per-prompt standard deviation over ``sqrt(n_prompts)``. With ``weights`` (normalised to ``w``) it is
+    ``sqrt(sum_i w_i^2 (v_i - mean)^2)``, which ignores the variance reduction of stratification (an upper
+    bound for the stratified sampler).
+    """
+    check_finite("xi1", xi1)
+    check_finite("xi2", xi2)
+    return _estimate(xi1, xi2, prepare(t, weights), loss_scale(n_classes))
+
+
+def _estimate(xi1: float, xi2: float, prep: Prepared, scale: float) -> MonteCarloEstimate:
+    values = _per_prompt_all(xi1, xi2, prep, with_grad=True)
+    n = values[0].shape[0]
+    means = [_mean(v, prep) for v in values]
+    if n < 2:
+        ses = [math.nan] * len(values)
+    elif prep.weight is None:
+        ses = [float(v.std(ddof=1)) / math.sqrt(n) for v in values]
+    else:
+        ses = [math.sqrt(float((prep.weight**2) @ (v - m) ** 2)) for v, m in zip(values, means)]
+    return MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses))
+
+
+def loss_landscape(
+    xi1_grid: np.ndarray,
+    xi2_grid: np.ndarray,
+    t: np.ndarray,
+    n_classes: int | None = None,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The reduced loss on the grid and its standard error (``monte_carlo_estimate`` at every point), on one
+    sample ``t``: two arrays of shape ``(len(xi1_grid), len(xi2_grid))`` (``'ij'`` indexing)."""
+    xi1_grid = np.asarray(xi1_grid, dtype=np.float64).ravel()
+    xi2_grid = np.asarray(xi2_grid, dtype=np.float64).ravel()
+    for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):
+        if grid.size == 0 or not np.all(np.isfinite(grid)):
+            raise ValueError(f"{name} must be a non-empty array of finite numbers")
+    prep = prepare(t, weights)
+    scale = loss_scale(n_classes)
+    loss = np.empty((xi1_grid.size, xi2_grid.size))
+    se_loss = np.empty_like(loss)
+    for i, xi1 in enumerate(xi1_grid):
+        for k, xi2 in enumerate(xi2_grid):
+            est = _estimate(float(xi1), float(xi2), prep, scale)
+            loss[i, k], se_loss[i, k] = est.loss, est.se_loss
+    return loss, se_loss

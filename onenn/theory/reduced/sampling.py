@@ -1,0 +1,124 @@
+"""Samples of the inner products ``t_j = <x_j, x_{N+1}>`` of a prompt: plain draws from their law, and the weighted
+population sample that resolves the rare prompts carrying the loss at large ``xi1`` (docs/method.md §7)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import betainc, betaincinv, betaln
+
+from onenn.theory.reduced.checks import check_integer
+
+
+def sample_inner_products(n_prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw ``t`` of shape ``(n_prompts, N)``: ``t_j = <x_j, x_{N+1}>`` for x i.i.d. uniform on ``S^{d-1}``.
+
+    The ``t_j`` are i.i.d. ``2 Beta((d-1)/2, (d-1)/2) - 1`` (density ``(1-t^2)^{(d-3)/2}``); they are
+    independent because, given the query, the context points are independent and each ``t_j`` has a law
+    that does not depend on the query.
+    """
+    check_integer("n_prompts", n_prompts)
+    check_integer("N", N)
+    check_integer("d", d, minimum=2)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")  # noqa: TRY004 (tests expect ValueError for every bad argument)
+    half = (d - 1) / 2.0
+    return 2.0 * rng.beta(half, half, size=(n_prompts, N)) - 1.0
+
+
+def inner_product_density(t: np.ndarray, d: int) -> np.ndarray:
+    """Density of ``t = <x, x_q>`` on ``[-1, 1]``: ``(1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2))``."""
+    half = (d - 1) / 2.0
+    t = np.asarray(t, dtype=np.float64)
+    log_norm = (2 * half - 1) * math.log(2.0) + betaln(half, half)
+    with np.errstate(divide="ignore"):
+        return np.clip(1.0 - t * t, 0.0, None) ** (half - 1) * math.exp(-log_norm)  # 0**0 = 1 at d = 3
+
+
+def inner_product_cdf(t: np.ndarray, d: int) -> np.ndarray:
+    """``P(<x, x_q> <= t)``: the regularised incomplete beta function at ``(1 + t)/2``."""
+    half = (d - 1) / 2.0
+    return betainc(half, half, (1.0 + np.asarray(t, dtype=np.float64)) / 2.0)
+
+
+def _pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarray:
+    """Joint density of the two largest of ``N`` i.i.d. inner products: ``N (N-1) f(t1) f(t2) F(t2)^(N-2)``."""
+    with np.errstate(divide="ignore"):
+        log_p = (
+            math.log(N * (N - 1))
+            + np.log(inner_product_density(t1, d))
+            + np.log(inner_product_density(t2, d))
+            + (N - 2) * np.log(inner_product_cdf(t2, d))
+        )
+    return np.exp(log_p)
+
+
+def _stratified_density(t1: np.ndarray, t2: np.ndarray, gap_min: float) -> np.ndarray:
+    """Density of the stratified proposal: ``t_(1)`` uniform on [-1, 1], ``log(g / (1 + t_(1)))`` uniform on
+    ``[log gap_min, 0]`` for the gap ``g = t_(1) - t_(2)``."""
+    gap = t1 - t2
+    inside = (gap >= gap_min * (1.0 + t1)) & (gap > 0)
+    with np.errstate(divide="ignore"):
+        return np.where(inside, 1.0 / (2.0 * -math.log(gap_min) * np.where(gap > 0, gap, 1.0)), 0.0)
+
+
+def _below(t2: np.ndarray, size: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` i.i.d. inner products conditioned to lie below each ``t2``: shape ``t2.shape + (size,)``."""
+    half = (d - 1) / 2.0
+    u = rng.random((*t2.shape, size)) * inner_product_cdf(t2, d)[..., None]
+    return np.minimum(2.0 * betaincinv(half, half, u) - 1.0, t2[..., None])  # rounding must not pass t2
+
+
+def audit_sample(
+    n_plain: int,
+    n_max: int,
+    n_gap: int,
+    N: int,
+    d: int,
+    rng: np.random.Generator,
+    gap_min: float = 1e-8,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """A weighted sample ``(t (n, N), weights (n,), mass)`` of the population, ``n = n_plain + n_max * n_gap``.
+
+    Why not a plain sample: at large ``xi1`` the loss is carried by rare prompts that ``n`` plain draws miss:
+    those whose two largest inner products are within ``~1/xi1`` of each other (the bulk of the loss, which is
+    ``~ C/xi1``), and those whose nearest neighbour is far from the query (``t_(1)`` low: the query's own
+    weight ``exp(xi1 - xi2)`` competes with ``exp(xi1 t_(1))``; probability ``F(t)^N``, below ``1e-10`` for
+    ``t <= 0`` at ``N = 32, d = 8``), which decide how fast ``xi2`` must grow.
+
+    So the sample mixes two proposals for the two largest inner products ``(t_(1), t_(2))``, each followed by
+    the other ``N - 2`` drawn i.i.d. below ``t_(2)`` (their exact conditional law):
+
+    - ``n_plain`` plain prompts (the population law): accurate where the loss is large;
+    - ``n_max * n_gap`` stratified prompts: ``t_(1)`` drawn once in each of ``n_max`` equal strata of
+      ``[-1, 1]``; the gap ``g = t_(1) - t_(2)`` once in each of ``n_gap`` equal strata of ``log(g/(1 + t_(1)))``
+      on ``[log gap_min, 0]`` (every scale of the gap; the mass below ``gap_min`` relative is dropped).
+
+    The weights are the balance heuristic of multiple importance sampling,
+    ``p / (n_plain p + n_strat q)`` with ``p`` the density of ``(t_(1), t_(2))`` and ``q`` the stratified
+    proposal's, normalised to sum to 1; ``mass`` is their raw sum, an unbiased estimate of 1 whose distance
+    from 1 shows the sample's accuracy. Rows are not sorted (the loss functions sort).
+    """
+    for name, value in (("n_plain", n_plain), ("n_max", n_max), ("n_gap", n_gap)):
+        check_integer(name, value, minimum=0)
+    check_integer("N", N, minimum=2)
+    check_integer("d", d, minimum=3)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")  # noqa: TRY004
+    if not (0.0 < gap_min < 1.0):
+        raise ValueError(f"gap_min must lie in (0, 1), got {gap_min!r}")
+    n_strat = n_max * n_gap
+    if n_plain + n_strat == 0:
+        raise ValueError("n_plain + n_max * n_gap must be >= 1")
+    plain = -np.sort(-sample_inner_products(n_plain, N, d, rng), axis=1) if n_plain else np.empty((0, N))
+    t1 = -1.0 + 2.0 * (np.arange(n_max) + rng.random(n_max)) / n_max  # (n_max,)
+    log_rel = math.log(gap_min) * (1.0 - (np.arange(n_gap) + rng.random((n_max, n_gap))) / n_gap)
+    t1 = np.repeat(t1, n_gap)
+    t2 = np.maximum(t1 - (1.0 + t1) * np.exp(log_rel.ravel()), -1.0)
+    strat = np.concatenate([t1[:, None], t2[:, None], _below(t2, N - 2, d, rng)], axis=1)
+    t = np.concatenate([plain, strat], axis=0)
+    p = _pair_density(t[:, 0], t[:, 1], N, d)
+    q = _stratified_density(t[:, 0], t[:, 1], gap_min)
+    raw = p / (n_plain * p + n_strat * q)
+    return np.clip(t, -1.0, 1.0), raw / raw.sum(), float(raw.sum())
