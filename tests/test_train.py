@@ -3,15 +3,28 @@ import pytest
 import torch
 
 from onenn.family import diagnostics
-from onenn.training.train import TrainSettings, eval_steps, resolve_device, train
+from onenn.steps import log_spaced_steps
+from onenn.training.train import TrainSettings, resolve_device, train
 
 
 @pytest.mark.parametrize("steps,n", [(1, 2), (5, 2), (10, 48), (100_000, 48), (40_000, 41)])
-def test_eval_steps_are_distinct_log_spaced_and_end_at_the_last_step(steps, n):
-    s = eval_steps(steps, n)
+def test_saved_steps_are_distinct_log_spaced_and_end_at_the_last_step(steps, n):
+    s = log_spaced_steps(steps, n, refine=True)
     assert s[0] == 0 and s[-1] == steps
     assert np.all(np.diff(s) > 0)
     assert len(s) >= min(n, steps + 1)
+
+
+@pytest.mark.parametrize("steps,n", [(10_000, 60), (2000, 40), (1000, 41)])
+def test_recorded_steps_keep_the_coarse_grid_unless_refined(steps, n):
+    """Without ``refine`` rounding may merge small steps (the reduced dynamics' records); with it, never."""
+    coarse, fine = log_spaced_steps(steps, n), log_spaced_steps(steps, n, refine=True)
+    assert coarse[0] == fine[0] == 0 and coarse[-1] == fine[-1] == steps
+    assert len(coarse) < n <= len(fine)
+    assert set(coarse) <= set(np.rint(np.geomspace(1, steps, n - 1))) | {0}
+    assert list(log_spaced_steps(0, n)) == [0]
+    with pytest.raises(ValueError, match="steps"):
+        log_spaced_steps(-1, n)
 
 
 def test_training_is_deterministic_and_seed_dependent():

@@ -11,7 +11,8 @@ import torch
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import embed, nearest_neighbour, simplex_code
-from onenn.training.train import DTYPES, TrainSettings, eval_steps, resolve_device, sample_batch
+from onenn.steps import log_spaced_steps
+from onenn.training.train import DTYPES, TrainSettings, resolve_device, sample_batch
 
 
 class FullAttention(torch.nn.Module):
@@ -61,7 +62,7 @@ def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
     """Like ``onenn.training.train.train``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss
     of every step."""
     run = Baseline(settings)
-    saved_steps = eval_steps(settings.steps, settings.n_eval)
+    saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, losses = [], []
     for step in range(settings.steps + 1):
         if step in saved_steps:

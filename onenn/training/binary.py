@@ -33,7 +33,8 @@ from onenn.pipeline.io import load_arrays, save_arrays, save_json, save_table
 from onenn.pipeline.provenance import versions
 from onenn.pipeline.settings import Settings
 from onenn.prompts import sphere
-from onenn.training.train import DTYPES, check_finite, eval_steps
+from onenn.steps import log_spaced_steps
+from onenn.training.train import DTYPES, check_finite
 
 LABELS = ("gaussian", "rademacher")
 SPLITS = ("train", "uniform", "separated")
@@ -150,7 +151,7 @@ def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[st
     x_all, Y_all, target_all = _tensors(train_set, dtype)
     W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
     order_gen = torch.Generator().manual_seed(s.seed + 1)
-    saved_steps = eval_steps(s.steps, s.n_eval)
+    saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
     saved = torch.empty(len(saved_steps), *W.shape, dtype=dtype)
     minibatch_loss = torch.empty(s.steps, dtype=dtype)
     step, k = 0, 0

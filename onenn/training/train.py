@@ -14,10 +14,11 @@ from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.pipeline.io import save_arrays, save_json
 from onenn.pipeline.provenance import versions
+from onenn.pipeline.resources import DEVICES
 from onenn.pipeline.settings import Settings
+from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, draw_step
 
-DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 ON_DIVERGENCE = ("error", "record")
 
@@ -61,19 +62,6 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def eval_steps(steps: int, n_eval: int) -> np.ndarray:
-    """Step 0 and at least ``n_eval − 1`` distinct, roughly log-spaced steps up to ``steps`` (included)."""
-    if steps < 1 or n_eval < 2:
-        raise ValueError(f"need steps >= 1 and n_eval >= 2; got steps={steps}, n_eval={n_eval}")
-    wanted = min(n_eval - 1, steps)
-    m = wanted
-    while True:
-        grid = np.unique(np.rint(np.geomspace(1, steps, m)).astype(np.int64))
-        if len(grid) >= wanted and grid[-1] == steps:  # geomspace(1, steps, 1) is [1]
-            return np.concatenate([[0], grid])
-        m += 1
-
-
 def sample_batch(
     batch: int, N: int, d: int, K: int, generator: torch.Generator, *, dtype: torch.dtype, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -102,7 +90,7 @@ def train(settings: TrainSettings) -> dict[str, np.ndarray | str]:
     """Run SGD; return the saved weights ``W`` (S, D, D) at ``steps`` (S,), the minibatch loss of every step
     (``steps``,) and the device used. A CPU run is deterministic for its seed."""
     engine = make_engine(settings)
-    saved_steps = eval_steps(settings.steps, settings.n_eval)
+    saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = engine.run(settings.steps, saved_steps.tolist())
     W_saved = saved.double().cpu().numpy()
     losses = minibatch_loss.double().cpu().numpy()
