@@ -1,4 +1,5 @@
-"""The one-layer softmax-attention model of docs/method.md §1, its argmax head and the 1-NN target.
+"""The one-layer softmax-attention model of docs/method.md §1 and its argmax head (the 1-NN target ``i*`` is
+``onenn.prompts.nearest_neighbour``).
 
 Prompts are stored as token *rows* (the transpose of the columns of docs/method.md §1):
 ``x``  (B, N+1, d) inputs, the query last;
@@ -51,13 +52,6 @@ def forward(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Te
     q = torch.softmax(query_scores(W, x, Y), dim=-1)
     ell = torch.einsum("bj,bjm->bm", q[:, :-1], Y)
     return q, ell
-
-
-def nearest_neighbour(x: torch.Tensor) -> torch.Tensor:
-    """``i* = argmin_j ||x_{N+1} - x_j||`` over the context, (B,). On the sphere: the largest inner product."""
-    x_query = x[:, -1, :]
-    sq_dist = ((x[:, :-1, :] - x_query[:, None, :]) ** 2).sum(-1)
-    return sq_dist.argmin(dim=-1)
 
 
 def predict(ell: torch.Tensor) -> torch.Tensor:

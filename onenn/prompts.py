@@ -1,7 +1,8 @@
-"""The two test distributions of docs/method.md §3, drawn with numpy (no torch, so dataset jobs start fast).
+"""The prompt distributions of docs/method.md §3, multiclass and binary, drawn with numpy (no torch, so the jobs
+that draw prompt sets start fast).
 
-A test set is ``x`` (n, N+1, d) with the query last, ``c`` (n, N) context classes and ``nn`` (n,) the index
-``i*`` of the query's nearest neighbour.
+A multiclass set is ``x`` (n, N+1, d) with the query last, ``c`` (n, N) context classes and ``nn`` (n,) the index
+``i*`` of the query's nearest neighbour; a binary set has scalar labels ``y`` (n, N) instead of ``c``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,12 @@ import zlib
 
 import numpy as np
 
+#: the multiclass test sets
 SPLITS = ("uniform", "separated")
+#: the binary prompt sets: the fixed training set and the two test sets
+BINARY_SPLITS = ("train", "uniform", "separated")
+#: the binary label distributions
+LABELS = ("gaussian", "rademacher")
 
 
 def sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:
@@ -19,44 +25,115 @@ def sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarr
     return z / np.linalg.norm(z, axis=-1, keepdims=True)
 
 
+def nearest_neighbour(x):
+    """``i* = argmin_j ‖x_{N+1} − x_j‖`` over the context, (n,), for ``x`` (n, N+1, d) with the query last: on
+    the sphere, the largest inner product ``⟨x_j, x_{N+1}⟩`` (the first on ties).
+
+    ``x`` is a numpy array (the prompt sets) or a torch tensor (minibatches drawn in torch); the arithmetic is
+    the same einsum in both."""
+    if isinstance(x, np.ndarray):
+        einsum = np.einsum
+    else:
+        import torch  # a tensor: torch is loaded already; the numpy callers never import it
+
+        einsum = torch.einsum
+    return einsum("bjd,bd->bj", x[:, :-1], x[:, -1]).argmax(1)
+
+
+def draw_labels(rng: np.random.Generator, shape: tuple[int, ...], labels: str) -> np.ndarray:
+    """Zero-mean, unit-variance scalar labels: N(0, 1) (``gaussian``) or uniform ±1 (``rademacher``)."""
+    if labels == "gaussian":
+        return rng.standard_normal(shape)
+    if labels == "rademacher":
+        return rng.choice(np.array([-1.0, 1.0]), size=shape)
+    raise ValueError(f"labels must be one of {', '.join(LABELS)}; got {labels!r}")
+
+
 def uniform_prompts(n: int, d: int, N: int, K: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Assumption 1: inputs uniform on the sphere, classes uniform and independent of them."""
     x = sphere(rng, (n, N + 1), d)
     c = rng.integers(0, K, size=(n, N))
-    nn = np.argmax(np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]), axis=1)
-    return {"x": x, "c": c, "nn": nn}
+    return {"x": x, "c": c, "nn": nearest_neighbour(x)}
+
+
+def binary_prompts(n: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Assumption 1 with scalar labels: inputs uniform on the sphere, labels independent of them."""
+    x = sphere(rng, (n, N + 1), d)
+    y = draw_labels(rng, (n, N), labels)
+    return {"x": x, "y": y, "nn": nearest_neighbour(x)}
+
+
+def separate(
+    x: np.ndarray, c: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+) -> np.ndarray:
+    """The separated construction with margin ``δ*``, in place on ``x`` (n, N+1, d); returns ``nn`` (n,).
+
+    The query becomes a copy of a uniformly chosen context point ``x_{i*}``, and every context point of another
+    class than ``c_{i*}`` is redrawn until it is at least ``δ*`` farther, in squared distance, from the query
+    than ``x_{i*}`` is (which is 0 away). ``c`` (n, N) are the classes; ``None`` (real-valued labels, no
+    classes) makes every other context point count, as in the binary paper's Appendix B.
+    """
+    if not 0.0 < delta < 4.0:
+        raise ValueError(f"delta (the margin δ*) must lie in (0, 4) for points on the sphere; got {delta}")
+    n, N, d = x.shape[0], x.shape[1] - 1, x.shape[2]
+    nn = rng.integers(0, N, size=n)
+    rows = np.arange(n)
+    x[:, -1] = x[rows, nn]
+    classes = np.broadcast_to(np.arange(N), (n, N)) if c is None else c  # no classes: each point its own
+    keep_away = classes != classes[rows, nn][:, None]  # (n, N)
+    for _ in range(max_rounds):
+        sq_dist = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
+        bad = keep_away & (sq_dist < delta)
+        if not bad.any():
+            return nn
+        x[:, :-1][bad] = sphere(rng, (int(bad.sum()),), d)
+    raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
 
 
 def separated_prompts(
     n: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
 ) -> dict[str, np.ndarray]:
-    """The separated construction with margin ``δ*``: the query is a copy of a uniformly chosen ``x_{i*}``, and
-    every context point of another class is redrawn until it is at least ``δ*`` farther, in squared
-    distance, from the query than ``x_{i*}`` is (which is 0 away)."""
-    if not 0.0 < delta < 4.0:
-        raise ValueError(f"delta (the margin δ*) must lie in (0, 4) for points on the sphere; got {delta}")
+    """Uniform prompts made separated with margin ``δ*`` (``separate``): the multiclass separated test set."""
     prompts = uniform_prompts(n, d, N, K, rng)
-    x, c = prompts["x"], prompts["c"]
-    nn = rng.integers(0, N, size=n)
-    rows = np.arange(n)
-    x[:, -1] = x[rows, nn]
-    other_class = c != c[rows, nn][:, None]  # (n, N)
-    for _ in range(max_rounds):
-        sq_dist = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
-        bad = other_class & (sq_dist < delta)
-        if not bad.any():
-            return {"x": x, "c": c, "nn": nn}
-        x[:, :-1][bad] = sphere(rng, (int(bad.sum()),), d)
-    raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
+    nn = separate(prompts["x"], prompts["c"], delta, rng, max_rounds)
+    return {"x": prompts["x"], "c": prompts["c"], "nn": nn}
+
+
+def binary_separated_prompts(
+    n: int, d: int, N: int, labels: str, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+) -> dict[str, np.ndarray]:
+    """Binary prompts made separated with margin ``δ*`` (``separate`` without classes: every other context
+    point counts)."""
+    prompts = binary_prompts(n, d, N, labels, rng)
+    nn = separate(prompts["x"], None, delta, rng, max_rounds)
+    return {"x": prompts["x"], "y": prompts["y"], "nn": nn}
+
+
+def seeded_generator(seed: int, *parts: object) -> np.random.Generator:
+    """A generator of its own for every set of parameters: seeded by ``seed`` and a hash of ``parts``, so the
+    same parameters always give the same draws and two sets never share draws."""
+    key = zlib.crc32("|".join(format(p) for p in parts).encode())
+    return np.random.default_rng([seed, key])
 
 
 def make_test_set(split: str, n: int, d: int, N: int, K: int, delta: float | None, seed: int) -> dict[str, np.ndarray]:
-    """One test set, from a generator seeded by ``seed`` and the set's own parameters (so two sets never
-    share draws, and the same parameters always give the same set)."""
+    """One multiclass test set, from a generator seeded by ``seed`` and the set's own parameters."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-    key = zlib.crc32(f"{split}|{n}|{d}|{N}|{K}|{delta}".encode())
-    rng = np.random.default_rng([seed, key])
+    rng = seeded_generator(seed, split, n, d, N, K, delta)
     if split == "uniform":
         return uniform_prompts(n, d, N, K, rng)
     return separated_prompts(n, d, N, K, float(delta), rng)
+
+
+def make_binary_set(
+    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int
+) -> dict[str, np.ndarray]:
+    """One binary prompt set (the fixed training set, or a test set), from a generator seeded by ``seed`` and
+    the set's own parameters."""
+    if split not in BINARY_SPLITS:
+        raise ValueError(f"split must be one of {', '.join(BINARY_SPLITS)}; got {split!r}")
+    rng = seeded_generator(seed, "binary", split, n, d, N, labels, delta)
+    if split == "separated":
+        return binary_separated_prompts(n, d, N, labels, float(delta), rng)
+    return binary_prompts(n, d, N, labels, rng)

@@ -8,7 +8,8 @@ import torch
 
 from onenn.family import family_matrix
 from onenn.gradient import weight_gradient
-from onenn.model import forward, nearest_neighbour
+from onenn.model import forward
+from onenn.prompts import draw_labels, make_binary_set, nearest_neighbour
 from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
 from onenn.training import binary as B
@@ -130,7 +131,7 @@ def test_full_gradient_on_family_projects_to_the_reduced_gradient(rng):
 
 
 def test_separated_binary_set_has_the_margin():
-    data = B.make_binary_set("separated", 400, 5, 12, "gaussian", 0.1, seed=3)
+    data = make_binary_set("separated", 400, 5, 12, "gaussian", 0.1, seed=3)
     x, nn = data["x"], data["nn"]
     rows = np.arange(len(nn))
     np.testing.assert_array_equal(x[:, -1], x[rows, nn])
@@ -142,9 +143,9 @@ def test_separated_binary_set_has_the_margin():
 
 
 def test_binary_sets_are_reproducible_and_distinct():
-    a = B.make_binary_set("train", 50, 4, 8, "rademacher", None, seed=1)
-    b = B.make_binary_set("train", 50, 4, 8, "rademacher", None, seed=1)
-    c = B.make_binary_set("uniform", 50, 4, 8, "rademacher", None, seed=1)
+    a = make_binary_set("train", 50, 4, 8, "rademacher", None, seed=1)
+    b = make_binary_set("train", 50, 4, 8, "rademacher", None, seed=1)
+    c = make_binary_set("uniform", 50, 4, 8, "rademacher", None, seed=1)
     np.testing.assert_array_equal(a["x"], b["x"])
     assert not np.allclose(a["x"], c["x"])
     assert set(np.unique(a["y"])) == {-1.0, 1.0}
@@ -155,7 +156,7 @@ def test_binary_sets_are_reproducible_and_distinct():
 
 def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     s = B.BinarySettings(d=3, N=5, epochs=2, train_size=300, batch=128, n_eval=4, dtype="float64", seed=4)
-    train = B.make_binary_set("train", 300, 3, 5, "gaussian", None, seed=0)
+    train = make_binary_set("train", 300, 3, 5, "gaussian", None, seed=0)
     result = B.train_binary(s, train)
     assert s.steps == 2 * 3 and len(result["minibatch_loss"]) == 6
     assert result["steps"][0] == 0 and result["steps"][-1] == 6 and 1 in result["steps"]
@@ -174,11 +175,11 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
 
 def test_bad_binary_arguments():
     with pytest.raises(ValueError, match="labels must be one of"):
-        B.draw_labels(np.random.default_rng(0), (2, 2), "uniform")
+        draw_labels(np.random.default_rng(0), (2, 2), "uniform")
     with pytest.raises(ValueError, match="split must be one of"):
-        B.make_binary_set("test", 5, 3, 2, "gaussian", None, 0)
+        make_binary_set("test", 5, 3, 2, "gaussian", None, 0)
     with pytest.raises(ValueError, match="unknown binary training settings"):
         B.BinarySettings.from_dict({"K": 3})
     s = B.BinarySettings(d=3, N=5, epochs=1, train_size=10)
     with pytest.raises(ValueError, match="training set has prompts of shape"):
-        B.train_binary(s, B.make_binary_set("train", 12, 3, 5, "gaussian", None, 0))
+        B.train_binary(s, make_binary_set("train", 12, 3, 5, "gaussian", None, 0))

@@ -9,7 +9,8 @@ import torch
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.losses import Loss
-from onenn.model import forward, nearest_neighbour, simplex_code
+from onenn.model import forward, simplex_code
+from onenn.prompts import nearest_neighbour
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine
 from onenn.training.train import TrainSettings, make_engine, sample_batch, train

@@ -4,7 +4,8 @@ import torch
 
 from onenn.gradient import weight_gradient
 from onenn.losses import Loss
-from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
+from onenn.model import forward, label_vectors, simplex_code
+from onenn.prompts import nearest_neighbour
 from tests.conftest import random_prompts
 from tests.reference import central_differences
 

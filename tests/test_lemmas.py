@@ -10,8 +10,8 @@ from onenn.family import family_matrix, project
 from onenn.gradient import weight_gradient
 from onenn.init import assumption2
 from onenn.losses import Loss
-from onenn.model import forward, label_vectors, nearest_neighbour, simplex_code
-from onenn.prompts import uniform_prompts
+from onenn.model import forward, label_vectors, simplex_code
+from onenn.prompts import nearest_neighbour, uniform_prompts
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.scaling import paired_losses, square_losses
 from tests.conftest import random_prompts

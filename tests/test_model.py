@@ -3,8 +3,8 @@ import pytest
 import torch
 
 from onenn.family import family_matrix
-from onenn.model import embed, forward, label_vectors, nearest_neighbour, predict, simplex_code
-from onenn.prompts import make_test_set
+from onenn.model import embed, forward, label_vectors, predict, simplex_code
+from onenn.prompts import make_test_set, nearest_neighbour
 from tests.conftest import random_prompts
 from tests.reference import embedding, output, simplex
 
@@ -43,10 +43,11 @@ def test_embed_matches_reference(rng):
         np.testing.assert_array_equal(H[b].numpy().T, embedding(x[b].numpy(), Y[b].numpy()))
 
 
-def test_nearest_neighbour_is_largest_inner_product(rng):
+def test_nearest_neighbour_is_the_closest_context_point_for_numpy_and_torch(rng):
     x, _ = random_prompts(rng, 50, 9, 4, 2)
-    inner = np.einsum("bjd,bd->bj", x[:, :-1].numpy(), x[:, -1].numpy())
-    np.testing.assert_array_equal(nearest_neighbour(x).numpy(), inner.argmax(1))
+    closest = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1).argmin(1)  # the definition: the smallest distance
+    np.testing.assert_array_equal(nearest_neighbour(x).numpy(), closest.numpy())
+    np.testing.assert_array_equal(nearest_neighbour(x.numpy()), closest.numpy())
 
 
 @pytest.mark.parametrize("K", [2, 3, 5])

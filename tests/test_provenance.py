@@ -13,7 +13,8 @@ from onenn.analysis.report import markdown_to_html
 from onenn.analysis.summary import summarise, to_markdown
 from onenn.pipeline import provenance
 from onenn.pipeline.io import load_json, save_arrays
-from onenn.training.binary import BinarySettings, binary_train_job, make_binary_set
+from onenn.prompts import make_binary_set
+from onenn.training.binary import BinarySettings, binary_train_job
 from onenn.training.train import TrainSettings, train_job
 from tests.test_summary import scaling_table, train_table
 

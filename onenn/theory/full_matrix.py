@@ -14,7 +14,7 @@ from onenn.analysis.tables import normalise_types
 from onenn.family import diagnostics
 from onenn.pipeline.io import save_table
 from onenn.pipeline.settings import Settings
-from onenn.prompts import sphere
+from onenn.prompts import nearest_neighbour, sphere
 from onenn.steps import log_spaced_steps
 from onenn.theory.reduced.dynamics import gradient_descent
 
@@ -39,7 +39,7 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     q = np.exp(scores)
     q /= q.sum(axis=1, keepdims=True)  # (n, N+1)
     rows = np.arange(n)
-    nn = np.argmax(np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]), axis=1)
+    nn = nearest_neighbour(x)
     q_star = q[rows, nn]
     r = 1.0 - q_star
     sum_sq = (q[:, :-1] ** 2).sum(axis=1) - q_star**2  # Σ_{j≠i*} q_j²

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import zlib
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -22,7 +21,7 @@ import pandas as pd
 from onenn.analysis.tables import normalise_types
 from onenn.family import family_matrix
 from onenn.pipeline.io import save_table
-from onenn.prompts import sphere
+from onenn.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
 
 #: prompts drawn at a time: bounds the memory of a point (8192 × 17 × 8 float64 ≈ 9 MB)
 CHUNK = 8192
@@ -90,8 +89,8 @@ def paired_losses(
         b = min(CHUNK, n - lo)
         x = sphere(rng, (b, N + 1), d)
         c = rng.integers(0, K, size=(b, N))
-        y = rng.choice(np.array([-1.0, 1.0]), size=(b, N, 1))
-        nn = np.argmax(np.einsum("njd,nd->nj", x[:, :-1], x[:, -1]), axis=1)
+        y = draw_labels(rng, (b, N, 1), "rademacher")
+        nn = nearest_neighbour(x)
         rows = np.arange(b)
         mc[lo : lo + b] = square_losses(W_mc, x, codes[c], codes[c[rows, nn]])
         binary[lo : lo + b] = square_losses(W_bin, x, y, y[rows, nn])
@@ -127,8 +126,7 @@ def ratio_estimate(a: np.ndarray, b: np.ndarray, level: float) -> dict[str, floa
 
 def point_generator(seed: int, point: Point, d: int, N: int) -> np.random.Generator:
     """A generator of its own for every point (and the same one for the same point and seed)."""
-    key = zlib.crc32(f"{point.panel}|{point.xi1}|{point.xi2}|{point.K}|{point.prompts}|{d}|{N}".encode())
-    return np.random.default_rng([seed, key])
+    return seeded_generator(seed, point.panel, point.xi1, point.xi2, point.K, point.prompts, d, N)
 
 
 def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity") -> pd.DataFrame:

@@ -10,7 +10,8 @@ import torch
 
 from onenn.init import initial_weights
 from onenn.losses import Loss
-from onenn.model import embed, nearest_neighbour, simplex_code
+from onenn.model import embed, simplex_code
+from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
 from onenn.training.train import DTYPES, TrainSettings, resolve_device, sample_batch
 

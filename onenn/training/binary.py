@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,72 +31,9 @@ from onenn.model import forward
 from onenn.pipeline.io import load_arrays, save_arrays, save_json, save_table
 from onenn.pipeline.provenance import versions
 from onenn.pipeline.settings import Settings
-from onenn.prompts import sphere
+from onenn.prompts import make_binary_set
 from onenn.steps import log_spaced_steps
 from onenn.training.train import DTYPES, check_finite
-
-LABELS = ("gaussian", "rademacher")
-SPLITS = ("train", "uniform", "separated")
-
-
-# --------------------------------------------------------------------------------------------------------
-# Prompt sets
-# --------------------------------------------------------------------------------------------------------
-
-
-def draw_labels(rng: np.random.Generator, shape: tuple[int, ...], labels: str) -> np.ndarray:
-    """Zero-mean, unit-variance scalar labels: N(0, 1) (``gaussian``) or uniform ±1 (``rademacher``)."""
-    if labels == "gaussian":
-        return rng.standard_normal(shape)
-    if labels == "rademacher":
-        return rng.choice(np.array([-1.0, 1.0]), size=shape)
-    raise ValueError(f"labels must be one of {', '.join(LABELS)}; got {labels!r}")
-
-
-def binary_prompts(n: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Assumption 1 with scalar labels: inputs uniform on the sphere, labels independent of them."""
-    x = sphere(rng, (n, N + 1), d)
-    y = draw_labels(rng, (n, N), labels)
-    nn = np.argmax(np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]), axis=1)
-    return {"x": x, "y": y, "nn": nn}
-
-
-def binary_separated_prompts(
-    n: int, d: int, N: int, labels: str, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
-) -> dict[str, np.ndarray]:
-    """The binary paper's separated construction (Appendix B): the query is a copy of a uniformly chosen
-    ``x_{i*}``, and every other context point is redrawn until it is at least ``δ*`` away from the query in
-    squared distance. With real-valued labels every other point counts (there are no classes)."""
-    if not 0.0 < delta < 4.0:
-        raise ValueError(f"delta (the margin δ*) must lie in (0, 4) for points on the sphere; got {delta}")
-    prompts = binary_prompts(n, d, N, labels, rng)
-    x = prompts["x"]
-    nn = rng.integers(0, N, size=n)
-    rows = np.arange(n)
-    x[:, -1] = x[rows, nn]
-    others = np.ones((n, N), dtype=bool)
-    others[rows, nn] = False
-    for _ in range(max_rounds):
-        bad = others & (((x[:, :-1] - x[:, -1:]) ** 2).sum(-1) < delta)
-        if not bad.any():
-            return {"x": x, "y": prompts["y"], "nn": nn}
-        x[:, :-1][bad] = sphere(rng, (int(bad.sum()),), d)
-    raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
-
-
-def make_binary_set(
-    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int
-) -> dict[str, np.ndarray]:
-    """One binary prompt set (the fixed training set, or a test set), from a generator seeded by ``seed`` and
-    the set's own parameters: the same parameters always give the same set, two sets never share draws."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-    key = zlib.crc32(f"binary|{split}|{n}|{d}|{N}|{labels}|{delta}".encode())
-    rng = np.random.default_rng([seed, key])
-    if split == "separated":
-        return binary_separated_prompts(n, d, N, labels, float(delta), rng)
-    return binary_prompts(n, d, N, labels, rng)
-
 
 # --------------------------------------------------------------------------------------------------------
 # Training
