@@ -7,7 +7,8 @@ import pytest
 
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
 from onenn.family import diagnostics
-from onenn.theory.audit import SOURCES, AuditSettings, beyond_job, run_audit
+from onenn.pipeline.jobs import beyond_job
+from onenn.theory.audit import SOURCES, AuditSettings, run_audit
 from onenn.theory.full_matrix import FullMatrixSettings, embed_active, full_loss_grad, full_matrix_vs_reduced
 from onenn.theory.landscape import LandscapeSettings, landscape
 from onenn.theory.reduced.dynamics import gradient_descent

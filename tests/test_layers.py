@@ -8,15 +8,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_pipeline_and_what_the_snakefile_imports_do_not_import_torch():
+def test_pipeline_and_what_the_snakefile_imports_do_not_import_torch_or_pandas():
     code = (
         "import sys\n"
         "import onenn.pipeline, onenn.pipeline.experiments, onenn.pipeline.validate, onenn.pipeline.resources\n"
         "import onenn.pipeline.settings, onenn.pipeline.io, onenn.pipeline.logs, onenn.pipeline.provenance\n"
-        "print('torch' in sys.modules)\n"
+        "import onenn.pipeline.jobs\n"
+        "print('torch' in sys.modules, 'pandas' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False", out.stderr
+    assert out.stdout.strip() == "False False", out.stderr
 
 
 def test_the_snakefile_imports_only_the_pipeline_layer():

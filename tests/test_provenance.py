@@ -13,9 +13,10 @@ from onenn.analysis.report import markdown_to_html
 from onenn.analysis.summary import summarise, to_markdown
 from onenn.pipeline import provenance
 from onenn.pipeline.io import load_json, save_arrays
+from onenn.pipeline.jobs import binary_train_job, train_job
 from onenn.prompts import make_binary_set
-from onenn.training.binary import BinarySettings, binary_train_job
-from onenn.training.train import TrainSettings, train_job
+from onenn.training.binary import BinarySettings
+from onenn.training.train import TrainSettings
 from tests.test_summary import scaling_table, train_table
 
 LOG = logging.getLogger("test")

@@ -17,10 +17,10 @@ import pytest
 import torch
 import yaml
 
-from onenn.analysis.evaluate import evaluate_job
 from onenn.pipeline.io import load_arrays, load_json, save_arrays, save_json, write_with
+from onenn.pipeline.jobs import evaluate_job, train_job
 from onenn.prompts import make_test_set
-from onenn.training.train import Diverged, TrainSettings, find_divergence, train, train_job
+from onenn.training.train import Diverged, TrainSettings, find_divergence, train
 from tests.workflow_helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,10 +138,10 @@ def test_auto_records_the_device_used_in_the_table(tmp_path):
 DETERMINISM_SCRIPT = textwrap.dedent("""
     import logging, sys
     import torch
-    from onenn.analysis.evaluate import evaluate_job
     from onenn.pipeline.io import save_arrays
+    from onenn.pipeline.jobs import evaluate_job, train_job
     from onenn.prompts import make_test_set
-    from onenn.training.train import TrainSettings, train_job
+    from onenn.training.train import TrainSettings
 
     out, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     log = logging.getLogger("determinism")

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pandas as pd
 import torch
 
-from onenn.analysis.tables import run_table
 from onenn.family import diagnostics
 from onenn.losses import Loss
 from onenn.model import forward, predict, simplex_code
-from onenn.pipeline.io import load_arrays, load_json, save_table
 
 METRICS = ("logit_error", "accuracy", "test_loss")
 
@@ -55,42 +51,3 @@ def evaluate_run(
         for name, (x, c, nn) in tensors.items():
             rows.append({"step": int(step), "test_set": name, **prompt_metrics(W, x, c, nn, K, loss_fn), **params})
     return pd.DataFrame(rows)
-
-
-def load_evaluation_inputs(
-    weights_path: str, run_path: str, set_paths: dict[str, str], what: str
-) -> tuple[dict, dict[str, np.ndarray], dict[str, dict[str, np.ndarray]]]:
-    """A run's record, its saved weights and the prompt sets to evaluate it on, each set checked to hold
-    prompts of the run's shape (N+1, d); ``what`` names the sets in the error."""
-    run = load_json(run_path)
-    weights = load_arrays(weights_path)
-    sets = {name: load_arrays(path) for name, path in set_paths.items()}
-    for name, data in sets.items():
-        if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
-            raise ValueError(
-                f"{what} {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
-                f"but the run has N={run['N']}, d={run['d']}"
-            )
-    return run, weights, sets
-
-
-def evaluate_job(
-    settings: dict,
-    *,
-    weights_path: str,
-    run_path: str,
-    test_set_paths: dict[str, str],
-    output: str,
-    threads: int,
-    log: logging.Logger,
-) -> None:
-    """The workflow's evaluation job: metrics of every saved ``W`` on every test set, with the run's
-    identity and settings, written as one Parquet table."""
-    torch.set_num_threads(max(1, int(threads)))
-    run, weights, test_sets = load_evaluation_inputs(weights_path, run_path, test_set_paths, "test set")
-    metrics = evaluate_run(
-        weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"])
-    )
-    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
-    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))

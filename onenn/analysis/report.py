@@ -5,10 +5,7 @@ No torch, no Markdown library: the table's Markdown uses three constructs, headi
 from __future__ import annotations
 
 import html
-import logging
 from collections.abc import Iterator
-
-from onenn.pipeline.io import write_with
 
 STYLE = """body { font-family: sans-serif; font-size: 13px; margin: 1em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -73,11 +70,3 @@ def markdown_to_html(text: str, title: str) -> str:
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
-
-
-def report_table_job(markdown_path: str, html_path: str, log: logging.Logger) -> None:
-    """The workflow's report_table job: the headline table's Markdown as an HTML page."""
-    with open(markdown_path, encoding="utf-8") as f:
-        page = markdown_to_html(f.read(), title="Headline table")
-    write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
-    log.info("wrote %s", html_path)

@@ -14,7 +14,6 @@ python, torch, numpy and snakemake), which the Markdown states at its end.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 import pandas as pd
@@ -25,13 +24,11 @@ from onenn.analysis.tables import (
     final_step,
     first_and_last,
     normalise_types,
-    read_table,
     seed_stats,
     variant_order,
 )
 from onenn.pipeline import provenance
 from onenn.pipeline.experiments import variant_name
-from onenn.pipeline.io import save_table, write_with
 from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
 
 COLUMNS = (
@@ -435,13 +432,3 @@ def to_markdown(summary: pd.DataFrame) -> str:
         made_with = provenance.describe(summary.iloc[0][list(provenance.KEYS)].to_dict())
         lines += ["## Software", "", f"This table was made with {made_with}.", ""]
     return "\n".join(lines)
-
-
-def summary_job(
-    paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: logging.Logger
-) -> None:
-    """The workflow's summary job: read every experiment table, write the headline table twice."""
-    summary = summarise({name: read_table(path) for name, path in paths.items()}, kinds)
-    save_table(table_path, summary)
-    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary)))
-    log.info("summarised %d experiments into %d rows", len(paths), len(summary))

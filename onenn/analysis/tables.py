@@ -3,14 +3,12 @@ No torch; all statistics live here, the plotting code only draws them."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from onenn.pipeline.io import save_table
 from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
 
 ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
@@ -113,18 +111,6 @@ def variant_order(table: pd.DataFrame) -> list[str]:
     per_variant = table.groupby("variant", sort=True).first()
     keys = [k for k in ORDER_KEYS if k in per_variant and per_variant[k].nunique() > 1]
     return list(per_variant.sort_values(keys, kind="stable").index) if keys else list(per_variant.index)
-
-
-def read_table(path: str) -> pd.DataFrame:
-    return pd.read_parquet(path, engine="pyarrow")
-
-
-def aggregate_files(paths: Sequence[str], output: str, log: logging.Logger | None = None) -> None:
-    """Concatenate per-run tables into one experiment table."""
-    table = concat_tables(read_table(p) for p in paths)
-    save_table(output, table)
-    if log:
-        log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
 
 
 # ----------------------------------------------------------------------------------------------------------

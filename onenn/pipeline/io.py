@@ -75,3 +75,10 @@ def load_json(path: str | os.PathLike) -> Any:
 def save_table(path: str | os.PathLike, frame) -> None:
     """Write a pandas DataFrame to Parquet with pyarrow, atomically."""
     write_with(path, lambda tmp: frame.to_parquet(tmp, engine="pyarrow", index=False))
+
+
+def load_table(path: str | os.PathLike):
+    """A Parquet table written by ``save_table``, as a pandas DataFrame."""
+    import pandas as pd  # here, not at the top: the Snakefile imports this module
+
+    return pd.read_parquet(path, engine="pyarrow")

@@ -24,15 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.tables import normalise_types
-from onenn.pipeline.io import save_table
 from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
-from onenn.theory.full_matrix import full_matrix_job
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import monte_carlo_estimate
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
-from onenn.theory.reduced.thresholds import XI_RATIO_BOUND, resolve_sigma
+from onenn.theory.reduced.thresholds import resolve_sigma
 
 SOURCES = ("gd", "flow", "continuation", "resample", "plain")
 
@@ -136,34 +133,3 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
-
-
-def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
-    """The workflow's audit job: one sigma of one audit experiment, as a Parquet table with its settings."""
-    s = AuditSettings.from_dict(settings)
-    table = run_audit(s, log)
-    info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma": str(s.sigma)}
-    for key, value in info.items():
-        table[key] = value
-    first = ["experiment", "variant", "sigma", "sigma_value", "source", "step", "time"]
-    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
-    end = table[table["source"] == "continuation"].iloc[-1]
-    log.info(
-        "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
-        end["time"],
-        end["xi1"],
-        end["xi2"],
-        end["ratio"],
-        XI_RATIO_BOUND,
-        end["loss"],
-    )
-
-
-JOBS = {"audit": audit_job, "full_matrix": full_matrix_job}
-
-
-def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
-    """The workflow's per-variant job of an ``audit`` or ``full_matrix`` experiment."""
-    if kind not in JOBS:
-        raise ValueError(f"kind must be one of {', '.join(JOBS)}; got {kind!r}")
-    JOBS[kind](settings, identity=identity, output=output, log=log)

@@ -3,16 +3,12 @@ model's full-matrix GD stays on the family and follows the reduced GD. numpy onl
 
 from __future__ import annotations
 
-import logging
-import time as clock
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.tables import normalise_types
 from onenn.family import diagnostics
-from onenn.pipeline.io import save_table
 from onenn.pipeline.settings import Settings
 from onenn.prompts import nearest_neighbour, sphere
 from onenn.steps import log_spaced_steps
@@ -109,21 +105,3 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out["xi_gap"] = np.hypot(out["xi1"] - out["xi1_reduced"], out["xi2"] - out["xi2_reduced"])
     return out
-
-
-def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
-    """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
-    s = FullMatrixSettings.from_dict(settings)
-    started = clock.perf_counter()
-    table = full_matrix_vs_reduced(s)
-    for key, value in {**identity, **s.to_dict()}.items():
-        table[key] = value
-    first = ["experiment", "variant", "step"]
-    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
-    log.info(
-        "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
-        s.steps,
-        clock.perf_counter() - started,
-        table["xi_gap"].max(),
-        table["dist_family"].max(),
-    )

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-import time as clock
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.tables import normalise_types
-from onenn.pipeline.io import save_table
 from onenn.pipeline.settings import Settings
 from onenn.theory.reduced.loss import loss_landscape
 from onenn.theory.reduced.sampling import sample_inner_products
@@ -47,14 +43,3 @@ def landscape(s: LandscapeSettings) -> pd.DataFrame:
     return pd.DataFrame(
         {"xi1": np.repeat(xi1, s.grid), "xi2": np.tile(xi2, s.grid), "loss": loss.ravel(), "se_loss": se_loss.ravel()}
     )
-
-
-def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.Logger) -> None:
-    s = LandscapeSettings.from_dict(settings)
-    started = clock.perf_counter()
-    table = landscape(s)
-    table.insert(0, "experiment", experiment)
-    for key in ("d", "N", "prompts", "seed"):
-        table[key] = getattr(s, key)
-    save_table(output, normalise_types(table))
-    log.info("landscape: %d points in %.1f s", len(table), clock.perf_counter() - started)

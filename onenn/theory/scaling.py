@@ -9,7 +9,6 @@ covariance of the paired per-prompt losses; its interval is ``ratio ± z·se``.
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -20,7 +19,6 @@ import pandas as pd
 
 from onenn.analysis.tables import normalise_types
 from onenn.family import family_matrix
-from onenn.pipeline.io import save_table
 from onenn.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
 
 #: prompts drawn at a time: bounds the memory of a point (8192 × 17 × 8 float64 ≈ 9 MB)
@@ -148,22 +146,3 @@ def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity"
             }
         )
     return normalise_types(pd.DataFrame(rows))
-
-
-def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger) -> None:
-    """The workflow's job for a ``kind: scaling`` experiment: estimate every point, write one table."""
-    table = scaling_table(settings, experiment)
-    save_table(output, table)
-    for row in table.itertuples():
-        log.info(
-            "%s xi=(%g, %g) K=%d n=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
-            row.panel,
-            row.xi1,
-            row.xi2,
-            row.K,
-            row.prompts,
-            row.ratio,
-            row.ratio_lower,
-            row.ratio_upper,
-            row.expected,
-        )

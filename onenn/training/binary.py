@@ -13,25 +13,18 @@ plain Gaussian ``ε·G``). Evaluation: the loss on the whole training set, and t
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
-from onenn.analysis.evaluate import load_evaluation_inputs
-from onenn.analysis.tables import run_table
 from onenn.family import diagnostics
 from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.model import forward
-from onenn.pipeline.io import load_arrays, save_arrays, save_json, save_table
-from onenn.pipeline.provenance import versions
 from onenn.pipeline.settings import Settings
-from onenn.prompts import make_binary_set
 from onenn.steps import log_spaced_steps
 from onenn.training.train import DTYPES, check_finite
 
@@ -134,68 +127,3 @@ def evaluate_binary(
         for name, (x, Y, target) in tensors.items():
             rows.append({"step": int(step), "test_set": name, **binary_metrics(W, x, Y, target), **params})
     return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------------------------------------
-# Workflow jobs
-# --------------------------------------------------------------------------------------------------------
-
-
-def binary_set_job(
-    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str, log: logging.Logger
-) -> None:
-    """The dataset stage: write one binary prompt set."""
-    save_arrays(output, **make_binary_set(split, n, d, N, labels, delta, seed))
-    log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", split, n, d, N, labels)
-
-
-def binary_train_job(
-    settings: dict,
-    *,
-    identity: dict,
-    train_path: str,
-    weights_path: str,
-    run_path: str,
-    threads: int,
-    log: logging.Logger,
-) -> None:
-    """Train on the fixed training set; write the weights (npz) and the resolved run record (json)."""
-    torch.set_num_threads(max(1, int(threads)))
-    s = BinarySettings.from_dict(settings)
-    log.info("binary training %s with %s (%d steps)", identity, s.to_dict(), s.steps)
-    started = time.perf_counter()
-    try:
-        result = train_binary(s, load_arrays(train_path))
-    except FloatingPointError as err:
-        raise FloatingPointError(f"{identity}: {err}") from err
-    seconds = time.perf_counter() - started
-    save_arrays(weights_path, **result)
-    record = {
-        **identity,
-        **s.to_dict(),
-        "steps": s.steps,
-        "seconds": seconds,
-        "ms_per_step": 1e3 * seconds / s.steps,
-        **versions(),
-    }
-    save_json(run_path, record)
-    log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
-
-
-def binary_evaluate_job(
-    settings: dict,
-    *,
-    weights_path: str,
-    run_path: str,
-    set_paths: dict[str, str],
-    output: str,
-    threads: int,
-    log: logging.Logger,
-) -> None:
-    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table."""
-    torch.set_num_threads(max(1, int(threads)))
-    run, weights, sets = load_evaluation_inputs(weights_path, run_path, set_paths, "prompt set")
-    metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
-    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
-    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(sets))

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import logging
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,8 +10,6 @@ import torch
 
 from onenn.init import initial_weights
 from onenn.losses import Loss
-from onenn.pipeline.io import save_arrays, save_json
-from onenn.pipeline.provenance import versions
 from onenn.pipeline.resources import DEVICES
 from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
@@ -174,41 +170,3 @@ def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
         "diverged_step": divergence.step,
         "divergence": str(divergence),
     }
-
-
-def train_job(
-    settings: dict, *, identity: dict, weights_path: str, run_path: str, threads: int, log: logging.Logger
-) -> None:
-    """The workflow's training job: train, then write the weights (npz) and the resolved run record (json).
-    ``identity`` (experiment, variant, seed) goes into the record and into any divergence error."""
-    torch.set_num_threads(max(1, int(threads)))
-    s = TrainSettings.from_dict(settings)
-    log.info("training %s with %s", identity, s.to_dict())
-    started = time.perf_counter()
-    try:
-        result = train(s)
-    except Diverged as err:
-        raise Diverged(
-            f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
-            "the steps before the divergence"
-        ) from err
-    seconds = time.perf_counter() - started
-    if result["diverged_step"] >= 0:
-        log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
-    save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
-    record = {
-        **identity,
-        **s.to_dict(),
-        "device_used": result["device"],
-        **versions(),
-        "diverged": result["diverged_step"] >= 0,
-        "diverged_step": result["diverged_step"],
-    }
-    record["seed"] = s.seed
-    save_json(run_path, record)
-    log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
-
-
-def describe_run(identity: dict) -> str:
-    """``experiment convergence, variant N=16, seed 0``."""
-    return ", ".join(f"{k} {v}" for k, v in identity.items()) or "training run"

@@ -1,14 +1,14 @@
-from onenn.analysis.evaluate import evaluate_job
+from onenn.pipeline.jobs import evaluate_job
 from onenn.pipeline.logs import job_log
 
-i = snakemake.input  # noqa: F821
-with job_log(snakemake.log[0]) as log:  # noqa: F821
+i = snakemake.input
+with job_log(snakemake.log[0]) as log:
     evaluate_job(
-        dict(snakemake.params.settings),  # noqa: F821
+        dict(snakemake.params.settings),
         weights_path=i.weights,
         run_path=i.run,
         test_set_paths={"uniform": i.uniform, "separated": i.separated},
-        output=snakemake.output[0],  # noqa: F821
-        threads=snakemake.threads,  # noqa: F821
+        output=snakemake.output[0],
+        threads=snakemake.threads,
         log=log,
     )

@@ -1,10 +1,10 @@
-from onenn.theory.landscape import landscape_job
+from onenn.pipeline.jobs import landscape_job
 from onenn.pipeline.logs import job_log
 
-with job_log(snakemake.log[0]) as log:  # noqa: F821
+with job_log(snakemake.log[0]) as log:
     landscape_job(
-        dict(snakemake.params.settings),  # noqa: F821
-        experiment=snakemake.wildcards.experiment,  # noqa: F821
-        output=snakemake.output[0],  # noqa: F821
+        dict(snakemake.params.settings),
+        experiment=snakemake.wildcards.experiment,
+        output=snakemake.output[0],
         log=log,
     )

@@ -1,10 +1,10 @@
+from onenn.pipeline.jobs import scaling_job
 from onenn.pipeline.logs import job_log
-from onenn.theory.scaling import scaling_job
 
-with job_log(snakemake.log[0]) as log:  # noqa: F821
+with job_log(snakemake.log[0]) as log:
     scaling_job(
-        dict(snakemake.params.settings),  # noqa: F821
-        experiment=snakemake.wildcards.experiment,  # noqa: F821
-        output=snakemake.output[0],  # noqa: F821
+        dict(snakemake.params.settings),
+        experiment=snakemake.wildcards.experiment,
+        output=snakemake.output[0],
         log=log,
     )

@@ -1,0 +1,338 @@
+"""The workflow's jobs: one function per step of the pipeline, each called by one thin ``workflow/scripts/*.py``.
+
+A job takes plain values (a settings dict from the rule's ``params``, paths, the run's identity, threads and the
+job's logger), reads its inputs, calls the layer that does the work, and writes its outputs atomically. The
+layers below compute and return values; the jobs are the only code that reads and writes the workflow's files.
+
+Like the rest of ``onenn.pipeline`` this module imports neither torch nor pandas when it is imported
+(``tests/test_layers.py``): each job imports the layer it calls when it runs, so a job that draws prompts or
+aggregates tables never loads torch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from onenn.pipeline.io import load_arrays, load_json, load_table, save_arrays, save_json, save_table, write_with
+from onenn.pipeline.provenance import versions
+
+# --------------------------------------------------------------------------------------------------------
+# Prompt sets
+# --------------------------------------------------------------------------------------------------------
+
+
+def test_set_job(
+    split: str, n: int, d: int, N: int, K: int, delta: float | None, seed: int, output: str, log: logging.Logger
+) -> None:
+    """A multiclass test set (``uniform`` or ``separated``) of ``n`` prompts."""
+    from onenn.prompts import make_test_set
+
+    save_arrays(output, **make_test_set(split, n, d, N, K, delta, seed))
+    log.info("wrote %s test set: %d prompts", split, n)
+
+
+def binary_set_job(
+    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str, log: logging.Logger
+) -> None:
+    """A binary prompt set: the fixed training set or a test set."""
+    from onenn.prompts import make_binary_set
+
+    save_arrays(output, **make_binary_set(split, n, d, N, labels, delta, seed))
+    log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", split, n, d, N, labels)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Training and evaluation (torch)
+# --------------------------------------------------------------------------------------------------------
+
+
+def use_threads(threads: int) -> None:
+    """Give torch the job's ``threads`` (at least one)."""
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
+
+
+def describe_run(identity: dict) -> str:
+    """``experiment convergence, variant N=16, seed 0``."""
+    return ", ".join(f"{k} {v}" for k, v in identity.items()) or "training run"
+
+
+def train_job(
+    settings: dict, *, identity: dict, weights_path: str, run_path: str, threads: int, log: logging.Logger
+) -> None:
+    """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
+    seed) goes into the record and into any divergence error."""
+    from onenn.training.train import Diverged, TrainSettings, train
+
+    use_threads(threads)
+    s = TrainSettings.from_dict(settings)
+    log.info("training %s with %s", identity, s.to_dict())
+    started = time.perf_counter()
+    try:
+        result = train(s)
+    except Diverged as err:
+        raise Diverged(
+            f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
+            "the steps before the divergence"
+        ) from err
+    seconds = time.perf_counter() - started
+    if result["diverged_step"] >= 0:
+        log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
+    save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
+    record = {
+        **identity,
+        **s.to_dict(),
+        "device_used": result["device"],
+        **versions(),
+        "diverged": result["diverged_step"] >= 0,
+        "diverged_step": result["diverged_step"],
+    }
+    record["seed"] = s.seed
+    save_json(run_path, record)
+    log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
+
+
+def load_run(
+    weights_path: str, run_path: str, set_paths: dict[str, str], what: str
+) -> tuple[dict, dict[str, Any], dict[str, dict[str, Any]]]:
+    """A run's record, its saved weights and the prompt sets to evaluate it on, each set checked to hold
+    prompts of the run's shape (N+1, d); ``what`` names the sets in the error."""
+    run = load_json(run_path)
+    weights = load_arrays(weights_path)
+    sets = {name: load_arrays(path) for name, path in set_paths.items()}
+    for name, data in sets.items():
+        if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
+            raise ValueError(
+                f"{what} {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
+                f"but the run has N={run['N']}, d={run['d']}"
+            )
+    return run, weights, sets
+
+
+def evaluate_job(
+    settings: dict,
+    *,
+    weights_path: str,
+    run_path: str,
+    test_set_paths: dict[str, str],
+    output: str,
+    threads: int,
+    log: logging.Logger,
+) -> None:
+    """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
+    table."""
+    from onenn.analysis.evaluate import evaluate_run
+    from onenn.analysis.tables import run_table
+    from onenn.losses import Loss
+
+    use_threads(threads)
+    run, weights, test_sets = load_run(weights_path, run_path, test_set_paths, "test set")
+    metrics = evaluate_run(
+        weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"])
+    )
+    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))
+
+
+def binary_train_job(
+    settings: dict,
+    *,
+    identity: dict,
+    train_path: str,
+    weights_path: str,
+    run_path: str,
+    threads: int,
+    log: logging.Logger,
+) -> None:
+    """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json)."""
+    from onenn.training.binary import BinarySettings, train_binary
+
+    use_threads(threads)
+    s = BinarySettings.from_dict(settings)
+    log.info("binary training %s with %s (%d steps)", identity, s.to_dict(), s.steps)
+    started = time.perf_counter()
+    try:
+        result = train_binary(s, load_arrays(train_path))
+    except FloatingPointError as err:
+        raise FloatingPointError(f"{identity}: {err}") from err
+    seconds = time.perf_counter() - started
+    save_arrays(weights_path, **result)
+    record = {
+        **identity,
+        **s.to_dict(),
+        "steps": s.steps,
+        "seconds": seconds,
+        "ms_per_step": 1e3 * seconds / s.steps,
+        **versions(),
+    }
+    save_json(run_path, record)
+    log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
+
+
+def binary_evaluate_job(
+    settings: dict,
+    *,
+    weights_path: str,
+    run_path: str,
+    set_paths: dict[str, str],
+    output: str,
+    threads: int,
+    log: logging.Logger,
+) -> None:
+    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table."""
+    from onenn.analysis.tables import run_table
+    from onenn.training.binary import evaluate_binary
+
+    use_threads(threads)
+    run, weights, sets = load_run(weights_path, run_path, set_paths, "prompt set")
+    metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
+    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(sets))
+
+
+# --------------------------------------------------------------------------------------------------------
+# The theory experiments (numpy and scipy)
+# --------------------------------------------------------------------------------------------------------
+
+
+def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger) -> None:
+    """A ``kind: scaling`` experiment: estimate every point, write one table."""
+    from onenn.theory.scaling import scaling_table
+
+    table = scaling_table(settings, experiment)
+    save_table(output, table)
+    for row in table.itertuples():
+        log.info(
+            "%s xi=(%g, %g) K=%d n=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
+            row.panel,
+            row.xi1,
+            row.xi2,
+            row.K,
+            row.prompts,
+            row.ratio,
+            row.ratio_lower,
+            row.ratio_upper,
+            row.expected,
+        )
+
+
+def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.Logger) -> None:
+    """A ``kind: landscape`` experiment: the reduced loss on its grid, with the sample's settings."""
+    from onenn.analysis.tables import normalise_types
+    from onenn.theory.landscape import LandscapeSettings, landscape
+
+    s = LandscapeSettings.from_dict(settings)
+    started = time.perf_counter()
+    table = landscape(s)
+    table.insert(0, "experiment", experiment)
+    for key in ("d", "N", "prompts", "seed"):
+        table[key] = getattr(s, key)
+    save_table(output, normalise_types(table))
+    log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
+
+
+def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """One sigma of an audit experiment: its five trajectories as a Parquet table with the settings."""
+    from onenn.analysis.tables import normalise_types
+    from onenn.theory.audit import AuditSettings, run_audit
+    from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
+
+    s = AuditSettings.from_dict(settings)
+    table = run_audit(s, log)
+    info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma": str(s.sigma)}
+    for key, value in info.items():
+        table[key] = value
+    first = ["experiment", "variant", "sigma", "sigma_value", "source", "step", "time"]
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    end = table[table["source"] == "continuation"].iloc[-1]
+    log.info(
+        "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
+        end["time"],
+        end["xi1"],
+        end["xi2"],
+        end["ratio"],
+        XI_RATIO_BOUND,
+        end["loss"],
+    )
+
+
+def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
+    from onenn.analysis.tables import normalise_types
+    from onenn.theory.full_matrix import FullMatrixSettings, full_matrix_vs_reduced
+
+    s = FullMatrixSettings.from_dict(settings)
+    started = time.perf_counter()
+    table = full_matrix_vs_reduced(s)
+    for key, value in {**identity, **s.to_dict()}.items():
+        table[key] = value
+    first = ["experiment", "variant", "step"]
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    log.info(
+        "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
+        s.steps,
+        time.perf_counter() - started,
+        table["xi_gap"].max(),
+        table["dist_family"].max(),
+    )
+
+
+#: the kinds whose jobs write one table per variant (rule ``beyond``)
+PER_VARIANT_JOBS = {"audit": audit_job, "full_matrix": full_matrix_job}
+
+
+def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """The per-variant job of an ``audit`` or ``full_matrix`` experiment."""
+    if kind not in PER_VARIANT_JOBS:
+        raise ValueError(f"kind must be one of {', '.join(PER_VARIANT_JOBS)}; got {kind!r}")
+    PER_VARIANT_JOBS[kind](settings, identity=identity, output=output, log=log)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tables, figures, the headline table and the report
+# --------------------------------------------------------------------------------------------------------
+
+
+def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger) -> None:
+    """Concatenate per-run (or per-variant) tables into one experiment table."""
+    from onenn.analysis.tables import concat_tables
+
+    table = concat_tables(load_table(p) for p in paths)
+    save_table(output, table)
+    log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
+
+
+def figure_job(figure: str, table_path: str, style: dict, outputs: Sequence[str], log: logging.Logger) -> None:
+    """Draw figure ``figure`` of an experiment table and save it to every path in ``outputs`` (PNG, PDF)."""
+    from onenn.analysis.plots import PlotStyle, render
+
+    render(figure, load_table(table_path), PlotStyle(**style), list(outputs))
+    log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))
+
+
+def summary_job(
+    paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: logging.Logger
+) -> None:
+    """Read every experiment table, write the headline table twice (Parquet and Markdown)."""
+    from onenn.analysis.summary import summarise, to_markdown
+
+    summary = summarise({name: load_table(path) for name, path in paths.items()}, kinds)
+    save_table(table_path, summary)
+    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary)))
+    log.info("summarised %d experiments into %d rows", len(paths), len(summary))
+
+
+def report_table_job(markdown_path: str, html_path: str, log: logging.Logger) -> None:
+    """The headline table's Markdown as an HTML page for the report."""
+    from onenn.analysis.report import markdown_to_html
+
+    with open(markdown_path, encoding="utf-8") as f:
+        page = markdown_to_html(f.read(), title="Headline table")
+    write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    log.info("wrote %s", html_path)
