@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from onenn.pipeline.experiments import TABLE_SOURCES
 from onenn.pipeline.io import save_table
 
 ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
@@ -124,6 +125,27 @@ def aggregate_files(paths: Sequence[str], output: str, log: logging.Logger | Non
     save_table(output, table)
     if log:
         log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
+
+
+def table_job(
+    kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger
+) -> None:
+    """The workflow's job for an experiment's table, by kind (``TABLE_SOURCES``): its runs' or variants' tables
+    concatenated, or, for the kinds without runs, computed from ``settings``."""
+    if kind not in TABLE_SOURCES:
+        raise ValueError(f"kind must be one of {', '.join(TABLE_SOURCES)}; got {kind!r}")
+    if TABLE_SOURCES[kind] != "settings":
+        aggregate_files(inputs, output, log=log)
+    elif kind == "scaling":
+        from onenn.theory.scaling import scaling_job  # only the jobs that compute a table import the theory
+
+        scaling_job(settings, experiment=experiment, output=output, log=log)
+    elif kind == "landscape":
+        from onenn.theory.audit import landscape_job
+
+        landscape_job(settings, experiment=experiment, output=output, log=log)
+    else:
+        raise ValueError(f"no table job computes kind {kind!r} (TABLE_SOURCES names it, table_job does not)")
 
 
 # ----------------------------------------------------------------------------------------------------------

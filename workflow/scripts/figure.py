@@ -6,6 +6,6 @@ with job_log(snakemake.log[0]):  # noqa: F821
     render(
         snakemake.params.figure,  # noqa: F821
         read_table(snakemake.input[0]),  # noqa: F821
-        PlotStyle(**snakemake.params.style),  # noqa: F821
+        PlotStyle(**snakemake.params.settings),  # noqa: F821
         [snakemake.output.png, snakemake.output.pdf],  # noqa: F821
     )
