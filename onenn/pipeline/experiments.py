@@ -193,11 +193,11 @@ VARIANT_KEYS = {"audit": AUDIT_KEYS, "full_matrix": FULL_MATRIX_KEYS}
 #: concatenates them), or nothing (the table job computes it from the experiment's settings)
 TABLE_SOURCES = {
     "train": "runs",
+    "scaling": "settings",
     "binary": "runs",
     "audit": "variants",
-    "full_matrix": "variants",
-    "scaling": "settings",
     "landscape": "settings",
+    "full_matrix": "variants",
 }
 
 

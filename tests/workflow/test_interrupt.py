@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from onenn.pipeline.io import load_arrays, load_json
-from tests.workflow_helpers import copy_workflow
+from tests.workflow.helpers import copy_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 
