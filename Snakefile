@@ -1,4 +1,5 @@
 # onenn: reproduce the experiments of Athreya & Wang (arXiv:2609.01311). See README.md.
+import os
 import sys
 
 from snakemake.utils import min_version
@@ -12,10 +13,18 @@ configfile: "config.yaml"
 report: "workflow/report/workflow.rst"
 
 
+# The onenn package beside this Snakefile, for this process and for every job it starts (jobs inherit the
+# environment), so a checkout runs its own code even where another copy is pip-installed.
+sys.path.insert(0, workflow.basedir)
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(
+        filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])
+    )
+)
+
 # Before any job: the schema (types, bounds, unknown keys) and what a schema cannot check, every problem named by
 # its key path. Schema defaults only document the keys: filling them into every experiment would override
 # `defaults`, so (unlike snakemake.utils.validate) nothing is filled in.
-sys.path.insert(0, workflow.basedir)  # this checkout's onenn (see common.smk)
 from onenn.pipeline.validate import validate_config
 
 validate_config(
@@ -25,16 +34,26 @@ validate_config(
 )
 
 
+# Folder names and numbers; a rule narrows `experiment` to the experiments of the kinds it serves.
+wildcard_constraints:
+    experiment=r"[a-z][a-z0-9_]*",
+    variant=r"[^/]+",
+    seed=r"\d+",
+    d=r"\d+",
+    N=r"\d+",
+    K=r"\d+",
+    size=r"\d+",
+    delta=r"[0-9.e+-]+",
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/scaling.smk"
-include: "workflow/rules/summary.smk"
 include: "workflow/rules/beyond.smk"
-include: "workflow/rules/plots.smk"
-include: "workflow/rules/report.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/summary.smk"
 
 
 rule all:

@@ -1,10 +1,6 @@
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
-
-from tests.workflow_helpers import copy_workflow, snakemake
 
 
 @pytest.fixture
@@ -18,12 +14,3 @@ def random_prompts(rng: np.random.Generator, B: int, N: int, d: int, K: int):
     x /= np.linalg.norm(x, axis=-1, keepdims=True)
     c = rng.integers(0, K, size=(B, N))
     return torch.from_numpy(x), torch.from_numpy(c)
-
-
-@pytest.fixture(scope="session")
-def quick_run(tmp_path_factory) -> Path:
-    """A complete quick run, shared by the tests that inspect it or plan changes on it (none may modify it)."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("quick"))
-    done = snakemake(workdir)
-    assert done.returncode == 0, done.stderr[-5000:]
-    return workdir

@@ -78,3 +78,37 @@ def test_scaling_settings_errors_name_the_experiment():
         ex.scaling_settings(broken, "s")
     with pytest.raises(ValueError, match="kind must be one of train, scaling"):
         ex.experiment_names(CONFIG, kind="trian")
+
+
+def test_test_set_paths_name_every_setting_the_set_depends_on():
+    """config.yaml's defaults: d 8, N 16, K 3, delta 0.1, 4096 prompts; the separated set has its margin in its path."""
+    s = ex.settings(CONFIG, "convergence", "N=16")
+    assert ex.test_set_path("uniform", s) == "results/datasets/uniform/d8/N16/K3/n4096.npz"
+    assert ex.test_set_path("separated", s) == "results/datasets/separated/d8/N16/K3/delta0.1/n4096.npz"
+    with pytest.raises(ValueError, match="split must be one of uniform, separated; got 'train'"):
+        ex.test_set_path("train", s)
+
+
+def test_an_experiments_table_is_made_from_what_its_kind_produces():
+    """Runs (8 seeds of N = 16, 32, 64), variants (the audit's three sigmas), or nothing (computed directly)."""
+    runs = ex.table_inputs(CONFIG, "convergence")
+    assert runs == [f"results/runs/convergence/N={n}/seed{s}/metrics.parquet" for n in (16, 32, 64) for s in range(8)]
+    assert ex.table_inputs(CONFIG, "audit") == [
+        f"results/beyond/audit/sigma={s}.parquet" for s in ("3", "theorem1", "lemma12")
+    ]
+    assert ex.table_inputs(CONFIG, "scaling_identity") == ex.table_inputs(CONFIG, "landscape") == []
+    assert ex.table_settings(CONFIG, "convergence") == {}
+    assert ex.table_settings(CONFIG, "landscape")["grid"] == CONFIG["experiments"]["landscape"]["grid"]
+    assert set(ex.TABLE_SOURCES) == set(ex.KINDS)
+
+
+def test_the_rules_spell_no_output_path():
+    """Every results/ path pattern is spelled once, in onenn/pipeline/paths.py; the rules use it from there."""
+    sources = [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]
+    spelled = [
+        f"{path.name}: {line.strip()}"
+        for path in sources
+        for line in path.read_text().splitlines()
+        if '"results/' in line and not line.strip().startswith("#")
+    ]
+    assert spelled == []

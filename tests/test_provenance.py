@@ -7,8 +7,6 @@ import subprocess
 import sys
 from importlib.metadata import version
 
-import pandas as pd
-
 from onenn.analysis.report import markdown_to_html
 from onenn.analysis.summary import summarise, to_markdown
 from onenn.pipeline import provenance
@@ -83,20 +81,3 @@ def test_headline_table_and_its_page_carry_the_versions():
     markdown = to_markdown(summary)
     assert markdown.endswith(f"## Software\n\n{MADE_WITH}\n")
     assert f"<p>{MADE_WITH}</p>" in markdown_to_html(markdown, title="Headline table")
-
-
-def test_a_quick_run_records_the_versions_everywhere(quick_run):
-    """Every run record (multiclass and binary), every run's rows in its experiment table and the headline table
-    (Parquet and Markdown); test_report checks the report's page of it."""
-    records = sorted((quick_run / "results/runs").rglob("run.json"))
-    assert records and any("binary" in p.as_posix() for p in records), records
-    for path in records:
-        assert recorded(load_json(path)) == EXPECTED, path
-    run_tables = [pd.read_parquet(p) for p in (quick_run / "results/tables").glob("*.parquet")]
-    run_tables = [t for t in run_tables if "seed" in t and "step" in t and "device_used" in t]
-    assert run_tables
-    for table in run_tables:
-        assert all((table[key] == value).all() for key, value in EXPECTED.items())
-    summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
-    assert all((summary[key] == value).all() for key, value in EXPECTED.items())
-    assert MADE_WITH in (quick_run / "results/tables/summary.md").read_text()

@@ -163,7 +163,10 @@ def test_monte_carlo_estimate_consistent(t_small: np.ndarray) -> None:
     est = monte_carlo_estimate(4.0, 9.0, t_small)
     loss, g1, g2 = reduced_loss_and_grad(4.0, 9.0, t_small)
     assert (est.loss, est.grad_xi1, est.grad_xi2) == pytest.approx((loss, g1, g2), rel=1e-12)
-    assert 0 < est.se_loss < 0.05 * est.loss
+    # the standard error of the per-prompt loss 1/2 (sum q_j^2 - 2 q_{i*} + 1), from the naive softmax
+    q = _naive_weights(4.0, 9.0, t_small)[:, :-1]
+    per = 0.5 * ((q**2).sum(1) - 2 * q[np.arange(q.shape[0]), np.argmax(t_small, axis=1)] + 1)
+    assert est.se_loss == pytest.approx(per.std(ddof=1) / math.sqrt(per.size), rel=1e-9)
 
 
 def test_loss_landscape_matches_pointwise(t_small: np.ndarray) -> None:

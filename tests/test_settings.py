@@ -1,15 +1,20 @@
-"""The settings dataclasses: an unknown key is refused by name, with the allowed ones; a run record's
-settings (``to_dict``, as written to run.json or a table) rebuild the same settings."""
+"""The settings dataclasses of the jobs: an unknown key is refused by name, with the allowed ones; the workflow
+hands each job every setting it has; and every run of the shipped configurations gets the values the configuration
+gives it (defaults, then the experiment's keys, then the variant's), resolved here independently of
+onenn.pipeline.experiments."""
 
-import json
+import itertools
+from dataclasses import fields
 
 import pytest
 
+from onenn.pipeline import experiments as ex
 from onenn.theory.audit import AuditSettings
 from onenn.theory.full_matrix import FullMatrixSettings
 from onenn.theory.landscape import LandscapeSettings
 from onenn.training.binary import BinarySettings
 from onenn.training.train import TrainSettings
+from tests.configs import FULL, QUICK, load_config
 
 CLASSES = [TrainSettings, BinarySettings, AuditSettings, LandscapeSettings, FullMatrixSettings]
 
@@ -20,7 +25,59 @@ def test_an_unknown_key_is_named_with_the_allowed_ones(cls):
         cls.from_dict({"stepz": 3, "seed": 1})
 
 
-@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
-def test_settings_survive_a_json_round_trip(cls):
-    s = cls(seed=7)
-    assert cls.from_dict(json.loads(json.dumps(s.to_dict()))) == s  # JSON turns tuples into lists
+#: kind -> (its job's settings, the keys the workflow's params give that job)
+JOBS = {
+    "train": (TrainSettings, (*ex.TRAIN_KEYS, "seed")),
+    "binary": (BinarySettings, (*ex.BINARY_KEYS, "seed")),
+    "audit": (AuditSettings, ex.AUDIT_KEYS),
+    "landscape": (LandscapeSettings, ex.LANDSCAPE_KEYS),
+    "full_matrix": (FullMatrixSettings, ex.FULL_MATRIX_KEYS),
+}
+
+
+@pytest.mark.parametrize("kind", list(JOBS))
+def test_the_workflow_hands_each_job_every_setting_it_has(kind):
+    """A field left out would keep its default whatever the configuration says; an extra key would fail the job."""
+    cls, keys = JOBS[kind]
+    assert sorted(f.name for f in fields(cls)) == sorted(keys)
+
+
+def overrides_of(experiment: dict) -> list[dict]:
+    """What each variant sets: every combination of the sweep's values, then each explicit variant."""
+    sweep = experiment.get("sweep") or {}
+    combos = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())] if sweep else []
+    explicit = [{k: v for k, v in entry.items() if k != "name"} for entry in experiment.get("variants") or []]
+    return combos + explicit or [{}]
+
+
+def job_settings(config: dict, experiment: str, variant: str, kind: str):
+    """The job's settings as the workflow's params build them (run seed 3 for the kinds with runs)."""
+    cls = JOBS[kind][0]
+    if kind == "train":
+        return cls.from_dict(ex.train_settings(config, experiment, variant, 3))
+    if kind == "binary":
+        return cls.from_dict(ex.binary_settings(config, experiment, variant, 3))
+    if kind == "landscape":
+        return cls.from_dict(ex.table_settings(config, experiment))
+    return cls.from_dict(ex.variant_settings(config, experiment, variant))
+
+
+@pytest.mark.parametrize("configs", [FULL, QUICK], ids=["full", "quick"])
+def test_every_run_gets_the_values_its_configuration_gives(configs):
+    config = load_config(*configs)
+    checked = set()
+    for experiment, exp in config["experiments"].items():
+        if exp["kind"] not in JOBS:  # scaling: a dict of settings, checked in test_experiments
+            continue
+        variants = ex.variants(config, experiment)
+        assert sorted(map(str, variants.values())) == sorted(map(str, overrides_of(exp)))
+        for variant, overrides in variants.items():
+            own = {k: v for k, v in exp.items() if k not in ex.EXPERIMENT_KEYS}
+            resolved = {**config["defaults"], **own, **overrides}
+            s = job_settings(config, experiment, variant, exp["kind"])
+            for f in fields(s):
+                want = 3 if f.name == "seed" and exp["kind"] in ("train", "binary") else resolved[f.name]
+                got = getattr(s, f.name)
+                assert (list(got) if isinstance(got, tuple) else got) == want, (experiment, variant, f.name)
+            checked.add(exp["kind"])
+    assert checked == set(JOBS)

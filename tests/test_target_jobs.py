@@ -3,30 +3,12 @@ encodes them as ``--target-jobs rule:key=value,key=value`` and the job's Snakema
 splits at every comma, so a comma in a variant name would run a different job (found by the Slurm test: the
 variant ``epsilon=3,noise_blocks=other`` ran as ``epsilon=3``)."""
 
-import copy
-
 import pytest
-import yaml
 from snakemake.target_jobs import parse_target_jobs_cli_args
 from snakemake_interface_executor_plugins.utils import TargetSpec, encode_target_jobs_cli_args
 
 from onenn.pipeline import experiments as ex
-from tests.workflow_helpers import ROOT
-
-
-def merged(*paths: str) -> dict:
-    config = yaml.safe_load((ROOT / paths[0]).read_text())
-    for path in paths[1:]:
-        update(config, yaml.safe_load((ROOT / path).read_text()))
-    return config
-
-
-def update(base: dict, extra: dict) -> None:
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            update(base[key], value)
-        else:
-            base[key] = copy.deepcopy(value)
+from tests.configs import FULL, QUICK, load_config
 
 
 def round_trip(rule: str, wildcards: dict[str, str]) -> dict[str, str]:
@@ -34,9 +16,9 @@ def round_trip(rule: str, wildcards: dict[str, str]) -> dict[str, str]:
     return dict(parsed.wildcards_dict)
 
 
-@pytest.mark.parametrize("configs", [("config.yaml",), ("config.yaml", "workflow/presets/quick.yaml")])
+@pytest.mark.parametrize("configs", [FULL, QUICK])
 def test_every_variant_survives_the_cluster_job_hand_over(configs):
-    config = merged(*configs)
+    config = load_config(*configs)
     names = [(e, v) for e in ex.experiment_names(config) for v in ex.variants(config, e)]
     assert any("+" in v for _, v in names)  # multi-key variant names are among them
     for experiment, variant in names:

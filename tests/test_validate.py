@@ -1,12 +1,10 @@
 """Config validation before any job: every bad config is rejected with the exact key path of the problem.
 
-Most cases call the validator directly (it is what the Snakefile calls); a few go through Snakemake in a
-temporary copy of the workflow and check that nothing was written."""
+The validator is called directly (it is what the Snakefile calls); tests/workflow/test_bad_configs.py runs some
+of these configs through Snakemake and checks that nothing was written."""
 
 import copy
 import math
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import yaml
 
 from onenn.pipeline import experiments as ex
 from onenn.pipeline.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
-from tests.workflow_helpers import copy_workflow
+from tests.configs import QUICK, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = ROOT / "workflow/schemas/config.schema.yaml"
@@ -219,9 +217,44 @@ def bad_config(edit) -> dict:
     return c
 
 
-def test_there_are_at_least_25_distinct_bad_configs():
-    assert len({case[0] for case in BAD_CONFIGS}) == len(BAD_CONFIGS) >= 25
-    assert len({case[2] for case in BAD_CONFIGS}) >= 25  # distinct key paths
+def violations(prop: dict) -> list:
+    """Values that break a setting's schema entry: out of each bound, out of the enumeration, of the wrong type
+    (an integer setting's wrong value stays within its bounds, so that only its type is wrong)."""
+    out = []
+    if "enum" in prop:
+        out.append("not-a-choice")
+    if "minimum" in prop:
+        out.append(prop["minimum"] - 1)
+    if "exclusiveMinimum" in prop:
+        out.append(prop["exclusiveMinimum"])
+    if "maximum" in prop:
+        out.append(prop["maximum"] + 1)
+    if "exclusiveMaximum" in prop:
+        out.append(prop["exclusiveMaximum"])
+    if prop.get("type") == "integer":
+        out.append(prop.get("minimum", 0) + 0.5)
+    if prop.get("type") == "number":
+        out.append("1")
+    return out
+
+
+SETTING_VIOLATIONS = [
+    (key, value) for key, prop in SCHEMA["$defs"]["settings"]["properties"].items() for value in violations(prop)
+]
+
+
+@pytest.mark.parametrize("key,value", SETTING_VIOLATIONS, ids=[f"{k}={v!r}" for k, v in SETTING_VIOLATIONS])
+def test_every_bound_of_every_setting_is_enforced_where_the_setting_is_given(key, value):
+    """In `defaults` and in a sweep, a value against the schema is the only problem, at its key path, by value."""
+    in_sweep = copy.deepcopy(CONFIG)
+    conv(in_sweep)["sweep"] = {key: [value]}
+    for config, path in (
+        (bad_config(setting(key, value)), f"defaults.{key}"),
+        (in_sweep, f"experiments.convergence.sweep.{key}[0]"),
+    ):
+        problems = check_config(config, SCHEMA)
+        assert [p.location for p in problems] == [path], [str(p) for p in problems]
+        assert repr(value) in problems[0].message
 
 
 @pytest.mark.parametrize("name,edit,path,message", BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
@@ -253,18 +286,9 @@ def test_an_unknown_kind_reports_only_the_kind():
     assert [p.location for p in problems] == ["experiments.convergence.kind"]
 
 
-def deep_merge(base: dict, update: dict) -> dict:
-    """How Snakemake merges a second --configfile into the first."""
-    out = copy.deepcopy(base)
-    for k, v in update.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def test_the_shipped_configs_are_valid():
     assert check_config(CONFIG, SCHEMA) == []
-    quick = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
-    assert check_config(deep_merge(CONFIG, quick), SCHEMA) == []
+    assert check_config(load_config(*QUICK), SCHEMA) == []
 
 
 def test_valid_variants_pass():
@@ -328,40 +352,3 @@ def test_a_new_kind_is_a_schema_entry():
         "experiments.toy.sweep.K[0]: 1 is less than the minimum of 2 (classes)",
         "experiments.toy.sweep.lr: unknown setting 'lr' (allowed: K, prompts)",
     ]
-
-
-# --- through Snakemake ------------------------------------------------------------------------------------
-
-THROUGH_SNAKEMAKE = ["K_below_2", "sweep_value_bound", "unknown_experiment_key", "variant_names_collide", "lr_nan"]
-
-
-def run_with_config(workdir: Path, config: dict) -> subprocess.CompletedProcess:
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "1"]
-    return subprocess.run(cmd, check=False, cwd=workdir, capture_output=True, text=True, timeout=300)
-
-
-def check_rejected(workdir: Path, case) -> None:
-    name, edit, path, message = case
-    done = run_with_config(workdir, bad_config(edit))
-    output = done.stdout + done.stderr
-    assert done.returncode != 0, output
-    assert "ConfigError" in output and f"\n  {path}: " in output and message in output, output
-    for folder in ("results", "logs", "benchmarks"):
-        assert not (workdir / folder).exists(), f"{name}: {folder}/ was created"
-
-
-@pytest.fixture(scope="module")
-def workflow_copy(tmp_path_factory) -> Path:
-    return copy_workflow(tmp_path_factory.mktemp("validate"))
-
-
-@pytest.mark.parametrize("name", THROUGH_SNAKEMAKE)
-def test_snakemake_rejects_a_bad_config_before_any_job(workflow_copy, name):
-    check_rejected(workflow_copy, next(b for b in BAD_CONFIGS if b[0] == name))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case", BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
-def test_snakemake_rejects_every_bad_config(workflow_copy, case):
-    check_rejected(workflow_copy, case)

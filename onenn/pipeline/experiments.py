@@ -13,6 +13,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from onenn.pipeline import paths
+
 #: keys of an experiment that are not run settings
 EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels")
 #: experiment kinds: SGD runs evaluated on test sets, or the scaling identity estimated without training
@@ -129,10 +131,17 @@ def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
 
 def test_set_path(split: str, s: dict[str, Any]) -> str:
     """Where the test set of a run's settings lives; one job per distinct path, shared by all experiments."""
-    base = f"results/datasets/{split}/d{s['d']}/N{s['N']}/K{s['K']}"
+    where = {"d": s["d"], "N": s["N"], "K": s["K"], "size": s["test_size"]}
+    if split == "uniform":
+        return paths.UNIFORM_SET.format(**where)
     if split == "separated":
-        base += f"/delta{format_value(float(s['delta']))}"
-    return f"{base}/n{s['test_size']}.npz"
+        return paths.SEPARATED_SET.format(**where, delta=format_value(float(s["delta"])))
+    raise ValueError(f"split must be one of uniform, separated; got {split!r}")
+
+
+def run_paths(config: dict, experiment: str, pattern: str) -> list[str]:
+    """``pattern`` (a run's file, e.g. ``paths.RUN_METRICS``) for every run of an experiment."""
+    return [pattern.format(experiment=experiment, variant=v, seed=seed) for v, seed in runs(config, experiment)]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -145,8 +154,6 @@ BINARY_EVAL_KEYS = ("delta", "test_size")
 AUDIT_KEYS = ("d", "N", "sigma", "lr", "steps", "time_end", "n_plain", "n_max", "n_gap", "gap_min", "n_record", "seed")
 LANDSCAPE_KEYS = ("d", "N", "xi1_range", "xi2_range", "grid", "prompts", "seed")
 FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_record", "seed")
-#: kinds whose jobs write one table per variant, aggregated into the experiment's table
-PER_VARIANT_KINDS = ("audit", "full_matrix")
 
 
 def kind_settings(config: dict, experiment: str, variant: str, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -166,8 +173,60 @@ def binary_settings(config: dict, experiment: str, variant: str, seed: int) -> d
 
 def binary_set_path(split: str, s: dict[str, Any]) -> str:
     """Where a binary prompt set lives: the fixed training set (``train_size`` prompts) or a test set."""
-    base = f"results/datasets/binary/{split}/d{s['d']}/N{s['N']}/{s['labels']}"
+    where = {"d": s["d"], "N": s["N"], "labels": s["labels"]}
     if split == "separated":
-        base += f"/delta{format_value(float(s['delta']))}"
+        return paths.BINARY_SEPARATED_SET.format(**where, delta=format_value(float(s["delta"])), size=s["test_size"])
+    if split not in paths.BINARY_SPLITS:
+        raise ValueError(f"split must be one of {', '.join(paths.BINARY_SPLITS)}, separated; got {split!r}")
     size = s["train_size"] if split == "train" else s["test_size"]
-    return f"{base}/n{size}.npz"
+    return paths.BINARY_SET.format(**where, split=split, size=size)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Jobs by kind: the per-variant jobs and the experiment's table
+# ----------------------------------------------------------------------------------------------------------
+
+#: the kinds whose jobs write one table per variant (concatenated into the experiment's table), and the
+#: settings of such a job
+VARIANT_KEYS = {"audit": AUDIT_KEYS, "full_matrix": FULL_MATRIX_KEYS}
+#: what an experiment's table is made from, by kind: its runs' metrics or its variants' tables (the table job
+#: concatenates them), or nothing (the table job computes it from the experiment's settings)
+TABLE_SOURCES = {
+    "train": "runs",
+    "scaling": "settings",
+    "binary": "runs",
+    "audit": "variants",
+    "landscape": "settings",
+    "full_matrix": "variants",
+}
+
+
+def variant_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
+    """What the per-variant job of an ``audit`` or ``full_matrix`` experiment depends on."""
+    kind = config["experiments"][experiment]["kind"]
+    if kind not in VARIANT_KEYS:
+        raise ValueError(
+            f"experiments.{experiment} has kind {kind!r}; per-variant jobs need one of {', '.join(VARIANT_KEYS)}"
+        )
+    return kind_settings(config, experiment, variant, VARIANT_KEYS[kind])
+
+
+def table_inputs(config: dict, experiment: str) -> list[str]:
+    """The files an experiment's table is made from (none for the kinds whose table job computes it)."""
+    source = TABLE_SOURCES[config["experiments"][experiment]["kind"]]
+    if source == "runs":
+        return run_paths(config, experiment, paths.RUN_METRICS)
+    if source == "variants":
+        return [paths.VARIANT_TABLE.format(experiment=experiment, variant=v) for v in variants(config, experiment)]
+    return []
+
+
+def table_settings(config: dict, experiment: str) -> dict[str, Any]:
+    """What the table job of an experiment depends on besides its inputs: the settings of the kinds it computes
+    (``scaling``, ``landscape``); nothing for those it concatenates."""
+    kind = config["experiments"][experiment]["kind"]
+    if kind == "scaling":
+        return scaling_settings(config, experiment)
+    if kind == "landscape":
+        return kind_settings(config, experiment, "default", LANDSCAPE_KEYS)
+    return {}

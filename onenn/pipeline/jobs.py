@@ -308,6 +308,25 @@ def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger) -> Non
     log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
 
 
+def table_job(
+    kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger
+) -> None:
+    """An experiment's table, by kind (``experiments.TABLE_SOURCES``): its runs' or variants' tables
+    concatenated, or, for the kinds without runs (``scaling``, ``landscape``), computed from ``settings``."""
+    from onenn.pipeline.experiments import TABLE_SOURCES
+
+    if kind not in TABLE_SOURCES:
+        raise ValueError(f"kind must be one of {', '.join(TABLE_SOURCES)}; got {kind!r}")
+    if TABLE_SOURCES[kind] != "settings":
+        aggregate_job(inputs, output, log=log)
+    elif kind == "scaling":
+        scaling_job(settings, experiment=experiment, output=output, log=log)
+    elif kind == "landscape":
+        landscape_job(settings, experiment=experiment, output=output, log=log)
+    else:
+        raise ValueError(f"no table job computes kind {kind!r} (TABLE_SOURCES names it, table_job does not)")
+
+
 def figure_job(figure: str, table_path: str, style: dict, outputs: Sequence[str], log: logging.Logger) -> None:
     """Draw figure ``figure`` of an experiment table and save it to every path in ``outputs`` (PNG, PDF)."""
     from onenn.analysis.plots import PlotStyle, render

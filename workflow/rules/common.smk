@@ -1,40 +1,52 @@
-# Input and parameter functions shared by the rules. The logic lives in onenn.pipeline.experiments (no torch).
-import os
-import sys
-
-# The onenn package beside this Snakefile, for this process and for every job it starts (jobs inherit the
-# environment), so a checkout runs its own code even where another copy is pip-installed.
-sys.path.insert(0, workflow.basedir)
-os.environ.update(
-    PYTHONPATH=os.pathsep.join(
-        filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])
-    )
-)
-
+# Input and parameter functions of the rules, named get_*. The logic lives in onenn.pipeline (no torch): the
+# experiments, their runs and settings in experiments.py, every output path pattern in paths.py.
 from onenn.pipeline import experiments as ex
+from onenn.pipeline import paths
 from onenn.pipeline import resources as res
 
+
+def one_of(names):
+    """A wildcard constraint that matches exactly these names (none: nothing)."""
+    return "|".join(names) or "$^"
+
+
+EXPERIMENTS = list(config["experiments"])
 TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
-SCALING_EXPERIMENTS = ex.experiment_names(config, kind="scaling")
-RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
-GPUS_HERE = (
-    res.visible_gpus()
-)  # GPUs of the machine running Snakemake (used when jobs run locally)
-
-
-wildcard_constraints:
-    experiment=r"[a-z][a-z0-9_]*",
-    variant=r"[^/]+",
-    seed=r"\d+",
-    d=r"\d+",
-    N=r"\d+",
-    K=r"\d+",
-    size=r"\d+",
-    delta=r"[0-9.e+-]+",
+BINARY_EXPERIMENTS = ex.experiment_names(config, kind="binary")
+VARIANT_EXPERIMENTS = [
+    e for kind in ex.VARIANT_KEYS for e in ex.experiment_names(config, kind=kind)
+]
+GPUS_HERE = res.visible_gpus()  # of the machine running Snakemake (jobs run here)
 
 
 def get_settings(wildcards):
     return ex.settings(config, wildcards.experiment, wildcards.variant)
+
+
+# --- test sets and prompt sets ------------------------------------------------------------------------------
+
+
+def get_test_set_settings(wildcards):
+    """Split, margin and seed of a test set; a separated set has its margin `delta` in its path."""
+    delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
+    return {
+        "split": "uniform" if delta is None else "separated",
+        "delta": delta,
+        "seed": config["test_sets"]["seed"],
+    }
+
+
+def get_binary_set_settings(wildcards):
+    """Split, margin and seed of a binary prompt set; the separated ones have their margin in their path."""
+    delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
+    return {
+        "split": wildcards.split if delta is None else "separated",
+        "delta": delta,
+        "seed": config["test_sets"]["seed"],
+    }
+
+
+# --- training and evaluation --------------------------------------------------------------------------------
 
 
 def get_train_settings(wildcards):
@@ -65,44 +77,14 @@ def get_test_sets(wildcards):
     return {split: ex.test_set_path(split, s) for split in ("uniform", "separated")}
 
 
-def get_run_outputs(wildcards, name):
-    return [
-        f"results/runs/{wildcards.experiment}/{variant}/seed{seed}/{name}"
-        for variant, seed in ex.runs(config, wildcards.experiment)
-    ]
+def get_binary_train_set(wildcards):
+    return ex.binary_set_path("train", get_settings(wildcards))
 
 
-def get_figure_labels(wildcards):
-    """The columns of a figure's row in the HTML report."""
-    return {
-        "experiment": wildcards.experiment,
-        "figure": config["experiments"][wildcards.experiment]["figure"],
-    }
-
-
-def get_final_outputs():
-    figures = expand(
-        "results/figures/{experiment}.{ext}",
-        experiment=list(config["experiments"]),
-        ext=("png", "pdf"),
+def get_binary_train_settings(wildcards):
+    return ex.binary_settings(
+        config, wildcards.experiment, wildcards.variant, int(wildcards.seed)
     )
-    tables = expand(
-        "results/tables/{experiment}.parquet", experiment=list(config["experiments"])
-    )
-    summary = [
-        "results/tables/summary.parquet",
-        "results/tables/summary.md",
-        "results/tables/summary.html",
-    ]
-    return tables + figures + summary
-
-
-# The experiments beyond the multiclass paper (workflow/rules/beyond.smk).
-BINARY_EXPERIMENTS = ex.experiment_names(config, kind="binary")
-PER_VARIANT_EXPERIMENTS = [
-    e for k in ex.PER_VARIANT_KINDS for e in ex.experiment_names(config, kind=k)
-]
-LANDSCAPE_EXPERIMENTS = ex.experiment_names(config, kind="landscape")
 
 
 def get_binary_sets(wildcards):
@@ -113,14 +95,58 @@ def get_binary_sets(wildcards):
     }
 
 
-def get_kind_settings(wildcards):
-    kind = config["experiments"][wildcards.experiment]["kind"]
-    keys = {"audit": ex.AUDIT_KEYS, "full_matrix": ex.FULL_MATRIX_KEYS}[kind]
-    return ex.kind_settings(config, wildcards.experiment, wildcards.variant, keys)
+def get_binary_eval_settings(wildcards):
+    s = get_settings(wildcards)
+    return {k: s[k] for k in ex.BINARY_EVAL_KEYS}
 
 
-def get_variant_tables(wildcards):
-    return [
-        f"results/beyond/{wildcards.experiment}/{v}.parquet"
-        for v in ex.variants(config, wildcards.experiment)
+# --- per-variant jobs, tables, figures, the headline table --------------------------------------------------
+
+
+def get_kind(wildcards):
+    return config["experiments"][wildcards.experiment]["kind"]
+
+
+def get_variant_settings(wildcards):
+    return ex.variant_settings(config, wildcards.experiment, wildcards.variant)
+
+
+def get_table_inputs(wildcards):
+    return ex.table_inputs(config, wildcards.experiment)
+
+
+def get_table_settings(wildcards):
+    return ex.table_settings(config, wildcards.experiment)
+
+
+def get_figure(wildcards):
+    return config["experiments"][wildcards.experiment]["figure"]
+
+
+def get_plot_settings(wildcards):
+    return config["plots"]
+
+
+def get_figure_labels(wildcards):
+    """The columns of a figure's row in the HTML report."""
+    return {"experiment": wildcards.experiment, "figure": get_figure(wildcards)}
+
+
+def get_tables(wildcards):
+    """Every experiment's table, in config order (the order of get_kinds)."""
+    return [paths.TABLE.format(experiment=e) for e in EXPERIMENTS]
+
+
+def get_kinds(wildcards):
+    """Experiment -> kind, in config order (the order of get_tables)."""
+    return ex.kinds(config)
+
+
+def get_final_outputs():
+    figures = [
+        pattern.format(experiment=e)
+        for e in EXPERIMENTS
+        for pattern in (paths.FIGURE_PNG, paths.FIGURE_PDF)
     ]
+    summary = [paths.SUMMARY_TABLE, paths.SUMMARY_MARKDOWN, paths.SUMMARY_HTML]
+    return get_tables(None) + figures + summary

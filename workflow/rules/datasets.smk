@@ -1,27 +1,63 @@
-# Test sets: one job per distinct (split, d, N, K, delta*, size), shared by every experiment that needs it.
+# Test sets and the binary experiment's prompt sets: one job per distinct file, shared by every experiment that
+# needs it.
 
 
 rule test_set_uniform:
     output:
-        "results/datasets/uniform/d{d}/N{N}/K{K}/n{size}.npz",
+        paths.UNIFORM_SET,
     log:
         "logs/datasets/uniform/d{d}/N{N}/K{K}/n{size}.log",
+    benchmark:
+        "benchmarks/datasets/uniform/d{d}/N{N}/K{K}/n{size}.tsv"
     params:
-        split="uniform",
-        delta=None,
-        seed=config["test_sets"]["seed"],
+        settings=get_test_set_settings,
+    threads: 1
     script:
         "../scripts/make_test_set.py"
 
 
 rule test_set_separated:
     output:
-        "results/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.npz",
+        paths.SEPARATED_SET,
     log:
         "logs/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.log",
+    benchmark:
+        "benchmarks/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.tsv"
     params:
-        split="separated",
-        delta=lambda wc: float(wc.delta),
-        seed=config["test_sets"]["seed"],
+        settings=get_test_set_settings,
+    threads: 1
     script:
         "../scripts/make_test_set.py"
+
+
+rule binary_set:
+    output:
+        paths.BINARY_SET,
+    log:
+        "logs/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.log",
+    benchmark:
+        "benchmarks/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.tsv"
+    params:
+        settings=get_binary_set_settings,
+    threads: 1
+    wildcard_constraints:
+        split=one_of(paths.BINARY_SPLITS),
+        labels="gaussian|rademacher",
+    script:
+        "../scripts/binary_set.py"
+
+
+rule binary_set_separated:
+    output:
+        paths.BINARY_SEPARATED_SET,
+    log:
+        "logs/datasets/binary/separated/d{d}/N{N}/{labels}/delta{delta}/n{size}.log",
+    benchmark:
+        "benchmarks/datasets/binary/separated/d{d}/N{N}/{labels}/delta{delta}/n{size}.tsv"
+    params:
+        settings=get_binary_set_settings,
+    threads: 1
+    wildcard_constraints:
+        labels="gaussian|rademacher",
+    script:
+        "../scripts/binary_set.py"

@@ -1,21 +1,41 @@
-# Evaluation: every saved W of a run, on the separated and the uniform test set.
+# Evaluation: every saved W of a run on the test sets (the binary experiment: on its training set too).
 
 
 rule evaluate:
     input:
         unpack(get_test_sets),
-        weights=f"{RUN_DIR}/weights.npz",
-        run=f"{RUN_DIR}/run.json",
+        weights=paths.RUN_WEIGHTS,
+        run=paths.RUN_RECORD,
     output:
-        f"{RUN_DIR}/metrics.parquet",
+        paths.RUN_METRICS,
     log:
         "logs/evaluate/{experiment}/{variant}/seed{seed}.log",
     benchmark:
         "benchmarks/evaluate/{experiment}/{variant}/seed{seed}.tsv"
-    wildcard_constraints:
-        experiment="|".join(TRAIN_EXPERIMENTS) or "$^",
-    threads: 1
     params:
         settings=get_eval_settings,
+    threads: 1
+    wildcard_constraints:
+        experiment=one_of(TRAIN_EXPERIMENTS),
     script:
         "../scripts/evaluate.py"
+
+
+rule binary_evaluate:
+    input:
+        unpack(get_binary_sets),
+        weights=paths.RUN_WEIGHTS,
+        run=paths.RUN_RECORD,
+    output:
+        paths.RUN_METRICS,
+    log:
+        "logs/binary_evaluate/{experiment}/{variant}/seed{seed}.log",
+    benchmark:
+        "benchmarks/binary_evaluate/{experiment}/{variant}/seed{seed}.tsv"
+    params:
+        settings=get_binary_eval_settings,
+    threads: 1
+    wildcard_constraints:
+        experiment=one_of(BINARY_EXPERIMENTS),
+    script:
+        "../scripts/binary_evaluate.py"

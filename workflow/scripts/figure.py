@@ -5,7 +5,7 @@ with job_log(snakemake.log[0]) as log:
     figure_job(
         snakemake.params.figure,
         snakemake.input[0],
-        dict(snakemake.params.style),
+        dict(snakemake.params.settings),
         [snakemake.output.png, snakemake.output.pdf],
         log=log,
     )

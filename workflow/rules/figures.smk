@@ -6,19 +6,22 @@
 
 rule figure:
     input:
-        "results/tables/{experiment}.parquet",
+        paths.TABLE,
     output:
         png=report(
-            "results/figures/{experiment}.png",
+            paths.FIGURE_PNG,
             caption="../report/figure.rst",
             category="{experiment}",
             labels=get_figure_labels,
         ),
-        pdf="results/figures/{experiment}.pdf",
+        pdf=paths.FIGURE_PDF,
     log:
         "logs/figures/{experiment}.log",
+    benchmark:
+        "benchmarks/figures/{experiment}.tsv"
     params:
-        figure=lambda wc: config["experiments"][wc.experiment]["figure"],
-        style=config["plots"],
+        figure=get_figure,
+        settings=get_plot_settings,
+    threads: 1
     script:
         "../scripts/figure.py"

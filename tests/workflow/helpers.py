@@ -5,8 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-QUICK = ["--configfile", "config.yaml", "workflow/presets/quick.yaml"]
+from tests.configs import QUICK as QUICK_CONFIGS
+from tests.configs import ROOT
+
+QUICK = ["--configfile", *QUICK_CONFIGS]
 
 
 def snakemake(workdir: Path, *args: str, configfiles: tuple[str, ...] = ()) -> subprocess.CompletedProcess:

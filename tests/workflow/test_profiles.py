@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.workflow_helpers import copy_workflow, snakemake
+from tests.workflow.helpers import copy_workflow, snakemake
 
 RESOURCES = re.compile(r"^\s*resources: (.*)$")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workflow_helpers import ROOT, snakemake
+from tests.workflow.helpers import ROOT, snakemake
 
 QUICK = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
 EXPERIMENT = "convergence"  # the experiment whose own settings change in cases (b) and (c)
@@ -101,8 +101,8 @@ def test_b_one_experiments_steps_rerun_only_that_experiment(quick_run, plan):
     runs = runs_on_disk(quick_run, EXPERIMENT)
     assert run_ids(jobs, "train") == runs and run_ids(jobs, "evaluate") == runs
     assert all("params" in j.reason.lower() for j in jobs if j.rule == "train")
-    assert experiments_of(jobs, "aggregate") == [EXPERIMENT] and experiments_of(jobs, "figure") == [EXPERIMENT]
-    rest = [j for j in jobs if j.rule not in ("train", "evaluate", "aggregate", "figure")]
+    assert experiments_of(jobs, "table") == [EXPERIMENT] and experiments_of(jobs, "figure") == [EXPERIMENT]
+    rest = [j for j in jobs if j.rule not in ("train", "evaluate", "table", "figure")]
     assert all(is_headline(j) for j in rest), by_rule(rest)
     assert len(jobs) == 2 * len(runs) + 2 + len(rest)
 
@@ -113,8 +113,8 @@ def test_c_a_new_seed_plans_one_training_and_evaluation_per_variant(quick_run, p
     variants = {variant for _, variant, _ in runs_on_disk(quick_run, EXPERIMENT)}
     new_runs = {(EXPERIMENT, variant, str(seeds)) for variant in variants}  # seeds are 0 .. seeds-1
     assert run_ids(jobs, "train") == new_runs and run_ids(jobs, "evaluate") == new_runs
-    assert experiments_of(jobs, "aggregate") == [EXPERIMENT] and experiments_of(jobs, "figure") == [EXPERIMENT]
-    rest = [j for j in jobs if j.rule not in ("train", "evaluate", "aggregate", "figure")]
+    assert experiments_of(jobs, "table") == [EXPERIMENT] and experiments_of(jobs, "figure") == [EXPERIMENT]
+    rest = [j for j in jobs if j.rule not in ("train", "evaluate", "table", "figure")]
     assert all(is_headline(j) for j in rest), by_rule(rest)
 
 

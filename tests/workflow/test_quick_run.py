@@ -1,9 +1,12 @@
-"""End to end: the quick preset through Snakemake in a temporary copy of the workflow."""
+"""End to end: the quick preset through Snakemake in a temporary copy of the workflow; its tables, its headline
+table and their provenance (its figures: test_figures.py)."""
 
 import pandas as pd
 import pytest
 
-from tests.workflow_helpers import ROOT, snakemake
+from onenn.pipeline.io import load_json
+from tests.test_provenance import EXPECTED, MADE_WITH, recorded
+from tests.workflow.helpers import ROOT, snakemake
 
 
 def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
@@ -57,13 +60,6 @@ EXPERIMENTS = (
 BEYOND = ("binary_sgd", "landscape", "audit", "full_matrix")  # docs/method.md §7
 
 
-@pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_quick_preset_renders_every_figure(quick_run, experiment):
-    for ext in ("png", "pdf"):
-        path = quick_run / f"results/figures/{experiment}.{ext}"
-        assert path.stat().st_size > 1000
-
-
 def test_quick_preset_writes_the_headline_table(quick_run):
     summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
     assert list(dict.fromkeys(summary["experiment"])) == list(EXPERIMENTS) + list(BEYOND)
@@ -98,9 +94,24 @@ def test_quick_preset_runs_the_beyond_experiments(quick_run):
     assert landscape["loss"].between(0, 0.5).all()
     full = pd.read_parquet(quick_run / "results/tables/full_matrix.parquet")
     assert {"xi1", "xi1_reduced", "dist_family", "xi_gap"} <= set(full.columns)
-    for name in BEYOND:
-        assert (quick_run / f"results/figures/{name}.png").stat().st_size > 1000
     summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
     ratio_end = summary[(summary["experiment"] == "audit") & (summary["quantity"] == "ratio_end")]
     assert len(ratio_end) == 3 and (ratio_end["reference"] - 7 / 15).abs().max() < 1e-12
     assert "Lemma 12's invariant" in (quick_run / "results/tables/summary.md").read_text()
+
+
+def test_a_quick_run_records_the_versions_everywhere(quick_run):
+    """Every run record (multiclass and binary), every run's rows in its experiment table and the headline table
+    (Parquet and Markdown); test_report checks the report's page of it."""
+    records = sorted((quick_run / "results/runs").rglob("run.json"))
+    assert records and any("binary" in p.as_posix() for p in records), records
+    for path in records:
+        assert recorded(load_json(path)) == EXPECTED, path
+    run_tables = [pd.read_parquet(p) for p in (quick_run / "results/tables").glob("*.parquet")]
+    run_tables = [t for t in run_tables if "seed" in t and "step" in t and "device_used" in t]
+    assert run_tables
+    for table in run_tables:
+        assert all((table[key] == value).all() for key, value in EXPECTED.items())
+    summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
+    assert all((summary[key] == value).all() for key, value in EXPECTED.items())
+    assert MADE_WITH in (quick_run / "results/tables/summary.md").read_text()

@@ -15,9 +15,7 @@ import pytest
 import yaml
 
 from onenn.pipeline.io import load_arrays, load_json
-from tests.workflow_helpers import copy_workflow
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.workflow.helpers import ROOT, copy_workflow
 
 RUN = "results/runs/interrupt/default/seed0"
 TRAIN_LOG = "logs/train/interrupt/default/seed0.log"

@@ -1,0 +1,35 @@
+"""Where the workflow writes: every path pattern of ``results/``, spelled once.
+
+The rules use the patterns as they are (Snakemake fills the ``{wildcards}``); ``onenn.pipeline.experiments``
+fills them with ``str.format`` to name the files one run or experiment needs. One wildcard per folder level,
+the seed in the path. No torch, no Snakemake: the Snakefile imports this.
+"""
+
+from __future__ import annotations
+
+#: the test sets of the multiclass experiments, one file per distinct (d, N, K, delta, size)
+UNIFORM_SET = "results/datasets/uniform/d{d}/N{N}/K{K}/n{size}.npz"
+SEPARATED_SET = "results/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.npz"
+#: the binary experiment's prompt sets: its training set (split ``train``) and its test sets
+BINARY_SET = "results/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.npz"
+BINARY_SEPARATED_SET = "results/datasets/binary/separated/d{d}/N{N}/{labels}/delta{delta}/n{size}.npz"
+#: splits of BINARY_SET (the separated one has its margin in the path: BINARY_SEPARATED_SET)
+BINARY_SPLITS = ("train", "uniform")
+
+#: one SGD run: its saved weights, its record (settings, provenance) and its metrics on the test sets
+RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
+RUN_WEIGHTS = f"{RUN_DIR}/weights.npz"
+RUN_RECORD = f"{RUN_DIR}/run.json"
+RUN_METRICS = f"{RUN_DIR}/metrics.parquet"
+#: one variant's table, for the kinds computed per variant (the audit, full-matrix GD)
+VARIANT_TABLE = "results/beyond/{experiment}/{variant}.parquet"
+
+#: an experiment's table and its figure
+TABLE = "results/tables/{experiment}.parquet"
+FIGURE_PNG = "results/figures/{experiment}.png"
+FIGURE_PDF = "results/figures/{experiment}.pdf"
+
+#: the headline table, its Markdown and the HTML page the report shows
+SUMMARY_TABLE = "results/tables/summary.parquet"
+SUMMARY_MARKDOWN = "results/tables/summary.md"
+SUMMARY_HTML = "results/tables/summary.html"
