@@ -32,6 +32,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/scaling.smk"
 include: "workflow/rules/summary.smk"
+include: "workflow/rules/claims.smk"
 include: "workflow/rules/beyond.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/report.smk"
@@ -41,3 +42,4 @@ rule all:
     default_target: True
     input:
         get_final_outputs(),
+        get_claims_outputs(),
