@@ -286,8 +286,8 @@ def shown(points: list[Measured], check: str) -> Measured | None:
         return min(points, key=lambda m: m.z)
     if check == "below":
         return max(points, key=lambda m: m.z)
-    if check == "decays":
-        return max(points, key=lambda m: m.series[-1] / m.series[0])
+    if check == "decays":  # the smallest fall relative to the start
+        return max(points, key=lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf)
     return max(points, key=lambda m: abs(m.z))
 
 
@@ -300,7 +300,8 @@ def number(value: float | None) -> str:
 def describe_point(m: Measured, check: str) -> str:
     ours = f"{number(m.mean)} ± {m.sd:.2g}"
     if check == "decays":
-        return f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, last decade {'falling' if (np.diff(m.series[1:]) < 0).all() else 'not falling'}"
+        falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
+        return f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, {falling} over the last decade of steps"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) else f" (z = {m.z:+.2f})"
     return f"{m.label}: {ours}{paper}{z}"
