@@ -42,4 +42,4 @@ rule all:
     default_target: True
     input:
         get_final_outputs(),
-        get_claims_outputs(),
+        CLAIMS_OUTPUTS,

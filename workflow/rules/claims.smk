@@ -14,10 +14,7 @@ CLAIMS_KNOWN = catalogue(*reference_configs(config, f"{workflow.basedir}/config.
 # Checked while the plan is built: a claim naming an unknown experiment, column or variant stops the run here.
 CLAIMS = load_claims(CLAIMS_FILE, CLAIMS_KNOWN, CLAIMS_SCHEMA)
 CLAIM_EXPERIMENTS = claim_experiments(CLAIMS, config)
-
-
-def get_claims_outputs():
-    return expand("results/tables/claims.{ext}", ext=("parquet", "md", "html"))
+CLAIMS_OUTPUTS = expand("results/tables/claims.{ext}", ext=("parquet", "md", "html"))
 
 
 rule claims:
