@@ -4,6 +4,8 @@ verdicts follow from the rule, the checks of workflow/claims.yaml, and the stage
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -340,7 +342,7 @@ def test_load_claims_raises_one_error_naming_the_file_and_every_problem(tmp_path
     with pytest.raises(ConfigError) as error:
         load_claims(path, known, SCHEMA)
     message = str(error.value)
-    assert "claims.yaml), 2 problems" in message
+    assert "invalid claims file (" in message and "claims.yaml), 2 problems" in message
     assert "claims[0].experiment: unknown experiment 'nope'" in message and "claims[1].points[0].variant" in message
 
 
@@ -367,6 +369,26 @@ def test_the_workflow_refuses_a_bad_claims_file_before_any_job(tmp_path):
     assert done.returncode != 0
     assert "unknown experiment 'diagonal_int'; did you mean 'diagonal_init'?" in done.stdout + done.stderr
     assert not (workdir / "results").exists()
+
+
+def test_a_config_without_the_papers_experiments_builds_its_own_targets(tmp_path, config):
+    """The claims are checked when the plan includes the scorecard, not when it builds other targets."""
+    from tests.workflow_helpers import copy_workflow
+
+    workdir = copy_workflow(tmp_path)
+    own = {**config, "experiments": {"mine": {"kind": "train", "figure": "convergence", "steps": 5, "seeds": 1}}}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(own, sort_keys=False))
+    table = subprocess_snakemake(workdir, "-n", "results/tables/mine.parquet")
+    assert table.returncode == 0, table.stderr[-3000:]
+    everything = subprocess_snakemake(workdir, "-n")
+    assert everything.returncode != 0
+    assert "claims[0].experiment: unknown experiment 'convergence'" in everything.stdout + everything.stderr
+
+
+def subprocess_snakemake(workdir, *args: str) -> subprocess.CompletedProcess:
+    """Snakemake on the workdir's own config.yaml (no preset)."""
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", *args]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600, check=False)
 
 
 # --- the stage in the quick run --------------------------------------------------------------------------------

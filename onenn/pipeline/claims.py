@@ -9,7 +9,9 @@ it needs (a value to compare with, at least two points to order, ...).
 
 The names are checked against a *catalogue* of experiments: the run's config together with the repository's own
 ``config.yaml``. A claim about a variant that the repository defines but this run leaves out (the quick preset
-trims sweeps) is valid and scored "not run"; a name that neither defines is refused.
+trims sweeps) is valid and scored "not run"; a name that neither defines is refused. The claims rule checks the
+file while Snakemake builds the plan of a run that includes the scorecard (``claim_experiments``, its input
+function), so a workflow whose own config has none of the paper's experiments can still build other targets.
 """
 
 from __future__ import annotations
@@ -80,6 +82,14 @@ class Claim:
     resolution: float = 0.0
     by: str | None = None
     note: str = ""
+
+
+class ClaimsError(ConfigError):
+    """The claims file is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem], files=()) -> None:
+        super().__init__(problems, files)
+        self.args = (self.args[0].replace("invalid configuration", "invalid claims file", 1),)
 
 
 # --- the catalogue: which experiments, variants and panels exist -----------------------------------------------
@@ -266,14 +276,18 @@ def to_claim(claim: dict, known: dict[str, dict[str, Any]]) -> Claim:
 
 
 def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path: str | Path) -> list[Claim]:
-    """The claims of ``path``; raise ``ConfigError`` naming every problem by its key path."""
+    """The claims of ``path``; raise ``ClaimsError`` naming every problem by its key path."""
     data = yaml.safe_load(Path(path).read_text())
     problems = check_claims(data, known, load_schema(schema_path))
     if problems:
-        raise ConfigError(problems, [path])
+        raise ClaimsError(problems, [path])
     return [to_claim(c, known) for c in data["claims"]]
 
 
-def claim_experiments(claims: list[Claim], config: dict) -> list[str]:
-    """The experiments the claims read that this run has, in the order of the claims (the rule's inputs)."""
+def claim_experiments(
+    claims_file: str | Path, known: dict[str, dict[str, Any]], schema: str | Path, config: dict
+) -> list[str]:
+    """The experiments the claims read that this run has, in the order of the claims: the claims rule's tables.
+    Checks the claims file first (``ClaimsError``), so a bad claim stops the plan before any job."""
+    claims = load_claims(claims_file, known, schema)
     return [e for e in dict.fromkeys(c.experiment for c in claims) if e in config["experiments"]]

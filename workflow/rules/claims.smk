@@ -1,19 +1,11 @@
 # The scorecard: the paper's claims (workflow/claims.yaml) against this run's tables, with a verdict each
 # (docs/claims.md), and its page in the HTML report.
-from onenn.pipeline.claims import (
-    catalogue,
-    claim_experiments,
-    load_claims,
-    reference_configs,
-)
+from onenn.pipeline.claims import catalogue, claim_experiments, reference_configs
 
 CLAIMS_FILE = f"{workflow.basedir}/workflow/claims.yaml"
 CLAIMS_SCHEMA = f"{workflow.basedir}/workflow/schemas/claims.schema.yaml"
 # What claims may name: this run's experiments and variants, and the repository's (a preset may trim them).
 CLAIMS_KNOWN = catalogue(*reference_configs(config, f"{workflow.basedir}/config.yaml"))
-# Checked while the plan is built: a claim naming an unknown experiment, column or variant stops the run here.
-CLAIMS = load_claims(CLAIMS_FILE, CLAIMS_KNOWN, CLAIMS_SCHEMA)
-CLAIM_EXPERIMENTS = claim_experiments(CLAIMS, config)
 CLAIMS_OUTPUTS = expand("results/tables/claims.{ext}", ext=("parquet", "md", "html"))
 
 
@@ -21,8 +13,13 @@ rule claims:
     input:
         claims=CLAIMS_FILE,
         schema=CLAIMS_SCHEMA,
-        tables=expand(
-            "results/tables/{experiment}.parquet", experiment=CLAIM_EXPERIMENTS
+        # the claims file is checked here, while the plan is built: a claim naming an unknown experiment,
+        # column or variant stops the run before any job
+        tables=lambda wc: expand(
+            "results/tables/{experiment}.parquet",
+            experiment=claim_experiments(
+                CLAIMS_FILE, CLAIMS_KNOWN, CLAIMS_SCHEMA, config
+            ),
         ),
     output:
         table="results/tables/claims.parquet",
@@ -33,7 +30,10 @@ rule claims:
         "benchmarks/claims.tsv"
     threads: 1
     params:
-        experiments=CLAIM_EXPERIMENTS,  # in the order of the tables
+        # the experiments of the tables, in their order
+        experiments=lambda wc: claim_experiments(
+            CLAIMS_FILE, CLAIMS_KNOWN, CLAIMS_SCHEMA, config
+        ),
         known=CLAIMS_KNOWN,
     script:
         "../scripts/claims.py"
