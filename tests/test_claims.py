@@ -406,3 +406,9 @@ def test_quick_run_writes_the_scorecard_and_the_report_shows_it(quick_run, tmp_p
     assert done.returncode == 0, done.stderr[-3000:]
     page = report.read_text()
     assert "results/tables/claims.html" in page and '"Claims"' in page
+
+
+def test_the_scorecard_does_not_import_torch():
+    code = "import sys, onenn.analysis.claims, onenn.pipeline.claims; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
