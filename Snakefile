@@ -54,6 +54,7 @@ include: "workflow/rules/beyond.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/summary.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.pipeline.jobs import table_job
 from onenn.pipeline.experiments import KINDS
 from onenn.pipeline.io import save_table
+from onenn.pipeline.jobs import table_job
 
 LOG = logging.getLogger("test")
 

@@ -347,11 +347,34 @@ def summary_job(
     log.info("summarised %d experiments into %d rows", len(paths), len(summary))
 
 
-def report_table_job(markdown_path: str, html_path: str, log: logging.Logger) -> None:
-    """The headline table's Markdown as an HTML page for the report."""
+def claims_job(
+    claims_path: str,
+    schema_path: str,
+    known: dict[str, dict[str, Any]],
+    tables: dict[str, str],
+    *,
+    table_path: str,
+    markdown_path: str,
+    log: logging.Logger,
+) -> None:
+    """Score every claim of the claims file against the tables this run has; write the scorecard twice (Parquet
+    and Markdown)."""
+    from onenn.analysis.claims import scorecard, to_markdown
+    from onenn.pipeline.claims import load_claims
+
+    claims = load_claims(claims_path, known, schema_path)
+    read = {name: load_table(path) for name, path in tables.items()}
+    card = scorecard(claims, read)
+    save_table(table_path, card)
+    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(card, read), encoding="utf-8"))
+    log.info("scored %d claims: %s", len(card), card["verdict"].value_counts().to_dict())
+
+
+def report_page_job(markdown_path: str, html_path: str, *, title: str, log: logging.Logger) -> None:
+    """A table's Markdown (the headline table, the scorecard) as an HTML page of the report."""
     from onenn.analysis.report import markdown_to_html
 
     with open(markdown_path, encoding="utf-8") as f:
-        page = markdown_to_html(f.read(), title="Headline table")
+        page = markdown_to_html(f.read(), title=title)
     write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     log.info("wrote %s", html_path)

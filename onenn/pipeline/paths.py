@@ -33,3 +33,10 @@ FIGURE_PDF = "results/figures/{experiment}.pdf"
 SUMMARY_TABLE = "results/tables/summary.parquet"
 SUMMARY_MARKDOWN = "results/tables/summary.md"
 SUMMARY_HTML = "results/tables/summary.html"
+
+#: the scorecard of the paper's claims (its input, the claims file, sits beside the workflow), and its report page
+CLAIMS_FILE = "workflow/claims.yaml"
+CLAIMS_SCHEMA = "workflow/schemas/claims.schema.yaml"
+CLAIMS_TABLE = "results/tables/claims.parquet"
+CLAIMS_MARKDOWN = "results/tables/claims.md"
+CLAIMS_HTML = "results/tables/claims.html"

@@ -1,5 +1,6 @@
 # Input and parameter functions of the rules, named get_*. The logic lives in onenn.pipeline (no torch): the
 # experiments, their runs and settings in experiments.py, every output path pattern in paths.py.
+from onenn.pipeline import claims
 from onenn.pipeline import experiments as ex
 from onenn.pipeline import paths
 from onenn.pipeline import resources as res
@@ -149,4 +150,45 @@ def get_final_outputs():
         for pattern in (paths.FIGURE_PNG, paths.FIGURE_PDF)
     ]
     summary = [paths.SUMMARY_TABLE, paths.SUMMARY_MARKDOWN, paths.SUMMARY_HTML]
-    return get_tables(None) + figures + summary
+    claims = [paths.CLAIMS_TABLE, paths.CLAIMS_MARKDOWN, paths.CLAIMS_HTML]
+    return get_tables(None) + figures + summary + claims
+
+
+def source(path):
+    """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs."""
+    return f"{workflow.basedir}/{path}"
+
+
+def get_claims_known():
+    """What claims may name: this run's experiments and variants, and the repository's (a preset may trim them)."""
+    return claims.catalogue(*claims.reference_configs(config, source("config.yaml")))
+
+
+def get_claims_experiments(wildcards):
+    """The experiments the claims read that this run has, in the order of the claims. It checks the claims file
+    first, so a claim naming an unknown experiment, variant or column stops the plan before any job.
+    """
+    return claims.claim_experiments(
+        source(paths.CLAIMS_FILE),
+        get_claims_known(),
+        source(paths.CLAIMS_SCHEMA),
+        config,
+    )
+
+
+def get_claims_inputs(wildcards):
+    return {
+        "claims": source(paths.CLAIMS_FILE),
+        "schema": source(paths.CLAIMS_SCHEMA),
+        "tables": [
+            paths.TABLE.format(experiment=e) for e in get_claims_experiments(wildcards)
+        ],
+    }
+
+
+def get_claims_settings(wildcards):
+    """The experiments of the tables, in their order, and what claims may name."""
+    return {
+        "experiments": get_claims_experiments(wildcards),
+        "known": get_claims_known(),
+    }

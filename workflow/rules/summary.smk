@@ -33,6 +33,8 @@ rule report_table:
         "logs/report_table.log",
     benchmark:
         "benchmarks/report_table.tsv"
+    params:
+        title="Headline table",
     threads: 1
     script:
-        "../scripts/report_table.py"
+        "../scripts/report_page.py"

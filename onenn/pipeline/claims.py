@@ -1,0 +1,293 @@
+"""The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs. No torch, no pandas:
+the Snakefile's claims rule calls ``load_claims`` while it builds the plan.
+
+Two layers, as for the config (``onenn.pipeline.validate``): the schema (``workflow/schemas/claims.schema.yaml``)
+gives every key its type and rejects unknown keys; this module adds what the schema cannot say, each problem named
+by its key path (``claims[4].experiment``): the experiment exists and has a table the scorecard reads (kind
+``train`` or ``scaling``), the column is one of that table's, the variants and panels exist, and the check has what
+it needs (a value to compare with, at least two points to order, ...).
+
+The names are checked against a *catalogue* of experiments: the run's config together with the repository's own
+``config.yaml``. A claim about a variant that the repository defines but this run leaves out (the quick preset
+trims sweeps) is valid and scored "not run"; a name that neither defines is refused. The claims rule checks the
+file while Snakemake builds the plan of a run that includes the scorecard (``claim_experiments``, its input
+function), so a workflow whose own config has none of the paper's experiments can still build other targets.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from onenn.pipeline import experiments as ex
+from onenn.pipeline.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
+
+#: kind train: columns measured on a test set (``test_set`` required), and columns of the run's weights
+TEST_SET_COLUMNS = ("accuracy", "logit_error", "test_loss")
+RUN_COLUMNS = ("minibatch_loss", "xi1", "xi2", "dist_family", "dist_family_active", "label_norm")
+#: kind scaling: the estimated quantities (each with its standard error ``{column}_se``) and the point's columns
+SCALING_COLUMNS = ("ratio", "L_MC", "L_bin")
+SCALING_KEYS = ("panel", "K", "xi1", "xi2")
+#: the settings a training experiment's variants differ in (``by`` of a constant check)
+TRAIN_BY = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
+KINDS = ("train", "scaling")
+#: checks that compare with a value of the paper, and checks that judge our numbers alone
+VALUE_CHECKS = ("equal", "below", "above")
+ORDER_CHECKS = ("increasing", "decreasing")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A column of an experiment's table, at the first or the last saved step, or per seed last/first or
+    last − first; optionally divided by (K − 1)/K."""
+
+    column: str
+    test_set: str | None = None
+    step: str = "last"
+    of: str = "value"
+    divide_by: str | None = None
+
+    def describe(self) -> str:
+        where = f" ({self.test_set})" if self.test_set else ""
+        scaled = " / ((K−1)/K)" if self.divide_by else ""
+        at = {"value": f"at the {self.step} step", "ratio": "last / first step", "change": "last − first step"}
+        return f"{self.column}{where}{scaled}, {at[self.of]}"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One variant (kind train) or the rows ``where`` selects (kind scaling), with the paper's value there."""
+
+    variant: str | None = None
+    where: dict[str, Any] = field(default_factory=dict)
+    value: float | str | None = None
+    spread: float = 0.0
+    baseline: float | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    figure: int
+    paper: str
+    experiment: str
+    kind: str
+    quantity: Quantity
+    check: str
+    points: tuple[Point, ...]
+    resolution: float = 0.0
+    by: str | None = None
+    note: str = ""
+
+
+class ClaimsError(ConfigError):
+    """The claims file is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem], files=()) -> None:
+        super().__init__(problems, files)
+        self.args = (self.args[0].replace("invalid configuration", "invalid claims file", 1),)
+
+
+# --- the catalogue: which experiments, variants and panels exist -----------------------------------------------
+
+
+def catalogue(*configs: dict) -> dict[str, dict[str, Any]]:
+    """Experiment -> its kind, variant names and panels, over every config given (the first one's kind wins)."""
+    out: dict[str, dict[str, Any]] = {}
+    for config in configs:
+        for name, exp in (config.get("experiments") or {}).items():
+            entry = out.setdefault(name, {"kind": exp["kind"], "variants": [], "panels": []})
+            found = list((exp.get("panels") or {}) if exp["kind"] == "scaling" else ex.variants(config, name))
+            key = "panels" if exp["kind"] == "scaling" else "variants"
+            entry[key] += [v for v in found if v not in entry[key]]
+    return out
+
+
+def reference_configs(config: dict, repository_config: str | Path) -> list[dict]:
+    """The run's config and, where it exists, the repository's ``config.yaml``: what claims may name."""
+    path = Path(repository_config)
+    return [config] + ([yaml.safe_load(path.read_text())] if path.is_file() else [])
+
+
+# --- checks ------------------------------------------------------------------------------------------------------
+
+
+def unknown(path: tuple, what: str, name: Any, allowed: list[str]) -> Problem:
+    close = difflib.get_close_matches(str(name), [str(a) for a in allowed], n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return Problem(path, f"unknown {what} {name!r}{hint} (known: {', '.join(map(str, allowed)) or 'none'})")
+
+
+def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> list[Problem]:
+    """The column exists in the kind's table; the options fit the column and the check."""
+    at = (*path, "quantity")
+    column = quantity["column"]
+    if kind == "scaling":
+        problems = [] if column in SCALING_COLUMNS else [unknown((*at, "column"), "column", column, SCALING_COLUMNS)]
+        for key in ("test_set", "step", "of", "divide_by"):
+            if key in quantity:
+                problems.append(Problem((*at, key), "kind scaling has one row per point: only `column` applies"))
+        return problems
+    columns = TEST_SET_COLUMNS + RUN_COLUMNS
+    if column not in columns:
+        return [unknown((*at, "column"), "column", column, list(columns))]
+    problems = []
+    if column in TEST_SET_COLUMNS and "test_set" not in quantity:
+        problems.append(
+            Problem((*at, "test_set"), f"missing; {column!r} is measured on a test set (uniform, separated)")
+        )
+    if column in RUN_COLUMNS and "test_set" in quantity:
+        problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
+    if quantity.get("of", "value") != "value" and "step" in quantity:
+        problems.append(Problem((*at, "step"), f"`of: {quantity['of']}` uses the first and the last step; drop `step`"))
+    if check == "decays" and ("step" in quantity or quantity.get("of", "value") != "value"):
+        problems.append(Problem(at, "check `decays` reads the whole series of saved steps: no `step`, no `of`"))
+    return problems
+
+
+def point_problems(path: tuple, kind: str, points: list, entry: dict[str, Any]) -> list[Problem]:
+    """Variants (kind train) and ``where`` selections (kind scaling) that the catalogue knows."""
+    problems = []
+    for i, point in enumerate(points):
+        at = (*path, "points", i)
+        point = {"variant": point} if isinstance(point, str) else point
+        if kind == "train":
+            if "where" in point or "variant" not in point:
+                problems.append(Problem(at, "kind train: a point is a variant name (or a mapping with `variant`)"))
+            elif point["variant"] not in entry["variants"]:
+                problems.append(unknown((*at, "variant"), "variant", point["variant"], entry["variants"]))
+            continue
+        if "variant" in point or "where" not in point:
+            problems.append(Problem(at, "kind scaling: a point is a mapping with `where` (panel, K, xi1, xi2)"))
+            continue
+        for key, value in point["where"].items():
+            if key not in SCALING_KEYS:
+                problems.append(unknown((*at, "where", key), "column", key, list(SCALING_KEYS)))
+            elif key == "panel" and value not in entry["panels"]:
+                problems.append(unknown((*at, "where", key), "panel", value, entry["panels"]))
+    return problems
+
+
+def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
+    """Checks equal, below and above need a value at every point; the others take none."""
+    check = claim["check"]
+    points = [p for p in claim["points"] if isinstance(p, dict)]
+    given = [(path, claim)] + [((*path, "points", i), p) for i, p in enumerate(claim["points"]) if isinstance(p, dict)]
+    problems = []
+    if check in VALUE_CHECKS:
+        if "value" not in claim and not (len(points) == len(claim["points"]) and all("value" in p for p in points)):
+            problems.append(Problem((*path, "value"), f"missing; check {check!r} compares with a value"))
+    else:
+        problems += [Problem((*at, "value"), f"check {check!r} takes no value") for at, p in given if "value" in p]
+    for at, p in given:
+        if p.get("value") == "expected" and kind != "scaling":
+            problems.append(Problem((*at, "value"), "`expected` is a column of kind scaling's table only"))
+        for key in ("spread", "baseline"):
+            if key in p and check != "equal":
+                problems.append(Problem((*at, key), f"only check 'equal' takes a {key}"))
+    if "resolution" in claim and check not in VALUE_CHECKS:
+        problems.append(Problem((*path, "resolution"), f"check {check!r} takes no value, so no resolution"))
+    if check in ORDER_CHECKS and len(claim["points"]) < 2:
+        problems.append(Problem((*path, "points"), f"check {check!r} orders points: give at least two"))
+    return problems
+
+
+def by_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
+    if "by" not in claim:
+        return []
+    if claim["check"] != "constant":
+        return [Problem((*path, "by"), "only check 'constant' groups its points")]
+    allowed = SCALING_KEYS if kind == "scaling" else TRAIN_BY
+    return [] if claim["by"] in allowed else [unknown((*path, "by"), "column", claim["by"], list(allowed))]
+
+
+def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> list[Problem]:
+    path = ("claims", i)
+    name = claim["experiment"]
+    if name not in known:
+        return [unknown((*path, "experiment"), "experiment", name, list(known))]
+    kind = known[name]["kind"]
+    if kind not in KINDS:
+        return [Problem((*path, "experiment"), f"{name!r} has kind {kind!r}; the scorecard reads kinds {KINDS}")]
+    if claim["quantity"].get("divide_by") and kind != "train":
+        return [Problem((*path, "quantity", "divide_by"), "kind scaling: the ratio is already per K")]
+    return (
+        quantity_problems(path, kind, claim["quantity"], claim["check"])
+        + point_problems(path, kind, claim["points"], known[name])
+        + value_problems(path, kind, claim)
+        + by_problems(path, kind, claim)
+    )
+
+
+def problem_order(problem: Problem) -> tuple:
+    """By claim (in file order), then by key path."""
+    return (str(problem.path[0]), problem.path[1] if len(problem.path) > 1 else -1, problem.location, problem.message)
+
+
+def check_claims(data: Any, known: dict[str, dict[str, Any]], schema: dict) -> list[Problem]:
+    """Every problem of the claims file's contents (empty when it is valid), sorted by key path."""
+    validator = StrictValidator(schema)
+    problems = [p for e in validator.iter_errors(data) for p in schema_error_problems(validator, e)]
+    if problems:
+        return sorted(set(problems), key=problem_order)
+    seen: dict[str, int] = {}
+    for i, claim in enumerate(data["claims"]):
+        if claim["id"] in seen:
+            problems.append(
+                Problem(("claims", i, "id"), f"{claim['id']!r} is already the id of claims[{seen[claim['id']]}]")
+            )
+        seen.setdefault(claim["id"], i)
+        problems += claim_problems(i, claim, known)
+    return sorted(set(problems), key=problem_order)
+
+
+# --- from checked data to claims -------------------------------------------------------------------------------
+
+
+def to_point(point: str | dict, claim: dict) -> Point:
+    point = {"variant": point} if isinstance(point, str) else point
+    return Point(
+        variant=point.get("variant"),
+        where=dict(point.get("where") or {}),
+        value=point.get("value", claim.get("value")),
+        spread=float(point.get("spread", claim.get("spread", 0.0))),
+        baseline=point.get("baseline", claim.get("baseline")),
+    )
+
+
+def to_claim(claim: dict, known: dict[str, dict[str, Any]]) -> Claim:
+    return Claim(
+        id=claim["id"],
+        figure=int(claim["figure"]),
+        paper=claim["paper"],
+        experiment=claim["experiment"],
+        kind=known[claim["experiment"]]["kind"],
+        quantity=Quantity(**claim["quantity"]),
+        check=claim["check"],
+        points=tuple(to_point(p, claim) for p in claim["points"]),
+        resolution=float(claim.get("resolution", 0.0)),
+        by=claim.get("by"),
+        note=claim.get("note", ""),
+    )
+
+
+def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path: str | Path) -> list[Claim]:
+    """The claims of ``path``; raise ``ClaimsError`` naming every problem by its key path."""
+    data = yaml.safe_load(Path(path).read_text())
+    problems = check_claims(data, known, load_schema(schema_path))
+    if problems:
+        raise ClaimsError(problems, [path])
+    return [to_claim(c, known) for c in data["claims"]]
+
+
+def claim_experiments(
+    claims_file: str | Path, known: dict[str, dict[str, Any]], schema: str | Path, config: dict
+) -> list[str]:
+    """The experiments the claims read that this run has, in the order of the claims: the claims rule's tables.
+    Checks the claims file first (``ClaimsError``), so a bad claim stops the plan before any job."""
+    claims = load_claims(claims_file, known, schema)
+    return [e for e in dict.fromkeys(c.experiment for c in claims) if e in config["experiments"]]

@@ -1,0 +1,14 @@
+from onenn.pipeline.jobs import claims_job
+from onenn.pipeline.logs import job_log
+
+s = snakemake.params.settings
+with job_log(snakemake.log[0]) as log:
+    claims_job(
+        snakemake.input.claims,
+        snakemake.input.schema,
+        s["known"],
+        dict(zip(s["experiments"], snakemake.input.tables)),
+        table_path=snakemake.output.table,
+        markdown_path=snakemake.output.markdown,
+        log=log,
+    )
