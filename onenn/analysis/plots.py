@@ -80,7 +80,7 @@ def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
     """The settings the experiment's variants vary (``group_by``, from the config through the figure rule's
     params: ``onenn.pipeline.experiments.group_by``) as a grouping of the table's rows. One setting: its own
     column, its values sorted (numbers as numbers); several: one group per variant, in ``variant_order``, titled
-    by the settings; none (an experiment of one variant): its variant."""
+    by the settings and sorted by them in their order; none (an experiment of one variant): its variant."""
     missing = [k for k in group_by if k not in table]
     if missing:
         raise ValueError(
@@ -89,7 +89,10 @@ def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
         )
     if len(group_by) == 1:
         return Grouping(group_by[0], sorted(table[group_by[0]].unique()), group_by[0])
-    return Grouping("variant", variant_order(table), ", ".join(group_by) or "variant")
+    if not group_by:
+        return Grouping("variant", variant_order(table), "variant")
+    per_variant = table.groupby("variant", sort=True)[list(group_by)].first()
+    return Grouping("variant", list(per_variant.sort_values(list(group_by), kind="stable").index), ", ".join(group_by))
 
 
 def in_order(stats: pd.DataFrame, group: Grouping) -> pd.DataFrame:

@@ -115,9 +115,7 @@ def group_by(config: dict, experiment: str) -> list[str]:
     declared = [*(exp.get("sweep") or {}), *(k for entry in exp.get("variants") or [] for k in entry if k != "name")]
     resolved = [settings(config, experiment, v) for v in variants(config, experiment)]
     return [
-        k
-        for k in dict.fromkeys(declared)
-        if k not in NOT_GROUPED and len({format_value(s[k]) for s in resolved}) > 1
+        k for k in dict.fromkeys(declared) if k not in NOT_GROUPED and len({format_value(s[k]) for s in resolved}) > 1
     ]
 
 
