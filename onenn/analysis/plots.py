@@ -130,8 +130,9 @@ def final_against(
 ) -> None:
     """Final values (``seed_stats`` rows) against the setting ``x``, one series of error bars per value of the
     settings ``series``; ``styles`` gives a series' drawing keywords (``fmt``, ``color``, ``label``) from its
-    settings. A number ``x`` is drawn to scale (log scale where its positive values span a factor 10 or more),
-    anything else at equal spacing."""
+    settings. A number ``x`` is drawn to scale: on a log scale with a tick at each value where its values are
+    positive and span a factor 4 or more (sweeps of d, N, batch or lr are usually geometric); anything else at
+    equal spacing."""
     levels = sorted(final[x].unique())
     numeric = is_number(final[x])
     final = final.assign(position=final[x] if numeric else final[x].map({v: i for i, v in enumerate(levels)}))
@@ -141,8 +142,10 @@ def final_against(
         error_points(ax, part["position"], part, **styles(dict(zip(series, values))))
     if not numeric:
         ax.set_xticks(range(len(levels)), [str(v) for v in levels])
-    elif min(levels) > 0 and max(levels) >= 10 * min(levels):
+    elif min(levels) > 0 and max(levels) >= 4 * min(levels):
         ax.set_xscale("log")
+        ax.set_xticks([float(v) for v in levels], [f"{v:g}" for v in levels])
+        ax.minorticks_off()
     ax.set_xlabel(SYMBOLS.get(x, x))
 
 
