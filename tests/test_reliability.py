@@ -260,7 +260,7 @@ def test_arrays_are_stored_without_pickle(tmp_path):
 
 
 WRITE_CALL = re.compile(
-    r"\.to_parquet\(|\.to_csv\(|np\.save|\.savefig\(|\.write_text\(|\.write_bytes\(|json\.dump"
+    r"\.to_parquet\(|\.to_csv\(|np\.save|\.savefig\(|\.write_text\(|\.write_bytes\(|json\.dump\("
     r"|torch\.save|pickle|open\([^)]*['\"][wa]b?['\"]"
 )
 

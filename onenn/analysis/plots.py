@@ -1,10 +1,15 @@
-"""Seaborn figures, one function per experiment. They only draw: the statistics come from ``onenn.analysis.tables``."""
+"""Seaborn figures, one function per figure name of the config. They only draw: the statistics come from
+``onenn.analysis.tables``. A figure of a training experiment groups its curves by the settings the experiment's
+variants vary, which it receives as ``group_by`` (from the config: ``onenn.pipeline.experiments.group_by``);
+``sweep`` draws any training experiment."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -39,10 +44,16 @@ class PlotStyle:
 
 
 def band_lines(
-    ax: plt.Axes, stats: pd.DataFrame, hue: str, palette: str | Sequence, order: Sequence | None = None
+    ax: plt.Axes,
+    stats: pd.DataFrame,
+    hue: str,
+    palette: str | Sequence,
+    order: Sequence | None = None,
+    title: str | None = None,
 ) -> None:
     """Mean against step, one line per ``hue`` value (in ``order``, default sorted), with the
-    ``lower``–``upper`` band. ``palette`` is a seaborn palette name or a list of colours in ``order``."""
+    ``lower``–``upper`` band, under the legend title ``title`` (default ``hue``). ``palette`` is a seaborn
+    palette name or a list of colours in ``order``."""
     levels = list(order) if order is not None else sorted(stats[hue].unique())
     colours = dict(zip(levels, sns.color_palette(palette, len(levels))))
     sns.lineplot(data=stats, x="step", y="mean", hue=hue, hue_order=levels, palette=colours, ax=ax, errorbar=None)
@@ -50,18 +61,109 @@ def band_lines(
         ax.fill_between(part["step"], part["lower"], part["upper"], color=colours[level], alpha=0.2, lw=0)
     ax.set_xscale("symlog", linthresh=1)
     ax.set_xlabel("SGD step")
+    ax.get_legend().set_title(title or hue)
 
 
-def convergence(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+# --- grouping: the settings an experiment's variants vary, from its config ------------------------------------
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """How a figure groups an experiment's curves: by the table's ``column``, in ``order``, under ``title``."""
+
+    column: str
+    order: list
+    title: str
+
+
+def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
+    """The settings the experiment's variants vary (``group_by``, from the config through the figure rule's
+    params: ``onenn.pipeline.experiments.group_by``) as a grouping of the table's rows. One setting: its own
+    column, its values sorted (numbers as numbers); several: one group per variant, in ``variant_order``, titled
+    by the settings and sorted by them in their order; none (an experiment of one variant): its variant."""
+    missing = [k for k in group_by if k not in table]
+    if missing:
+        raise ValueError(
+            f"cannot group the curves by {', '.join(missing)}: not a column of the table "
+            f"(columns: {', '.join(table.columns)})"
+        )
+    if len(group_by) == 1:
+        return Grouping(group_by[0], sorted(table[group_by[0]].unique()), group_by[0])
+    if not group_by:
+        return Grouping("variant", variant_order(table), "variant")
+    per_variant = table.groupby("variant", sort=True)[list(group_by)].first()
+    return Grouping("variant", list(per_variant.sort_values(list(group_by), kind="stable").index), ", ".join(group_by))
+
+
+def in_order(stats: pd.DataFrame, group: Grouping) -> pd.DataFrame:
+    """The rows of ``stats`` (one per level of the grouping) in the grouping's order."""
+    rank = {level: i for i, level in enumerate(group.order)}
+    return stats.sort_values(group.column, key=lambda c: c.map(rank), kind="stable").reset_index(drop=True)
+
+
+#: symbols of settings in labels (docs/method.md)
+SYMBOLS = {"epsilon": "ε", "sigma": "σ", "lr": "η", "delta": "δ*"}
+#: what a value of ``noise_blocks`` says in a label (the default, ``all``, says nothing)
+NOISE_BLOCKS = {"all": "", "label": "label columns", "other": "other blocks"}
+
+
+def setting_label(key: str, value: Any) -> str:
+    """One setting of a run as a label: ``ε=0.3``, ``d=4``, ``label columns`` ('' for noise in all blocks)."""
+    if key == "noise_blocks":
+        return NOISE_BLOCKS.get(str(value), f"noise in {value} blocks")
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{SYMBOLS.get(key, key)}={shown}"
+
+
+def settings_label(values: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """The settings ``keys`` of a run as a label: ``ε=0.3``, ``ε=3, label columns``."""
+    parts = [p for p in (setting_label(k, values[k]) for k in keys) if p]
+    return ", ".join(parts) or ", ".join(f"{k}={values[k]}" for k in keys)
+
+
+def is_number(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def final_against(
+    ax: plt.Axes, final: pd.DataFrame, x: str, series: Sequence[str], styles: Callable[[dict], dict]
+) -> None:
+    """Final values (``seed_stats`` rows) against the setting ``x``, one series of error bars per value of the
+    settings ``series``; ``styles`` gives a series' drawing keywords (``fmt``, ``color``, ``label``) from its
+    settings. A number ``x`` is drawn to scale: on a log scale with a tick at each value where its values are
+    positive and span a factor 4 or more (sweeps of d, N, batch or lr are usually geometric); anything else at
+    equal spacing."""
+    levels = sorted(final[x].unique())
+    numeric = is_number(final[x])
+    final = final.assign(position=final[x] if numeric else final[x].map({v: i for i, v in enumerate(levels)}))
+    parts = final.groupby(list(series), sort=True) if series else [((), final)]
+    for values, part in parts:
+        part = part.sort_values("position")
+        error_points(ax, part["position"], part, **styles(dict(zip(series, values))))
+    if not numeric:
+        ax.set_xticks(range(len(levels)), [str(v) for v in levels])
+    elif min(levels) > 0 and max(levels) >= 4 * min(levels):
+        ax.set_xscale("log")
+        ax.set_xticks([float(v) for v in levels], [f"{v:g}" for v in levels])
+        ax.minorticks_off()
+    ax.set_xlabel(SYMBOLS.get(x, x))
+
+
+# --- the paper's training experiments ---------------------------------------------------------------------------
+
+
+def convergence(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """Training loss (the loss on the uniform test set) and separated-test argmax accuracy against step,
-    one line per N, mean ± band_sd sd over seeds."""
+    one line per group of variants (per N in experiment 1), mean ± band_sd sd over seeds."""
+    group = grouping(table, group_by)
     fig, (left, right) = plt.subplots(1, 2, figsize=(style.width, style.height))
-    loss = seed_stats(table[table["test_set"] == "uniform"], ["N", "step"], "test_loss", style.band_sd)
-    band_lines(left, loss, "N", style.palette)
+    by = [group.column, "step"]
+    loss = seed_stats(table[table["test_set"] == "uniform"], by, "test_loss", style.band_sd)
+    band_lines(left, loss, group.column, style.palette, group.order, group.title)
     left.set_yscale("log")
     left.set_ylabel("training loss (uniform test set)")
-    acc = seed_stats(table[table["test_set"] == "separated"], ["N", "step"], "accuracy", style.band_sd)
-    band_lines(right, acc, "N", style.palette)
+    acc = seed_stats(table[table["test_set"] == "separated"], by, "accuracy", style.band_sd)
+    band_lines(right, acc, group.column, style.palette, group.order, group.title)
     right.set_ylabel("argmax accuracy (separated test set)")
     right.set_ylim(0, 1.02)
     return fig
@@ -73,9 +175,10 @@ def error_points(ax: plt.Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs
     ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
 
 
-def distribution_shift(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+def distribution_shift(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """Separated-test logit error and argmax accuracy, and uniform-test argmax accuracy, against step,
-    one line per K."""
+    one line per group of variants (per K in experiment 3)."""
+    group = grouping(table, group_by)
     fig, axes = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
     panels = (
         ("separated", "logit_error", "logit error (separated test set)"),
@@ -83,8 +186,8 @@ def distribution_shift(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
         ("uniform", "accuracy", "argmax accuracy (uniform test set)"),
     )
     for ax, (test_set, metric, label) in zip(axes, panels):
-        stats = seed_stats(table[table["test_set"] == test_set], ["K", "step"], metric, style.band_sd)
-        band_lines(ax, stats, "K", style.palette)
+        stats = seed_stats(table[table["test_set"] == test_set], [group.column, "step"], metric, style.band_sd)
+        band_lines(ax, stats, group.column, style.palette, group.order, group.title)
         ax.set_ylabel(label)
         if metric == "accuracy":
             ax.set_ylim(0, 1.02)
@@ -93,24 +196,28 @@ def distribution_shift(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-def number_of_classes(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
-    """Training loss against step per K, the same divided by (K−1)/K (Lemma 2's factor), and the final
-    separated accuracy per K next to chance, 1/K."""
+def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
+    """Training loss against step per group of variants (per K in experiment 4), the same divided by
+    (K−1)/K (Lemma 2's factor), and the final separated accuracy per group next to chance, 1/K."""
+    group = grouping(table, group_by)
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
     uniform = class_scaled(table[table["test_set"] == "uniform"], "test_loss")
     for ax, value, label in (
         (left, "test_loss", "training loss"),
         (middle, "test_loss_scaled", "training loss / ((K−1)/K)"),
     ):
-        band_lines(ax, seed_stats(uniform, ["K", "step"], value, style.band_sd), "K", style.palette)
+        stats = seed_stats(uniform, [group.column, "step"], value, style.band_sd)
+        band_lines(ax, stats, group.column, style.palette, group.order, group.title)
         ax.set_yscale("log")
         ax.set_ylabel(label)
-    final = seed_stats(final_step(table[table["test_set"] == "separated"]), ["K"], "accuracy", style.band_sd)
+    separated = final_step(table[table["test_set"] == "separated"])
+    final = in_order(seed_stats(separated, [group.column], "accuracy", style.band_sd), group)
+    K = final[group.column].map(separated.groupby(group.column)["K"].first())
     positions = np.arange(len(final))
     error_points(right, positions, final, fmt="o", label="final accuracy")
-    right.plot(positions, 1.0 / final["K"], "x", color="grey", label="chance 1/K")
-    right.set_xticks(positions, [str(k) for k in final["K"]])
-    right.set_xlabel("K")
+    right.plot(positions, 1.0 / K, "x", color="grey", label="chance 1/K")
+    right.set_xticks(positions, [str(level) for level in final[group.column]])
+    right.set_xlabel(group.title)
     right.set_ylabel("final argmax accuracy (separated)")
     right.set_ylim(0, 1.05)
     right.legend()
@@ -121,32 +228,34 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
 CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
 
 
-def init_label(epsilon: float, noise_blocks: str) -> str:
-    """``ε=0.3``, or ``ε=3, label columns`` / ``ε=3, other blocks`` for the block-confined noise."""
-    where = {"all": "", "label": ", label columns", "other": ", other blocks"}[noise_blocks]
-    return f"ε={epsilon:g}{where}"
+def init_style(values: dict) -> dict:
+    """A series of the final accuracy of ``diagonal_init``: the block-confined noise as contrasting squares."""
+    where = values.get("noise_blocks", "all")
+    label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
+    shape = {"fmt": "s", "color": CONFINED_COLOURS[where]} if where in CONFINED_COLOURS else {"fmt": "o-"}
+    return {**shape, "label": label or None}
 
 
-def diagonal_init(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
-    """Final separated accuracy against ε; the label-column norm at the first and the last step per run
-    variant; the distance to the family against step per variant, over the whole matrix and over the blocks
-    the loss depends on."""
-    table = table.assign(init=[init_label(e, b) for e, b in zip(table["epsilon"], table["noise_blocks"])])
-    labels = table.drop_duplicates("variant").set_index("variant")["init"]
+def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
+    """Final separated accuracy against the first setting the variants vary (ε in experiment 5), one series per
+    value of the others (the noise blocks); the label-column norm at the first and the last step per variant; the
+    distance to the family against step per variant, over the whole matrix and over the blocks the loss
+    depends on."""
+    group_by = list(group_by)
+    runs = table.drop_duplicates("variant").set_index("variant")
+    labels = {v: settings_label(row, group_by) if group_by else str(v) for v, row in runs.iterrows()}
+    table = table.assign(init=table["variant"].map(labels))
     order = [labels[v] for v in variant_order(table)]
     fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     (acc_ax, norm_ax), (dist_ax, active_ax) = axes
 
-    final = seed_stats(
-        final_step(table[table["test_set"] == "separated"]), ["noise_blocks", "epsilon"], "accuracy", style.band_sd
-    )
-    for where, part in final.groupby("noise_blocks", sort=True):
-        style_of = {"fmt": "o-"} if where == "all" else {"fmt": "s", "color": CONFINED_COLOURS[where]}
-        error_points(acc_ax, part["epsilon"], part, label=f"noise in {where} blocks", **style_of)
-    acc_ax.set_xlabel("ε")
+    x, series = (group_by[0], group_by[1:]) if group_by else ("init", [])
+    final = seed_stats(final_step(table[table["test_set"] == "separated"]), [*series, x], "accuracy", style.band_sd)
+    final_against(acc_ax, final, x, series, init_style)
     acc_ax.set_ylabel("final argmax accuracy (separated)")
     acc_ax.set_ylim(0, 1.05)
-    acc_ax.legend()
+    if series:
+        acc_ax.legend()
 
     ends = first_and_last(table, "label_norm").melt(id_vars=["init"], value_vars=["start", "end"], var_name="when")
     ends = seed_stats(ends, ["init", "when"], "value", style.band_sd)
@@ -160,8 +269,8 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
 
     # the palette for the perturbations of every block, contrasting colours for the confined ones
     blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
-    shades = iter(sns.color_palette(style.palette, int((blocks == "all").sum())))
-    colours = [CONFINED_COLOURS[blocks[label]] if blocks[label] != "all" else next(shades) for label in order]
+    shades = iter(sns.color_palette(style.palette, int((~blocks.isin(list(CONFINED_COLOURS))).sum())))
+    colours = [CONFINED_COLOURS.get(blocks[label]) or next(shades) for label in order]
     for ax, value, label in (
         (dist_ax, "dist_family", "distance to the family (whole W)"),
         (active_ax, "dist_family_active", "distance to the family (active blocks)"),
@@ -172,32 +281,91 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
         ax.set_ylabel(label)
         ax.get_legend().remove()
     active_ax.legend(
-        *dist_ax.get_legend_handles_labels(), fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5)
+        *dist_ax.get_legend_handles_labels(),
+        title=", ".join(group_by) or "variant",
+        fontsize="x-small",
+        loc="center left",
+        bbox_to_anchor=(1.02, 0.5),
     )
     return fig
 
 
-def loss_function(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
-    """Final separated and uniform argmax accuracy per loss (mixture weight c, squentropy), and the
-    separated accuracy against step per loss."""
-    order = variant_order(table)
+def loss_function(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
+    """Final separated and uniform argmax accuracy per group of variants (per loss in experiment 6: mixture
+    weight c, squentropy), and the separated accuracy against step per group."""
+    group = grouping(table, group_by)
     fig, (left, right) = plt.subplots(1, 2, figsize=(style.width, style.height))
-    final = seed_stats(final_step(table), ["test_set", "variant"], "accuracy", style.band_sd)
-    positions = {v: i for i, v in enumerate(order)}
+    final = seed_stats(final_step(table), ["test_set", group.column], "accuracy", style.band_sd)
+    positions = {level: i for i, level in enumerate(group.order)}
     for shift, (test_set, part) in zip((-0.12, 0.12), final.groupby("test_set", sort=True)):
-        error_points(left, part["variant"].map(positions) + shift, part, fmt="o", label=f"{test_set} test set")
-    left.set_xticks(range(len(order)), order, rotation=30, ha="right")
+        error_points(left, part[group.column].map(positions) + shift, part, fmt="o", label=f"{test_set} test set")
+    left.set_xticks(range(len(group.order)), [str(level) for level in group.order], rotation=30, ha="right")
+    left.set_xlabel(group.title)
     left.set_ylabel("final argmax accuracy")
     left.set_ylim(0, 1.05)
     left.legend()
-    acc = seed_stats(table[table["test_set"] == "separated"], ["variant", "step"], "accuracy", style.band_sd)
-    band_lines(right, acc, "variant", style.palette, order=order)
+    acc = seed_stats(table[table["test_set"] == "separated"], [group.column, "step"], "accuracy", style.band_sd)
+    band_lines(right, acc, group.column, style.palette, group.order, group.title)
     right.set_ylabel("argmax accuracy (separated test set)")
     right.set_ylim(0, 1.02)
     return fig
 
 
-def scaling_identity(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+# --- any training experiment --------------------------------------------------------------------------------
+
+#: the sweep figure's columns: test set, metric, what it is, log scale
+SWEEP_PANELS = (
+    ("uniform", "test_loss", "training loss (uniform test set)", True),
+    ("separated", "accuracy", "argmax accuracy (separated test set)", False),
+    ("uniform", "accuracy", "argmax accuracy (uniform test set)", False),
+)
+
+
+def sweep(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
+    """Any training experiment. Top: the training loss and the separated and uniform argmax accuracy against
+    step, one line per group of variants (per value of the swept setting), mean ± band_sd sd over seeds. Below,
+    when the first setting the variants vary is a number: the final values against it, one series per value of
+    the other settings they vary."""
+    sets = set(table["test_set"])
+    if not {"uniform", "separated"} <= sets:
+        raise ValueError(
+            f"figure 'sweep' draws a training experiment (test sets uniform and separated); got {sorted(sets)}"
+        )
+    group = grouping(table, group_by)
+    against = bool(group_by) and is_number(table[group_by[0]])
+    rows = 2 if against else 1
+    fig, axes = plt.subplots(rows, 3, figsize=(1.4 * style.width, rows * style.height), squeeze=False)
+    series = list(group_by[1:])
+    combos = sorted(set(zip(*(table[k] for k in series)))) if series else [()]
+    shades = dict(zip(combos, sns.color_palette(style.palette, len(combos)))) if series else {(): None}
+
+    def series_style(values: dict) -> dict:
+        label = settings_label(values, series) if series else None
+        return {"fmt": "o-", "color": shades[tuple(values[k] for k in series)], "label": label}
+
+    for i, (test_set, metric, label, log_y) in enumerate(SWEEP_PANELS):
+        part = table[table["test_set"] == test_set]
+        top = axes[0, i]
+        stats = seed_stats(part, [group.column, "step"], metric, style.band_sd)
+        band_lines(top, stats, group.column, style.palette, group.order, group.title)
+        top.set_ylabel(label)
+        if i:
+            top.get_legend().remove()
+        if against:
+            final = seed_stats(final_step(part), list(group_by), metric, style.band_sd)
+            final_against(axes[1, i], final, group_by[0], series, series_style)
+            axes[1, i].set_ylabel(f"final {label}")
+            if series and i == 0:
+                axes[1, i].legend(title=", ".join(series), fontsize="small")
+        for ax in axes[:, i]:
+            if log_y:
+                ax.set_yscale("log")
+            else:
+                ax.set_ylim(0, 1.02)
+    return fig
+
+
+def scaling_identity(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """The measured ratio L_MC / L_bin with its confidence interval, one axis per panel of the config: a
     panel at one (ξ1, ξ2) against K with the curve (K−1)/K; a panel over several (ξ1, ξ2), one line per K
     with (K−1)/K dashed."""
@@ -230,9 +398,11 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-def binary(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """The binary paper's experiment: loss on the fixed training set, MSE to the 1-NN predictor on the
-    separated set, and the distance of W to the family (blocks the loss depends on), against SGD step."""
+    separated set, and the distance of W to the family (blocks the loss depends on), against SGD step, one line
+    per group of variants."""
+    group = grouping(table, group_by)
     fig, axes = plt.subplots(1, 3, figsize=(1.5 * style.width, style.height))
     panels = (
         ("train", "test_loss", "training loss (whole training set)", True),
@@ -240,8 +410,8 @@ def binary(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
         ("train", "dist_family_active", "distance to the family (active blocks)", False),
     )
     for ax, (test_set, metric, label, log_y) in zip(axes, panels):
-        stats = seed_stats(table[table["test_set"] == test_set], ["variant", "step"], metric, style.band_sd)
-        band_lines(ax, stats, "variant", style.palette)
+        stats = seed_stats(table[table["test_set"] == test_set], [group.column, "step"], metric, style.band_sd)
+        band_lines(ax, stats, group.column, style.palette, group.order, group.title)
         if log_y:
             ax.set_yscale("log")
         ax.set_ylabel(label)
@@ -250,7 +420,7 @@ def binary(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-def landscape(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+def landscape(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """The reduced loss L(xi1, xi2): heat map with the line xi1 = (7/15) xi2, and the surface."""
     grid = table.pivot(index="xi2", columns="xi1", values="loss").sort_index().sort_index(axis=1)
     xi1, xi2, loss = grid.columns.to_numpy(), grid.index.to_numpy(), grid.to_numpy()
@@ -272,7 +442,7 @@ def landscape(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-def audit(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """The reduced-dynamics audit, one colour per sigma: the ratio xi1/xi2 against 7/15, the loss with the
     O(1/log t) envelope, xi2 - xi1, and the GD-flow overlap. Solid: exact GD then the flow continuation;
     dashed: the flow on an independent sample; dotted: the flow on a plain sample of the same size."""
@@ -315,7 +485,7 @@ def audit(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-def full_matrix(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
+def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """Full-matrix GD against the reduced GD on the same prompts: (xi1, xi2) of Π(W) and the reduced ones, and
     the distance of W to the family, against step, one colour per number of prompts."""
     fig, (xi_ax, dist_ax) = plt.subplots(1, 2, figsize=(style.width, style.height))
@@ -346,13 +516,17 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle) -> plt.Figure:
     return fig
 
 
-FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle], plt.Figure]] = {
+#: figure name (the config's ``figure``) -> its function: (table, style, group_by) -> figure. The figures of
+#: training experiments (``onenn.pipeline.experiments.TRAIN_FIGURES``) and ``binary`` group their curves by
+#: ``group_by``; the others ignore it.
+FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure]] = {
     "convergence": convergence,
     "scaling_identity": scaling_identity,
     "distribution_shift": distribution_shift,
     "number_of_classes": number_of_classes,
     "diagonal_init": diagonal_init,
     "loss_function": loss_function,
+    "sweep": sweep,
     "binary": binary,
     "landscape": landscape,
     "audit": audit,
@@ -360,14 +534,42 @@ FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle], plt.Figure]] = {
 }
 
 
-def render(name: str, table: pd.DataFrame, style: PlotStyle, outputs: list[str | Path]) -> None:
-    """Draw figure ``name`` and save it (atomically) to every path in ``outputs`` (PNG, PDF, ...)."""
+def legends(fig: plt.Figure) -> list[dict[str, Any]]:
+    """The title and the entries of every legend of ``fig``, axes by axes."""
+    out = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            out.append({"title": legend.get_title().get_text(), "entries": [t.get_text() for t in legend.get_texts()]})
+    return out
+
+
+def metadata(fmt: str, name: str, fig: plt.Figure, group_by: Sequence[str]) -> dict[str, str] | None:
+    """What a saved figure says about itself, readable without looking at it: its name and grouping (PNG, PDF,
+    SVG), and for PNG its legends as JSON (the text chunk ``Legends``)."""
+    title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
+    if fmt == "png":
+        return {"Title": title, "Legends": json.dumps(legends(fig))}
+    return {"Title": title} if fmt in ("pdf", "svg") else None
+
+
+def figure(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
+    """Figure ``name`` of an experiment's table, its curves grouped by the settings ``group_by``."""
     if name not in FIGURES:
         raise ValueError(f"figure must be one of {', '.join(sorted(FIGURES))}; got {name!r}")
+    return FIGURES[name](table, style, list(group_by))
+
+
+def render(
+    name: str, table: pd.DataFrame, style: PlotStyle, outputs: list[str | Path], group_by: Sequence[str] = ()
+) -> None:
+    """Draw figure ``name``, its curves grouped by ``group_by``, and save it (atomically) to every path in
+    ``outputs`` (PNG, PDF, ...)."""
     with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
-        fig = FIGURES[name](table, style)
+        fig = figure(name, table, style, group_by)
         fig.tight_layout()
         for path in outputs:
             fmt = Path(path).suffix.lstrip(".")
-            write_with(path, lambda tmp, fmt=fmt: fig.savefig(tmp, format=fmt, dpi=style.dpi))
+            meta = metadata(fmt, name, fig, group_by)
+            write_with(path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, dpi=style.dpi, metadata=meta))
     plt.close(fig)

@@ -101,6 +101,26 @@ def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
     return resolved
 
 
+#: figures that draw a training experiment's table, their curves grouped by ``group_by`` (``sweep``: any
+#: training experiment; the others keep the layout of their paper experiment)
+TRAIN_FIGURES = ("convergence", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function", "sweep")
+#: keys a variant may set that say how many runs it has, not what a run does: never a grouping of the curves
+NOT_GROUPED = ("seeds",)
+
+
+def group_by(config: dict, experiment: str) -> list[str]:
+    """The settings that tell the experiment's variants apart, in the order they are declared (the sweep's
+    keys, then those of the explicit variants): what its figure groups its curves by. Only settings whose value
+    differs between variants; empty for an experiment of one variant. The figure rule passes it in its params,
+    so a change of the sweep reruns the figure."""
+    exp = config["experiments"][experiment]
+    declared = [*(exp.get("sweep") or {}), *(k for entry in exp.get("variants") or [] for k in entry if k != "name")]
+    resolved = [settings(config, experiment, v) for v in variants(config, experiment)]
+    return [
+        k for k in dict.fromkeys(declared) if k not in NOT_GROUPED and len({format_value(s[k]) for s in resolved}) > 1
+    ]
+
+
 def train_settings(config: dict, experiment: str, variant: str, seed: int) -> dict[str, Any]:
     s = settings(config, experiment, variant)
     return {**{k: s[k] for k in TRAIN_KEYS}, "seed": int(seed)}

@@ -327,11 +327,20 @@ def table_job(
         raise ValueError(f"no table job computes kind {kind!r} (TABLE_SOURCES names it, table_job does not)")
 
 
-def figure_job(figure: str, table_path: str, style: dict, outputs: Sequence[str], log: logging.Logger) -> None:
-    """Draw figure ``figure`` of an experiment table and save it to every path in ``outputs`` (PNG, PDF)."""
+def figure_job(
+    figure: str,
+    table_path: str,
+    style: dict,
+    outputs: Sequence[str],
+    *,
+    group_by: Sequence[str],
+    log: logging.Logger,
+) -> None:
+    """Draw figure ``figure`` of an experiment table, its curves grouped by the settings ``group_by``, and save
+    it to every path in ``outputs`` (PNG, PDF)."""
     from onenn.analysis.plots import PlotStyle, render
 
-    render(figure, load_table(table_path), PlotStyle(**style), list(outputs))
+    render(figure, load_table(table_path), PlotStyle(**style), list(outputs), group_by)
     log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))
 
 

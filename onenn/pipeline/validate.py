@@ -9,6 +9,8 @@ enumeration, and rejects unknown keys. This module adds what a schema cannot say
   schema (``K: [1]`` fails as ``defaults: {K: 1}`` does);
 - variant names are distinct folders, no two variants of an experiment resolve to the same settings, and every
   experiment has at least one run;
+- a figure of training experiments (``onenn.pipeline.experiments.TRAIN_FIGURES``) belongs to a training
+  experiment whose variants vary a setting it can group its curves by;
 - per-kind checks (``KIND_CHECKS``): a new experiment kind adds an ``if``/``then`` entry to the schema and, if it
   needs any, its checks here.
 """
@@ -386,6 +388,33 @@ def mixture_weight_unused(config: dict, name: str, exp: dict, found: list[Varian
     return problems
 
 
+def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
+    """A figure of training experiments needs a training experiment, and variants that differ in a setting it
+    can group its curves by (one variant alone is drawn as itself)."""
+    figure, path = exp["figure"], ("experiments", name, "figure")
+    if figure not in ex.TRAIN_FIGURES:
+        return []
+    if exp["kind"] != "train":
+        return [
+            Problem(
+                path,
+                f"figure {figure!r} draws training experiments (kind 'train'), but experiments.{name} has kind "
+                f"{exp['kind']!r}",
+            )
+        ]
+    found = ex.variants(config, name)
+    if len(found) > 1 and not ex.group_by(config, name):
+        return [
+            Problem(
+                path,
+                f"figure {figure!r} groups its curves by the settings the variants vary, but the {len(found)} "
+                f"variants of experiments.{name} vary none it can group by (only {', '.join(ex.NOT_GROUPED)}); "
+                "sweep or vary a setting, or merge the variants",
+            )
+        ]
+    return []
+
+
 Check = Callable[[dict, str, dict, list[Variant]], list[Problem]]
 
 #: checks of the resolved runs, by experiment kind (``variant_problems`` applies to every kind)
@@ -398,7 +427,8 @@ def run_problems(config: dict) -> list[Problem]:
     problems = []
     for name, exp in config["experiments"].items():
         found = declared_variants(name, exp)
-        problems += variant_problems(config, name, exp, found)
+        own = variant_problems(config, name, exp, found)
+        problems += own or figure_problems(config, name, exp)  # the grouping needs distinct variants
         for check in KIND_CHECKS.get(exp["kind"], ()):
             problems += check(config, name, exp, found)
     return problems

@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 import seaborn as sns
 
-from onenn.analysis.plots import FIGURES, PlotStyle, render
+from onenn.analysis.plots import PlotStyle, figure, render
+from onenn.pipeline import experiments as ex
 from tests.configs import QUICK, load_config
 
 CONFIG = load_config(*QUICK)
@@ -43,7 +44,7 @@ def close_figures():
 def draw(quick_run: Path, experiment: str):
     """The figure as render() draws it (same seaborn context and style), kept open to be inspected."""
     with sns.plotting_context(STYLE.context), sns.axes_style("whitegrid"):
-        return FIGURES[figure_of(experiment)](table_of(quick_run, experiment), STYLE)
+        return figure(figure_of(experiment), table_of(quick_run, experiment), STYLE, ex.group_by(CONFIG, experiment))
 
 
 # --- the files ----------------------------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def pdf_page_and_streams(path: Path) -> tuple[tuple[float, float], list[bytes]]:
 def test_the_figure_files_are_the_drawing_of_the_table(quick_run, tmp_path, experiment):
     """Drawn again here from the table, with the configuration's style: the same pixels and the same PDF."""
     again = [tmp_path / "again.png", tmp_path / "again.pdf"]
-    render(figure_of(experiment), table_of(quick_run, experiment), STYLE, again)
+    render(figure_of(experiment), table_of(quick_run, experiment), STYLE, again, ex.group_by(CONFIG, experiment))
     pixels = mpimg.imread(quick_run / f"results/figures/{experiment}.png")
     assert np.array_equal(pixels, mpimg.imread(again[0])), "the PNG is not its table drawn with the config's style"
     assert len(np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)) > 50  # not a blank page

@@ -128,6 +128,11 @@ def get_plot_settings(wildcards):
     return config["plots"]
 
 
+def get_group_by(wildcards):
+    """The settings an experiment's variants vary, which its figure groups its curves by."""
+    return ex.group_by(config, wildcards.experiment)
+
+
 def get_figure_labels(wildcards):
     """The columns of a figure's row in the HTML report."""
     return {"experiment": wildcards.experiment, "figure": get_figure(wildcards)}

@@ -1,5 +1,6 @@
-# Figures: one seaborn figure per experiment, PNG and PDF. The PNG goes into the HTML report
-# (snakemake --report results/report.html), under the experiment's name, with the caption of
+# Figures: one seaborn figure per experiment, PNG and PDF, its curves grouped by the settings its variants
+# vary. The PNG goes into the HTML report (snakemake --report results/report.html), under the experiment's
+# name, with the caption of
 # workflow/report/figure.rst: the experiment, the text of its figure (workflow/report/figures/<figure>.rst)
 # and the scale of the run.
 
@@ -22,6 +23,8 @@ rule figure:
     params:
         figure=get_figure,
         settings=get_plot_settings,
+        # the settings the variants vary: the figure groups its curves by them (a new sweep reruns it)
+        group_by=get_group_by,
     threads: 1
     script:
         "../scripts/figure.py"

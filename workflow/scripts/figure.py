@@ -7,5 +7,6 @@ with job_log(snakemake.log[0]) as log:
         snakemake.input[0],
         dict(snakemake.params.settings),
         [snakemake.output.png, snakemake.output.pdf],
+        group_by=list(snakemake.params.group_by),
         log=log,
     )

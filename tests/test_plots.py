@@ -1,0 +1,214 @@
+"""Figures group their curves by the settings the experiment's variants vary (read from the config), and say so in
+their legends: the paper's figures as before, ``sweep`` for any training experiment. Synthetic tables, no
+training."""
+
+import copy
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from PIL import Image
+
+from onenn.analysis.plots import FIGURES, PlotStyle, figure, grouping, render
+from onenn.analysis.tables import concat_tables
+from onenn.pipeline import experiments as ex
+from onenn.pipeline.validate import check_config, load_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+SCHEMA = load_schema(ROOT / "workflow/schemas/config.schema.yaml")
+EXAMPLE = yaml.safe_load((ROOT / "workflow/examples/input_dimension.yaml").read_text())
+STYLE = PlotStyle()
+METRICS = ("logit_error", "accuracy", "test_loss", "minibatch_loss", "dist_family", "dist_family_active", "label_norm")
+
+
+def with_experiment(**experiment) -> dict:
+    config = copy.deepcopy(CONFIG)
+    config["experiments"]["new"] = {"kind": "train", "figure": "sweep", **experiment}
+    return config
+
+
+def synthetic_table(config: dict, experiment: str, seeds: int = 2) -> pd.DataFrame:
+    """An experiment's table as the workflow writes it (identity, metrics, resolved settings), random metrics."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for variant in ex.variants(config, experiment):
+        s = ex.settings(config, experiment, variant)
+        run = {k: s[k] for k in (*ex.TRAIN_KEYS, *ex.EVAL_KEYS)}
+        for seed in range(seeds):
+            for step in (0, 10, 100):
+                for test_set in ("uniform", "separated"):
+                    metrics = dict(zip(METRICS, rng.uniform(0.05, 0.95, len(METRICS))))
+                    rows.append(
+                        {"experiment": experiment, "variant": variant, "seed": seed, "step": step}
+                        | {"test_set": test_set, **metrics, **run}
+                    )
+    return concat_tables([pd.DataFrame(rows)])
+
+
+def draw(config: dict, experiment: str) -> plt.Figure:
+    table = synthetic_table(config, experiment)
+    return figure(config["experiments"][experiment]["figure"], table, STYLE, ex.group_by(config, experiment))
+
+
+def legend_of(ax: plt.Axes) -> tuple[str, list[str]]:
+    legend = ax.get_legend()
+    return legend.get_title().get_text(), [t.get_text() for t in legend.get_texts()]
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+# --- the grouping, from the config ----------------------------------------------------------------------------
+
+
+def test_group_by_is_what_the_variants_vary_in_declared_order():
+    assert {e: ex.group_by(CONFIG, e) for e in CONFIG["experiments"]} == {
+        "convergence": ["N"],
+        "scaling_identity": [],
+        "distribution_shift": ["K"],
+        "number_of_classes": ["K"],
+        "diagonal_init": ["epsilon", "noise_blocks"],
+        "loss_function": ["loss", "c"],
+        "binary_sgd": ["N", "d", "sigma", "epsilon"],
+        "landscape": [],
+        "audit": ["sigma"],
+        "full_matrix": ["prompts"],
+    }
+    # a sweep key with one value varies nothing; seeds is how many runs, not what a run does
+    config = with_experiment(sweep={"d": [8], "sigma": [1.0, 3.0]}, variants=[{"sigma": 2.0, "seeds": 5}])
+    assert ex.group_by(config, "new") == ["sigma"]
+
+
+def test_every_training_figure_exists_and_has_a_caption():
+    assert set(ex.TRAIN_FIGURES) <= set(FIGURES)
+    assert (ROOT / "workflow/report/figures/sweep.rst").exists()
+
+
+# --- the paper's figures keep their layouts, grouped by the config ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "experiment,title,entries",
+    [
+        ("convergence", "N", ["16", "32", "64"]),
+        ("distribution_shift", "K", ["3", "5"]),
+        ("number_of_classes", "K", ["2", "3", "5", "10"]),
+        ("loss_function", "loss, c", ["c=0", "c=0.25", "c=0.5", "c=0.75", "c=1", "squentropy"]),
+    ],
+)
+def test_paper_figures_group_by_their_sweep(experiment, title, entries):
+    fig = draw(CONFIG, experiment)
+    curves = [ax for ax in fig.axes if ax.get_xlabel() == "SGD step"]
+    assert curves and all(legend_of(ax) == (title, entries) for ax in curves)
+
+
+def test_number_of_classes_puts_chance_at_one_over_K():
+    fig = draw(CONFIG, "number_of_classes")
+    right = fig.axes[2]
+    assert [t.get_text() for t in right.get_xticklabels()] == ["2", "3", "5", "10"] and right.get_xlabel() == "K"
+    chance = next(line for line in right.get_lines() if line.get_label() == "chance 1/K")
+    assert chance.get_ydata() == pytest.approx([1 / 2, 1 / 3, 1 / 5, 1 / 10])
+
+
+def test_diagonal_init_labels_its_starts_as_before():
+    fig = draw(CONFIG, "diagonal_init")
+    acc, norm, _, active = fig.axes
+    assert acc.get_xlabel() == "ε"
+    assert legend_of(acc)[1] == ["noise in all blocks", "noise in label blocks", "noise in other blocks"]
+    starts = ["ε=0", "ε=0.1", "ε=0.3", "ε=0.5", "ε=1", "ε=2", "ε=3", "ε=3, label columns", "ε=3, other blocks"]
+    assert [t.get_text() for t in norm.get_xticklabels()] == starts
+    assert legend_of(active) == ("epsilon, noise_blocks", starts)
+
+
+# --- the generic figure ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key,values,entries",
+    [("d", [4, 8, 16], ["4", "8", "16"]), ("sigma", [1.0, 3.0], ["1.0", "3.0"]), ("lr", [0.01, 0.1], ["0.01", "0.1"])],
+)
+def test_sweep_groups_by_the_swept_setting_and_draws_final_values_against_it(key, values, entries):
+    fig = draw(with_experiment(sweep={key: values}), "new")
+    top, bottom = fig.axes[:3], fig.axes[3:]
+    assert legend_of(top[0]) == (key, entries)
+    assert all(ax.get_legend() is None for ax in top[1:])
+    assert len(bottom) == 3
+    for ax in bottom:  # final values against the setting: one point per value
+        (bars,) = ax.containers
+        assert list(bars.lines[0].get_xdata()) == pytest.approx(values)
+        assert ax.get_xlabel() == {"sigma": "σ", "lr": "η"}.get(key, key)
+
+
+def test_the_worked_example_groups_by_d():
+    config = copy.deepcopy(CONFIG)
+    config["experiments"].update(EXAMPLE["experiments"])
+    assert check_config(config, SCHEMA) == []
+    assert ex.group_by(config, "input_dimension") == ["d"]
+    assert legend_of(draw(config, "input_dimension").axes[0]) == ("d", ["4", "8", "16"])
+
+
+def test_sweep_over_two_settings_names_both_and_draws_a_series_per_value_of_the_second():
+    fig = draw(with_experiment(sweep={"d": [4, 8], "N": [8, 16]}), "new")
+    assert legend_of(fig.axes[0]) == ("d, N", ["d=4+N=8", "d=4+N=16", "d=8+N=8", "d=8+N=16"])
+    assert legend_of(fig.axes[3]) == ("N", ["N=8", "N=16"])
+
+
+def test_sweep_of_a_text_setting_has_no_final_row():
+    fig = draw(with_experiment(sweep={"loss": ["square", "squentropy"]}), "new")
+    assert len(fig.axes) == 3 and legend_of(fig.axes[0]) == ("loss", ["square", "squentropy"])
+
+
+def test_one_variant_is_drawn_as_itself():
+    fig = draw(with_experiment(steps=100), "new")
+    assert len(fig.axes) == 3 and legend_of(fig.axes[0]) == ("variant", ["default"])
+
+
+def test_a_grouping_the_table_lacks_is_a_clear_error():
+    table = synthetic_table(CONFIG, "convergence")
+    with pytest.raises(ValueError, match="cannot group the curves by width: not a column"):
+        grouping(table, ["width"])
+
+
+def test_render_records_the_legends_in_the_png(tmp_path):
+    config = with_experiment(sweep={"d": [4, 8, 16]})
+    outputs = [tmp_path / "new.png", tmp_path / "new.pdf"]
+    render("sweep", synthetic_table(config, "new"), STYLE, outputs, ex.group_by(config, "new"))
+    text = Image.open(outputs[0]).text
+    assert text["Title"] == "onenn figure sweep, grouped by d"
+    assert json.loads(text["Legends"])[0] == {"title": "d", "entries": ["4", "8", "16"]}
+    assert outputs[1].read_bytes().startswith(b"%PDF")
+
+
+# --- caught before any job ------------------------------------------------------------------------------------
+
+
+def test_a_training_figure_of_another_kind_is_a_config_error():
+    config = copy.deepcopy(CONFIG)
+    config["experiments"]["binary_sgd"]["figure"] = "sweep"
+    assert [str(p) for p in check_config(config, SCHEMA)] == [
+        (
+            "experiments.binary_sgd.figure: figure 'sweep' draws training experiments (kind 'train'), "
+            "but experiments.binary_sgd has kind 'binary'"
+        )
+    ]
+
+
+def test_variants_that_vary_nothing_to_group_by_are_a_config_error_naming_the_experiment():
+    config = with_experiment(variants=[{"name": "few", "seeds": 2}, {"name": "many", "seeds": 4}])
+    problems = [str(p) for p in check_config(config, SCHEMA)]
+    assert problems == [
+        (
+            "experiments.new.figure: figure 'sweep' groups its curves by the settings the variants vary, but the 2 "
+            "variants of experiments.new vary none it can group by (only seeds); sweep or vary a setting, or merge "
+            "the variants"
+        )
+    ]
+    assert check_config(with_experiment(steps=100), SCHEMA) == []  # one variant: drawn as itself
