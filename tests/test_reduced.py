@@ -77,7 +77,7 @@ def test_multiclass_scaling_with_simplex_codes() -> None:
     target = codes[c[np.arange(t.shape[0]), np.argmax(t, axis=1)]]
     per = 0.5 * ((ell - target) ** 2).sum(axis=1)
     se = per.std(ddof=1) / math.sqrt(per.size)
-    assert abs(reduced_loss(xi1, xi2, t, n_classes=K) - per.mean()) < 4 * se
+    assert abs(reduced_loss(xi1, xi2, t, K=K) - per.mean()) < 4 * se
     assert loss_scale(K) == pytest.approx(2.0 / 3.0)
 
 
@@ -131,16 +131,14 @@ def test_sampler_is_reproducible_and_in_range() -> None:
 
 
 @pytest.mark.parametrize("xi", [(0.0, 3.0), (0.7, 1.2), (4.0, 9.0), (15.0, 30.0), (-2.0, 0.5), (30.0, 40.0)])
-@pytest.mark.parametrize("n_classes", [None, 5])
-def test_gradient_matches_finite_differences(
-    t_small: np.ndarray, xi: tuple[float, float], n_classes: int | None
-) -> None:
+@pytest.mark.parametrize("K", [None, 5])
+def test_gradient_matches_finite_differences(t_small: np.ndarray, xi: tuple[float, float], K: int | None) -> None:
     xi1, xi2 = xi
-    _, g1, g2 = reduced_loss_and_grad(xi1, xi2, t_small, n_classes=n_classes)
+    _, g1, g2 = reduced_loss_and_grad(xi1, xi2, t_small, K=K)
     h = 1e-5 * max(1.0, abs(xi1), abs(xi2))
 
     def loss(a: float, b: float) -> float:
-        return reduced_loss(a, b, t_small, n_classes=n_classes)
+        return reduced_loss(a, b, t_small, K=K)
 
     fd1 = (loss(xi1 + h, xi2) - loss(xi1 - h, xi2)) / (2 * h)
     fd2 = (loss(xi1, xi2 + h) - loss(xi1, xi2 - h)) / (2 * h)
@@ -166,14 +164,14 @@ def test_monte_carlo_estimate_consistent(t_small: np.ndarray) -> None:
     # the standard error of the per-prompt loss 1/2 (sum q_j^2 - 2 q_{i*} + 1), from the naive softmax
     q = _naive_weights(4.0, 9.0, t_small)[:, :-1]
     per = 0.5 * ((q**2).sum(1) - 2 * q[np.arange(q.shape[0]), np.argmax(t_small, axis=1)] + 1)
-    assert est.se_loss == pytest.approx(per.std(ddof=1) / math.sqrt(per.size), rel=1e-9)
+    assert est.loss_se == pytest.approx(per.std(ddof=1) / math.sqrt(per.size), rel=1e-9)
 
 
 def test_loss_landscape_matches_pointwise(t_small: np.ndarray) -> None:
     xi1_grid, xi2_grid = np.array([0.0, 2.0, 5.0]), np.array([1.0, 6.0])
-    grid, se = loss_landscape(xi1_grid, xi2_grid, t_small, n_classes=3)
+    grid, se = loss_landscape(xi1_grid, xi2_grid, t_small, K=3)
     assert grid.shape == se.shape == (3, 2)
-    assert grid[2, 1] == pytest.approx(reduced_loss(5.0, 6.0, t_small, n_classes=3), rel=1e-14)
+    assert grid[2, 1] == pytest.approx(reduced_loss(5.0, 6.0, t_small, K=3), rel=1e-14)
 
 
 # (d) gradient flow vs gradient descent -------------------------------------------------------------------
@@ -190,10 +188,10 @@ def test_gd_first_step_by_hand(t_small: np.ndarray) -> None:
 def test_flow_continuation_matches_gd_on_overlap() -> None:
     """Start the ODE from a GD state and compare with GD continued over the same window (time 2..40).
 
-    GD is forward Euler for the flow, so their gap is first order in eta: about (eta/2) * T * |J F| * |F|
-    over a window of length T. Here |F| ~ 1e-2 and |J F| ~ 1e-2 per unit time, so the gap is ~1e-3 * eta
-    (measured: 1e-5 at eta = 0.01). We require gap < 5e-3 * eta at eta = 0.01 and that it halves
-    (ratio 1.6..2.4) when eta halves: the signature of Euler discretisation error rather than a mismatch
+    GD is forward Euler for the flow, so their gap is first order in lr: about (lr/2) * T * |J F| * |F|
+    over a window of length T. Here |F| ~ 1e-2 and |J F| ~ 1e-2 per unit time, so the gap is ~1e-3 * lr
+    (measured: 1e-5 at lr = 0.01). We require gap < 5e-3 * lr at lr = 0.01 and that it halves
+    (ratio 1.6..2.4) when lr halves: the signature of Euler discretisation error rather than a mismatch
     between the two sets of equations (a wrong 1/d factor would give an O(1) gap that does not shrink).
     The ODE's own error (rtol 1e-10) is negligible against that.
     """
@@ -201,12 +199,12 @@ def test_flow_continuation_matches_gd_on_overlap() -> None:
     # A fast region: xi2 small, so both coordinates move (xi2 goes 0.5 -> 1.0 by time 40).
     xi0, time_start, time_end = (2.0, 0.5), 2.0, 40.0
     gaps = []
-    for eta in (0.01, 0.005):
-        s0, s1 = round(time_start / eta), round(time_end / eta)
+    for lr in (0.01, 0.005):
+        s0, s1 = round(time_start / lr), round(time_end / lr)
         rec = np.unique(np.concatenate([[0, s0], np.geomspace(s0, s1, 12).round().astype(int), [s1]]))
-        gd = gradient_descent(*xi0, eta, s1, t, d=8, record_steps=rec)
+        gd = gradient_descent(*xi0, lr, s1, t, d=8, record_steps=rec)
         k0 = int(np.searchsorted(gd.step, s0))
-        flow = gradient_flow(gd.xi1[k0], gd.xi2[k0], time_start, time_end, t, d=8, n_record=12, rtol=1e-10)
+        flow = gradient_flow(gd.xi1[k0], gd.xi2[k0], time_start, time_end, t, d=8, n_eval=12, rtol=1e-10)
         gd_xi1 = np.interp(flow.time, gd.time, gd.xi1)
         gd_xi2 = np.interp(flow.time, gd.time, gd.xi2)
         # compare only at GD record times that coincide with flow times (interp endpoints are exact)
@@ -220,7 +218,7 @@ def test_flow_continuation_matches_gd_on_overlap() -> None:
 
 def test_flow_reaches_1e12_without_increasing_the_loss() -> None:
     t = sample_inner_products(2000, 16, 8, np.random.default_rng(6))
-    flow = gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, n_record=13)
+    flow = gradient_flow(0.0, 3.0, 0.0, 1e12, t, d=8, n_eval=13)
     assert flow.time[0] == 0.0 and flow.time[-1] == pytest.approx(1e12)
     assert np.all(np.diff(flow.loss) <= 1e-12)  # gradient flow never increases the loss
     assert flow.xi1[-1] > flow.xi1[0]
@@ -253,15 +251,15 @@ def test_thresholds_d8_n32() -> None:
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda t: sample_inner_products(0, 4, 8, np.random.default_rng(0)), "n_prompts"),
+        (lambda t: sample_inner_products(0, 4, 8, np.random.default_rng(0)), "prompts"),
         (lambda t: sample_inner_products(5, 0, 8, np.random.default_rng(0)), "N"),
         (lambda t: sample_inner_products(5, 4, 1, np.random.default_rng(0)), "d"),
         (lambda t: sample_inner_products(5, 4, 8, 0), "rng"),
         (lambda t: reduced_loss(1.0, 2.0, t[0]), "t"),
         (lambda t: reduced_loss(1.0, 2.0, 2 * t + 2), "t"),
         (lambda t: reduced_loss(float("nan"), 2.0, t), "xi1"),
-        (lambda t: reduced_loss(1.0, 2.0, t, n_classes=1), "n_classes"),
-        (lambda t: gradient_descent(0.0, 3.0, -0.1, 10, t, d=8), "eta"),
+        (lambda t: reduced_loss(1.0, 2.0, t, K=1), "K"),
+        (lambda t: gradient_descent(0.0, 3.0, -0.1, 10, t, d=8), "lr"),
         (lambda t: gradient_descent(0.0, 3.0, 0.1, -1, t, d=8), "steps"),
         (lambda t: gradient_descent(0.0, 3.0, 0.1, 10, t, d=8, record_steps=np.array([0, 20])), "record_steps"),
         (lambda t: gradient_flow(0.0, 3.0, -1.0, 10.0, t, d=8), "time_start"),
@@ -336,8 +334,8 @@ def test_audit_sample_agrees_with_a_plain_sample(weighted_sample, xi) -> None:
     a = monte_carlo_estimate(*xi, t, weights=w)
     plain = sample_inner_products(100_000, 32, 8, np.random.default_rng(12))
     b = monte_carlo_estimate(*xi, plain)
-    assert abs(a.loss - b.loss) < 4 * math.hypot(a.se_loss, b.se_loss), (a, b)
-    assert abs(a.grad_xi1 - b.grad_xi1) < 4 * math.hypot(a.se_grad_xi1, b.se_grad_xi1), (a, b)
+    assert abs(a.loss - b.loss) < 4 * math.hypot(a.loss_se, b.loss_se), (a, b)
+    assert abs(a.grad_xi1 - b.grad_xi1) < 4 * math.hypot(a.grad_xi1_se, b.grad_xi1_se), (a, b)
 
 
 def test_weighted_gradient_matches_finite_differences(weighted_sample) -> None:

@@ -78,7 +78,7 @@ def _rows(
             "xi1": xi1,
             "xi2": xi2,
             "loss": [e.loss for e in est],
-            "se_loss": [e.se_loss for e in est],
+            "se_loss": [e.loss_se for e in est],
             "grad_xi1": [e.grad_xi1 for e in est],
             "grad_xi2": [e.grad_xi2 for e in est],
         }
@@ -113,7 +113,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
     )
     time_gd = float(gd.time[-1])
     cont = gradient_flow(
-        float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_record=s.n_record, weights=w
+        float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_eval=s.n_record, weights=w
     )
     times = np.unique(np.concatenate([gd.time, cont.time]))
     t_b, w_b, mass_b = _sample(s, 1)

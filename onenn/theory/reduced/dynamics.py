@@ -1,7 +1,7 @@
 """Gradient descent on the family (docs/method.md §4), exact on a fixed sample, and its gradient flow.
 
-Time convention: gradient descent with step ``eta`` is forward Euler for the flow
-``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` at time ``t = eta * step``.
+Time convention: gradient descent with step ``lr`` is forward Euler for the flow
+``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` at time ``t = lr * step``.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from onenn.theory.reduced.checks import check_finite, check_integer, check_posit
 from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, loss_scale, prepare
 
 
-def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, eta: float, d: int) -> tuple[float, float]:
+def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, lr: float, d: int) -> tuple[float, float]:
     """One full-matrix GD step projected on the family (docs/method.md §4): the ``xi1`` step is divided by ``d``.
 
     ``dL/dW11`` is ``(1/d) dL/dxi1`` times the identity (rotation invariance), and ``xi1`` is the common
-    diagonal of ``W11``, hence ``xi1 <- xi1 - (eta/d) dL/dxi1``; ``xi2 = -W33`` gives ``xi2 <- xi2 - eta dL/dxi2``.
+    diagonal of ``W11``, hence ``xi1 <- xi1 - (lr/d) dL/dxi1``; ``xi2 = -W33`` gives ``xi2 <- xi2 - lr dL/dxi2``.
     """
-    return xi1 - (eta / d) * grad_xi1, xi2 - eta * grad_xi2
+    return xi1 - (lr / d) * grad_xi1, xi2 - lr * grad_xi2
 
 
 class GDTrajectory(NamedTuple):
-    """Gradient descent recorded after ``step`` updates (``time = eta * step``)."""
+    """Gradient descent recorded after ``step`` updates (``time = lr * step``)."""
 
     step: np.ndarray
     time: np.ndarray
@@ -55,26 +55,26 @@ def _check_record_steps(record_steps: np.ndarray | None, steps: int) -> np.ndarr
 def gradient_descent(
     xi1_0: float,
     xi2_0: float,
-    eta: float,
+    lr: float,
     steps: int,
     t: np.ndarray,
     d: int,
     record_steps: np.ndarray | None = None,
-    n_classes: int | None = None,
+    K: int | None = None,
     weights: np.ndarray | None = None,
 ) -> GDTrajectory:
-    """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``n_classes``).
+    """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``K``).
 
     ``record_steps`` (default: ``onenn.steps.log_spaced_steps(steps, 60)``) are update counts at which ``xi1``, ``xi2`` and the
     loss at those parameters are recorded; step 0 is the initial point.
     """
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
-    check_positive("eta", eta)
+    check_positive("lr", lr)
     check_integer("steps", steps, minimum=0)
     check_integer("d", d, minimum=2)
     rec = _check_record_steps(record_steps, steps)
-    scale = loss_scale(n_classes)
+    scale = loss_scale(K)
     prep = prepare(t, weights)
     out = np.empty((3, rec.size))
     xi1, xi2 = float(xi1_0), float(xi2_0)
@@ -86,12 +86,12 @@ def gradient_descent(
             if k == rec.size:
                 break
         _, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
-        xi1, xi2 = gd_update(xi1, xi2, scale * g1, scale * g2, eta, d)
-    return GDTrajectory(rec, eta * rec.astype(np.float64), out[0], out[1], out[2])
+        xi1, xi2 = gd_update(xi1, xi2, scale * g1, scale * g2, lr, d)
+    return GDTrajectory(rec, lr * rec.astype(np.float64), out[0], out[1], out[2])
 
 
 class FlowTrajectory(NamedTuple):
-    """Gradient flow recorded at the flow times ``time`` (``time = eta * step`` for GD)."""
+    """Gradient flow recorded at the flow times ``time`` (``time = lr * step`` for GD)."""
 
     time: np.ndarray
     xi1: np.ndarray
@@ -106,8 +106,8 @@ def gradient_flow(
     time_end: float,
     t: np.ndarray,
     d: int,
-    n_record: int = 50,
-    n_classes: int | None = None,
+    n_eval: int = 50,
+    K: int | None = None,
     method: str = "LSODA",
     record_times: np.ndarray | None = None,
     rtol: float = 1e-8,
@@ -118,7 +118,7 @@ def gradient_flow(
 
     Since ``xi`` grows like ``log(time)``, the ODE is solved in ``tau = log(1 + time)``:
     ``d xi/d tau = (1 + time) d xi/dt``. That keeps the step count roughly constant per decade of time, so
-    reaching ``time = 1e12`` costs a few hundred gradient evaluations. Records ``n_record`` log-spaced times
+    reaching ``time = 1e12`` costs a few hundred gradient evaluations. Records ``n_eval`` log-spaced times
     in ``[time_start, time_end]`` (``time_start`` may be 0), or exactly ``record_times`` when given.
     """
     check_finite("xi1_0", xi1_0)
@@ -128,12 +128,12 @@ def gradient_flow(
     if not (math.isfinite(time_end) and time_end > time_start):
         raise ValueError(f"time_end must be finite and > time_start={time_start}, got {time_end!r}")
     check_integer("d", d, minimum=2)
-    check_integer("n_record", n_record, minimum=2)
+    check_integer("n_eval", n_eval, minimum=2)
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_positive("rtol", rtol)
     check_positive("atol", atol)
-    scale = loss_scale(n_classes)
+    scale = loss_scale(K)
     prep = prepare(t, weights)
 
     def rhs(tau: float, y: np.ndarray) -> np.ndarray:
@@ -141,7 +141,7 @@ def gradient_flow(
         return -math.exp(tau) * scale * np.array([g1 / d, g2])  # exp(tau) = 1 + time
 
     if record_times is None:
-        record_times = _log_spaced_times(time_start, time_end, n_record)
+        record_times = _log_spaced_times(time_start, time_end, n_eval)
     record_times = _check_record_times(record_times, time_start, time_end)
     tau_span = (math.log1p(time_start), math.log1p(time_end))
     tau_record = np.clip(np.log1p(record_times), *tau_span)  # clip: log1p(expm1(x)) may miss x by an ulp
@@ -161,8 +161,8 @@ def _check_record_times(record_times: np.ndarray, time_start: float, time_end: f
     return rec
 
 
-def _log_spaced_times(time_start: float, time_end: float, n_record: int) -> np.ndarray:
-    """``n_record`` increasing times from ``time_start`` to ``time_end``, log-spaced (in ``1 + time``)."""
-    times = np.expm1(np.linspace(math.log1p(time_start), math.log1p(time_end), n_record))
+def _log_spaced_times(time_start: float, time_end: float, n_eval: int) -> np.ndarray:
+    """``n_eval`` increasing times from ``time_start`` to ``time_end``, log-spaced (in ``1 + time``)."""
+    times = np.expm1(np.linspace(math.log1p(time_start), math.log1p(time_end), n_eval))
     times[0], times[-1] = time_start, time_end  # exact endpoints despite rounding in expm1(log1p(.))
     return times

@@ -21,10 +21,10 @@ context and ``g_0 = 0`` for the query, and ``gbar = sum_k q_k g_k = sum_{j != i*
 softmax Jacobian gives ``df/ds_k = q_k (g_k - gbar)``; these sum to zero, so with ``t_0 := 1``::
 
     dL/dxi1 = E sum_k q_k (g_k - gbar)(t_k - t_{i*})
-            = E[ sum_{j != i*} q_j^2 delta_j - gbar (sum_{j != i*} q_j delta_j + q_0 (1 - t_{i*})) ],
+            = E[ sum_{j != i*} q_j^2 gap_j - gbar (sum_{j != i*} q_j gap_j + q_0 (1 - t_{i*})) ],
     dL/dxi2 = -E[df/ds_0] = E[q_0 gbar],
 
-where ``delta_j = t_j - t_{i*} <= 0``. Subtracting ``t_{i*}`` removes the ``i*`` term, which would otherwise
+where ``gap_j = t_j - t_{i*} <= 0``. Subtracting ``t_{i*}`` removes the ``i*`` term, which would otherwise
 cancel against the rest.
 """
 
@@ -43,21 +43,21 @@ _CHUNK_ROWS = 8192
 
 
 def _check_inner_products(t: np.ndarray) -> np.ndarray:
-    """Return ``t`` as float64, raising if it is not an ``(n_prompts, N)`` array with entries in [-1, 1]."""
+    """Return ``t`` as float64, raising if it is not an ``(prompts, N)`` array with entries in [-1, 1]."""
     t = np.asarray(t, dtype=np.float64)
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
-        raise ValueError(f"t must be a 2-d array of shape (n_prompts >= 1, N >= 1), got shape {t.shape}")
+        raise ValueError(f"t must be a 2-d array of shape (prompts >= 1, N >= 1), got shape {t.shape}")
     if not np.all(np.isfinite(t)) or np.any(np.abs(t) > 1.0):
         raise ValueError("t must hold finite inner products in [-1, 1]")
     return t
 
 
-def loss_scale(n_classes: int | None) -> float:
-    """Factor multiplying ``L_bin``: 1 for the binary loss (``n_classes=None``), else ``(K-1)/K``."""
-    if n_classes is None:
+def loss_scale(K: int | None) -> float:
+    """Factor multiplying ``L_bin``: 1 for the binary loss (``K=None``), else ``(K-1)/K``."""
+    if K is None:
         return 1.0
-    check_integer("n_classes", n_classes, minimum=2)
-    return (n_classes - 1) / n_classes
+    check_integer("K", K, minimum=2)
+    return (K - 1) / K
 
 
 def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,19 +82,19 @@ def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray
 class Prepared:
     """A sample of ``t`` rearranged around its nearest neighbour ``i* = argmax_j t_j``."""
 
-    delta: np.ndarray  # (n, N-1): t_j - t_{i*} for j != i*, all <= 0
-    delta_min: np.ndarray  # (n,): the smallest delta (0 when N = 1)
+    gaps: np.ndarray  # (n, N-1): t_j - t_{i*} for j != i*, all <= 0
+    gaps_min: np.ndarray  # (n,): the smallest gap (0 when N = 1)
     gap_query: np.ndarray  # (n,): 1 - t_{i*} >= 0, the query's own inner product minus t_{i*}
     weight: np.ndarray | None = None  # (n,): probability weights summing to 1 (None: the plain mean)
 
 
-def _check_weights(weights: np.ndarray | None, n_prompts: int) -> np.ndarray | None:
-    """Weights normalised to sum to 1, or None; raises unless they are ``n_prompts`` finite numbers >= 0."""
+def _check_weights(weights: np.ndarray | None, prompts: int) -> np.ndarray | None:
+    """Weights normalised to sum to 1, or None; raises unless they are ``prompts`` finite numbers >= 0."""
     if weights is None:
         return None
     w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (n_prompts,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError(f"weights must be {n_prompts} finite numbers >= 0 with a positive sum (one per prompt of t)")
+    if w.shape != (prompts,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"weights must be {prompts} finite numbers >= 0 with a positive sum (one per prompt of t)")
     return w / w.sum()
 
 
@@ -104,21 +104,21 @@ def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
     weight = _check_weights(weights, t.shape[0])
     t_sorted = -np.sort(-t, axis=1)  # (n, N), descending
     t_max = t_sorted[:, 0]
-    delta = np.ascontiguousarray(t_sorted[:, 1:] - t_max[:, None])  # (n, N-1)
-    delta_min = delta[:, -1] if delta.shape[1] else np.zeros_like(t_max)
-    return Prepared(delta=delta, delta_min=delta_min, gap_query=1.0 - t_max, weight=weight)
+    gaps = np.ascontiguousarray(t_sorted[:, 1:] - t_max[:, None])  # (n, N-1)
+    gaps_min = gaps[:, -1] if gaps.shape[1] else np.zeros_like(t_max)
+    return Prepared(gaps=gaps, gaps_min=gaps_min, gap_query=1.0 - t_max, weight=weight)
 
 
 def _per_prompt(
-    xi1: float, xi2: float, delta: np.ndarray, delta_min: np.ndarray, gap_query: np.ndarray, with_grad: bool
+    xi1: float, xi2: float, gaps: np.ndarray, gaps_min: np.ndarray, gap_query: np.ndarray, with_grad: bool
 ) -> tuple[np.ndarray, ...]:
     """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample."""
-    # Shift every score by its row maximum: scores relative to s_{i*} are xi1*delta_j (context),
+    # Shift every score by its row maximum: scores relative to s_{i*} are xi1*gap_j (context),
     # 0 (i*) and xi1*gap_query - xi2 (query).
     shift = np.maximum(0.0, xi1 * gap_query - xi2)  # (n,)
     if xi1 < 0:
-        shift = np.maximum(shift, xi1 * delta_min)
-    e = np.exp(xi1 * delta - shift[:, None])  # (n, N-1)
+        shift = np.maximum(shift, xi1 * gaps_min)
+    e = np.exp(xi1 * gaps - shift[:, None])  # (n, N-1)
     e_star = np.exp(-shift)
     e_query = np.exp(xi1 * gap_query - xi2 - shift)
     s = e.sum(axis=1)
@@ -130,21 +130,21 @@ def _per_prompt(
         return (loss,)
     q_query = e_query / z
     gbar = sum_sq - (e_star / z) * r
-    e_delta = e * delta
-    sum_q_delta = e_delta.sum(axis=1) / z
-    sum_sq_delta = np.einsum("ij,ij->i", e_delta, e) / (z * z)
-    grad_xi1 = sum_sq_delta - gbar * (sum_q_delta + q_query * gap_query)
+    e_gaps = e * gaps
+    sum_q_gaps = e_gaps.sum(axis=1) / z
+    sum_sq_gaps = np.einsum("ij,ij->i", e_gaps, e) / (z * z)
+    grad_xi1 = sum_sq_gaps - gbar * (sum_q_gaps + q_query * gap_query)
     grad_xi2 = q_query * gbar
     return loss, grad_xi1, grad_xi2
 
 
 def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool) -> list[np.ndarray]:
     """Per-prompt binary loss (and gradient) over the whole prepared sample, computed in chunks."""
-    n = prep.gap_query.shape[0]
+    prompts = prep.gap_query.shape[0]
     parts: list[tuple[np.ndarray, ...]] = []
-    for lo in range(0, n, _CHUNK_ROWS):
-        hi = min(lo + _CHUNK_ROWS, n)
-        parts.append(_per_prompt(xi1, xi2, prep.delta[lo:hi], prep.delta_min[lo:hi], prep.gap_query[lo:hi], with_grad))
+    for lo in range(0, prompts, _CHUNK_ROWS):
+        hi = min(lo + _CHUNK_ROWS, prompts)
+        parts.append(_per_prompt(xi1, xi2, prep.gaps[lo:hi], prep.gaps_min[lo:hi], prep.gap_query[lo:hi], with_grad))
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 
@@ -163,62 +163,62 @@ def loss_grad_prepared(xi1: float, xi2: float, prep: Prepared) -> tuple[float, f
 
 
 def reduced_loss(
-    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+    xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> float:
-    """Sample estimate of ``L_bin(xi1, xi2)`` (or ``L_MC`` when ``n_classes`` is given) on the fixed ``t``.
+    """Sample estimate of ``L_bin(xi1, xi2)`` (or ``L_MC`` when ``K`` is given) on the fixed ``t``.
 
     ``weights`` (one per prompt, e.g. from ``sampling.audit_sample``) turn the mean into a weighted mean.
     """
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
-    return loss_scale(n_classes) * loss_prepared(xi1, xi2, prepare(t, weights))
+    return loss_scale(K) * loss_prepared(xi1, xi2, prepare(t, weights))
 
 
 def reduced_loss_and_grad(
-    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+    xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[float, float, float]:
     """``(L, dL/dxi1, dL/dxi2)`` on the fixed sample ``t``: the exact gradient of the sample loss."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
-    scale = loss_scale(n_classes)
+    scale = loss_scale(K)
     loss, g1, g2 = loss_grad_prepared(xi1, xi2, prepare(t, weights))
     return scale * loss, scale * g1, scale * g2
 
 
 class MonteCarloEstimate(NamedTuple):
-    """Sample means over prompts and their standard errors (sd / sqrt(n_prompts))."""
+    """Sample means over prompts and their standard errors (sd / sqrt(prompts))."""
 
     loss: float
     grad_xi1: float
     grad_xi2: float
-    se_loss: float
-    se_grad_xi1: float
-    se_grad_xi2: float
+    loss_se: float
+    grad_xi1_se: float
+    grad_xi2_se: float
 
 
 def monte_carlo_estimate(
-    xi1: float, xi2: float, t: np.ndarray, n_classes: int | None = None, weights: np.ndarray | None = None
+    xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> MonteCarloEstimate:
     """Loss and gradient on ``t`` with their Monte-Carlo standard errors, to show the sampling error is small.
 
     The labels are integrated exactly, so the only randomness is the draw of ``t``; the standard error is
-    the per-prompt standard deviation over ``sqrt(n_prompts)``. With ``weights`` (normalised to ``w``) it is
+    the per-prompt standard deviation over ``sqrt(prompts)``. With ``weights`` (normalised to ``w``) it is
     ``sqrt(sum_i w_i^2 (v_i - mean)^2)``, which ignores the variance reduction of stratification (an upper
     bound for the stratified sampler).
     """
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
-    return _estimate(xi1, xi2, prepare(t, weights), loss_scale(n_classes))
+    return _estimate(xi1, xi2, prepare(t, weights), loss_scale(K))
 
 
 def _estimate(xi1: float, xi2: float, prep: Prepared, scale: float) -> MonteCarloEstimate:
     values = _per_prompt_all(xi1, xi2, prep, with_grad=True)
-    n = values[0].shape[0]
+    prompts = values[0].shape[0]
     means = [_mean(v, prep) for v in values]
-    if n < 2:
+    if prompts < 2:
         ses = [math.nan] * len(values)
     elif prep.weight is None:
-        ses = [float(v.std(ddof=1)) / math.sqrt(n) for v in values]
+        ses = [float(v.std(ddof=1)) / math.sqrt(prompts) for v in values]
     else:
         ses = [math.sqrt(float((prep.weight**2) @ (v - m) ** 2)) for v, m in zip(values, means)]
     return MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses))
@@ -228,7 +228,7 @@ def loss_landscape(
     xi1_grid: np.ndarray,
     xi2_grid: np.ndarray,
     t: np.ndarray,
-    n_classes: int | None = None,
+    K: int | None = None,
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The reduced loss on the grid and its standard error (``monte_carlo_estimate`` at every point), on one
@@ -239,11 +239,11 @@ def loss_landscape(
         if grid.size == 0 or not np.all(np.isfinite(grid)):
             raise ValueError(f"{name} must be a non-empty array of finite numbers")
     prep = prepare(t, weights)
-    scale = loss_scale(n_classes)
+    scale = loss_scale(K)
     loss = np.empty((xi1_grid.size, xi2_grid.size))
-    se_loss = np.empty_like(loss)
+    loss_se = np.empty_like(loss)
     for i, xi1 in enumerate(xi1_grid):
         for k, xi2 in enumerate(xi2_grid):
             est = _estimate(float(xi1), float(xi2), prep, scale)
-            loss[i, k], se_loss[i, k] = est.loss, est.se_loss
-    return loss, se_loss
+            loss[i, k], loss_se[i, k] = est.loss, est.loss_se
+    return loss, loss_se

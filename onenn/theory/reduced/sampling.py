@@ -11,20 +11,20 @@ from scipy.special import betainc, betaincinv, betaln
 from onenn.theory.reduced.checks import check_integer
 
 
-def sample_inner_products(n_prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Draw ``t`` of shape ``(n_prompts, N)``: ``t_j = <x_j, x_{N+1}>`` for x i.i.d. uniform on ``S^{d-1}``.
+def sample_inner_products(prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw ``t`` of shape ``(prompts, N)``: ``t_j = <x_j, x_{N+1}>`` for x i.i.d. uniform on ``S^{d-1}``.
 
     The ``t_j`` are i.i.d. ``2 Beta((d-1)/2, (d-1)/2) - 1`` (density ``(1-t^2)^{(d-3)/2}``); they are
     independent because, given the query, the context points are independent and each ``t_j`` has a law
     that does not depend on the query.
     """
-    check_integer("n_prompts", n_prompts)
+    check_integer("prompts", prompts)
     check_integer("N", N)
     check_integer("d", d, minimum=2)
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")  # noqa: TRY004 (tests expect ValueError for every bad argument)
     half = (d - 1) / 2.0
-    return 2.0 * rng.beta(half, half, size=(n_prompts, N)) - 1.0
+    return 2.0 * rng.beta(half, half, size=(prompts, N)) - 1.0
 
 
 def inner_product_density(t: np.ndarray, d: int) -> np.ndarray:
