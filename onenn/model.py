@@ -21,9 +21,9 @@ def simplex_code(K: int, *, dtype: torch.dtype = torch.float64, device: torch.de
     return eye - 1.0 / K
 
 
-def label_vectors(c: torch.Tensor, K: int, *, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """Simplex codes of the context classes ``c`` (B, N) -> (B, N, K)."""
-    return simplex_code(K, dtype=dtype, device=c.device)[c]
+def label_vectors(classes: torch.Tensor, K: int, *, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """Simplex codes of the context classes ``classes`` (B, N) -> (B, N, K)."""
+    return simplex_code(K, dtype=dtype, device=classes.device)[classes]
 
 
 def embed(x: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:

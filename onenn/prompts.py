@@ -1,8 +1,8 @@
 """The prompt distributions of docs/method.md §3, multiclass and binary, drawn with numpy (no torch, so the jobs
 that draw prompt sets start fast).
 
-A multiclass set is ``x`` (n, N+1, d) with the query last, ``c`` (n, N) context classes and ``nn`` (n,) the index
-``i*`` of the query's nearest neighbour; a binary set has scalar labels ``y`` (n, N) instead of ``c``.
+A multiclass set is ``x`` (n, N+1, d) with the query last, ``classes`` (n, N) the context classes and ``nn`` (n,) the index
+``i*`` of the query's nearest neighbour; a binary set has scalar labels ``y`` (n, N) instead of ``classes``.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def draw_labels(rng: np.random.Generator, shape: tuple[int, ...], labels: str) -
 def uniform_prompts(n: int, d: int, N: int, K: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Assumption 1: inputs uniform on the sphere, classes uniform and independent of them."""
     x = sphere(rng, (n, N + 1), d)
-    c = rng.integers(0, K, size=(n, N))
-    return {"x": x, "c": c, "nn": nearest_neighbour(x)}
+    classes = rng.integers(0, K, size=(n, N))
+    return {"x": x, "classes": classes, "nn": nearest_neighbour(x)}
 
 
 def binary_prompts(n: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -64,13 +64,13 @@ def binary_prompts(n: int, d: int, N: int, labels: str, rng: np.random.Generator
 
 
 def separate(
-    x: np.ndarray, c: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+    x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
 ) -> np.ndarray:
     """The separated construction with margin ``δ*``, in place on ``x`` (n, N+1, d); returns ``nn`` (n,).
 
     The query becomes a copy of a uniformly chosen context point ``x_{i*}``, and every context point of another
     class than ``c_{i*}`` is redrawn until it is at least ``δ*`` farther, in squared distance, from the query
-    than ``x_{i*}`` is (which is 0 away). ``c`` (n, N) are the classes; ``None`` (real-valued labels, no
+    than ``x_{i*}`` is (which is 0 away). ``classes`` (n, N) are the classes; ``None`` (real-valued labels, no
     classes) makes every other context point count, as in the binary paper's Appendix B.
     """
     if not 0.0 < delta < 4.0:
@@ -79,8 +79,8 @@ def separate(
     nn = rng.integers(0, N, size=n)
     rows = np.arange(n)
     x[:, -1] = x[rows, nn]
-    classes = np.broadcast_to(np.arange(N), (n, N)) if c is None else c  # no classes: each point its own
-    keep_away = classes != classes[rows, nn][:, None]  # (n, N)
+    group = np.broadcast_to(np.arange(N), (n, N)) if classes is None else classes  # no classes: each point its own
+    keep_away = group != group[rows, nn][:, None]  # (n, N)
     for _ in range(max_rounds):
         sq_dist = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
         bad = keep_away & (sq_dist < delta)
@@ -95,8 +95,8 @@ def separated_prompts(
 ) -> dict[str, np.ndarray]:
     """Uniform prompts made separated with margin ``δ*`` (``separate``): the multiclass separated test set."""
     prompts = uniform_prompts(n, d, N, K, rng)
-    nn = separate(prompts["x"], prompts["c"], delta, rng, max_rounds)
-    return {"x": prompts["x"], "c": prompts["c"], "nn": nn}
+    nn = separate(prompts["x"], prompts["classes"], delta, rng, max_rounds)
+    return {"x": prompts["x"], "classes": prompts["classes"], "nn": nn}
 
 
 def binary_separated_prompts(

@@ -24,11 +24,11 @@ def reference_run(s: TrainSettings) -> np.ndarray:
     generator = torch.Generator().manual_seed(s.seed + 1)
     codes, loss_fn = simplex_code(s.K), Loss(s.loss, s.c)
     for _ in range(s.steps):
-        x, c = sample_batch(s.batch, s.N, s.d, s.K, generator, dtype=torch.float64, device=torch.device("cpu"))
-        Y = codes[c]
-        c_target = c.gather(1, nearest_neighbour(x)[:, None])[:, 0]
+        x, classes = sample_batch(s.batch, s.N, s.d, s.K, generator, dtype=torch.float64, device=torch.device("cpu"))
+        Y = codes[classes]
+        target_class = classes.gather(1, nearest_neighbour(x)[:, None])[:, 0]
         q, ell = forward(W, x, Y)
-        _, g = loss_fn(ell, c_target, codes[c_target])
+        _, g = loss_fn(ell, target_class, codes[target_class])
         W = W - s.lr * weight_gradient(x, Y, q, ell, g)
     return W.numpy()
 

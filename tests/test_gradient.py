@@ -12,10 +12,10 @@ from tests.reference import central_differences
 LOSSES = [Loss("square"), Loss("cross_entropy"), Loss("mixture", 0.3), Loss("squentropy")]
 
 
-def batch_loss(W, x, c, K, loss_fn):
+def batch_loss(W, x, classes, K, loss_fn):
     codes = simplex_code(K)
-    target = c[torch.arange(len(c)), nearest_neighbour(x)]
-    q, ell = forward(W, x, codes[c])
+    target = classes[torch.arange(len(classes)), nearest_neighbour(x)]
+    q, ell = forward(W, x, codes[classes])
     loss, g = loss_fn(ell, target, codes[target])
     return loss.mean(), q, ell, g
 
@@ -24,12 +24,12 @@ def batch_loss(W, x, c, K, loss_fn):
 @pytest.mark.parametrize("N,d,K", [(16, 8, 3), (5, 3, 5)])
 def test_gradient_matches_central_differences(rng, loss_fn, N, d, K):
     """The analytic gradient on a random W (not the family) against central differences, float64."""
-    x, c = random_prompts(rng, 32, N, d, K)
+    x, classes = random_prompts(rng, 32, N, d, K)
     D = d + K + 1
     W = torch.from_numpy(0.5 * rng.standard_normal((D, D)))
-    _, q, ell, g = batch_loss(W, x, c, K, loss_fn)
-    analytic = weight_gradient(x, label_vectors(c, K), q, ell, g).numpy()
-    numeric = central_differences(lambda V: batch_loss(V, x, c, K, loss_fn)[0], W, h=1e-5)
+    _, q, ell, g = batch_loss(W, x, classes, K, loss_fn)
+    analytic = weight_gradient(x, label_vectors(classes, K), q, ell, g).numpy()
+    numeric = central_differences(lambda V: batch_loss(V, x, classes, K, loss_fn)[0], W, h=1e-5)
     rel = np.linalg.norm(analytic - numeric) / np.linalg.norm(numeric)
     assert rel <= 1e-8
 
@@ -37,16 +37,16 @@ def test_gradient_matches_central_differences(rng, loss_fn, N, d, K):
 @pytest.mark.parametrize("loss_fn", LOSSES, ids=lambda l: l.name)
 def test_label_columns_get_exactly_zero_gradient(rng, loss_fn):
     d, N, K = 6, 9, 4
-    x, c = random_prompts(rng, 20, N, d, K)
+    x, classes = random_prompts(rng, 20, N, d, K)
     W = torch.from_numpy(rng.standard_normal((d + K + 1, d + K + 1)))
-    _, q, ell, g = batch_loss(W, x, c, K, loss_fn)
-    grad = weight_gradient(x, label_vectors(c, K), q, ell, g)
+    _, q, ell, g = batch_loss(W, x, classes, K, loss_fn)
+    grad = weight_gradient(x, label_vectors(classes, K), q, ell, g)
     assert torch.count_nonzero(grad[:, d : d + K]) == 0
     # and the loss really does not move when they change
     W2 = W.clone()
     W2[:, d : d + K] += torch.from_numpy(rng.standard_normal((d + K + 1, K)))
     # compare numbers: pytest.approx does not take 0-d tensors (pytest >= 9.2 iterates over them)
-    moved, still = float(batch_loss(W2, x, c, K, loss_fn)[0]), float(batch_loss(W, x, c, K, loss_fn)[0])
+    moved, still = float(batch_loss(W2, x, classes, K, loss_fn)[0]), float(batch_loss(W, x, classes, K, loss_fn)[0])
     assert moved == pytest.approx(still, abs=1e-14)
 
 

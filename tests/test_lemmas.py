@@ -19,9 +19,9 @@ from tests.conftest import random_prompts
 
 def gradient_at_w0(n: int, loss: Loss, seed: int, d: int = 8, N: int = 16, K: int = 3) -> np.ndarray:
     """The full-matrix gradient of the loss at W0 = diag(0, −3), on n prompts of Assumption 1: (D, D)."""
-    x, c = random_prompts(np.random.default_rng(seed), n, N, d, K)
-    Y, codes = label_vectors(c, K), simplex_code(K)
-    target = c[torch.arange(n), nearest_neighbour(x)]
+    x, classes = random_prompts(np.random.default_rng(seed), n, N, d, K)
+    Y, codes = label_vectors(classes, K), simplex_code(K)
+    target = classes[torch.arange(n), nearest_neighbour(x)]
     q, ell = forward(assumption2(d, K, 3.0), x, Y)
     _, g = loss(ell, target, codes[target])
     return weight_gradient(x, Y, q, ell, g).numpy()
@@ -50,12 +50,12 @@ def test_lemma2_k2_is_exact_per_prompt():
     prompt has L_MC = ½·L_bin exactly (not only on average)."""
     d, N = 8, 16
     p = uniform_prompts(500, d, N, 2, np.random.default_rng(0))
-    x, c, nn = p["x"], p["c"], p["nn"]
+    x, classes, nn = p["x"], p["classes"], p["nn"]
     rows = np.arange(len(nn))
-    y = (1.0 - 2.0 * c)[..., None]  # class 0 -> +1, class 1 -> −1
+    y = (1.0 - 2.0 * classes)[..., None]  # class 0 -> +1, class 1 -> −1
     codes = np.eye(2) - 0.5
     for xi1, xi2 in ((1.0, 2.0), (5.0, 8.0)):
-        mc = square_losses(family_matrix(xi1, xi2, d, 2), x, codes[c], codes[c[rows, nn]])
+        mc = square_losses(family_matrix(xi1, xi2, d, 2), x, codes[classes], codes[classes[rows, nn]])
         binary = square_losses(family_matrix(xi1, xi2, d, 1), x, y, y[rows, nn])
         np.testing.assert_allclose(mc, 0.5 * binary, rtol=1e-12)
 
@@ -78,9 +78,9 @@ def test_lemma2_sampled_classes_against_the_label_free_binary_loss(K):
     with the labels integrated out in closed form (onenn.theory.reduced.loss): only label noise separates them."""
     d, N, xi1, xi2 = 8, 16, 3.0, 6.0
     p = uniform_prompts(20_000, d, N, K, np.random.default_rng(K))
-    x, c, nn = p["x"], p["c"], p["nn"]
+    x, classes, nn = p["x"], p["classes"], p["nn"]
     codes = np.eye(K) - 1.0 / K
-    mc = square_losses(family_matrix(xi1, xi2, d, K), x, codes[c], codes[c[np.arange(len(nn)), nn]])
+    mc = square_losses(family_matrix(xi1, xi2, d, K), x, codes[classes], codes[classes[np.arange(len(nn)), nn]])
     t = np.clip(np.einsum("njd,nd->nj", x[:, :-1], x[:, -1]), -1.0, 1.0)
     closed = reduced_loss(xi1, xi2, t)
     se = mc.std(ddof=1) / math.sqrt(len(mc))

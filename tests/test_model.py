@@ -27,17 +27,17 @@ def test_simplex_code_rejects_one_class():
 @pytest.mark.parametrize("N,d,K", [(1, 2, 2), (16, 8, 3), (7, 5, 10)])
 def test_output_equals_full_attention(rng, N, d, K):
     """ℓ from the query column equals the label block of H softmax(H^T W H) formed in full."""
-    x, c = random_prompts(rng, 6, N, d, K)
+    x, classes = random_prompts(rng, 6, N, d, K)
     W = torch.from_numpy(rng.standard_normal((d + K + 1, d + K + 1)))
-    _, ell = forward(W, x, label_vectors(c, K))
+    _, ell = forward(W, x, label_vectors(classes, K))
     for b in range(len(x)):
-        expected = output(W.numpy(), x[b].numpy(), simplex(K)[c[b].numpy()])
+        expected = output(W.numpy(), x[b].numpy(), simplex(K)[classes[b].numpy()])
         np.testing.assert_allclose(ell[b].numpy(), expected, rtol=1e-12, atol=1e-14)
 
 
 def test_embed_matches_reference(rng):
-    x, c = random_prompts(rng, 3, 4, 3, 3)
-    Y = label_vectors(c, 3)
+    x, classes = random_prompts(rng, 3, 4, 3, 3)
+    Y = label_vectors(classes, 3)
     H = embed(x, Y)
     for b in range(3):
         np.testing.assert_array_equal(H[b].numpy().T, embedding(x[b].numpy(), Y[b].numpy()))
@@ -56,11 +56,11 @@ def test_family_with_large_gap_predicts_the_nearest_neighbour(K):
     is the 1-NN label on separated prompts (the mechanism the paper proves)."""
     d, N = 8, 16
     test = make_test_set("separated", 500, d, N, K, 0.1, seed=7)
-    x, c, nn = (torch.from_numpy(test[k]) for k in ("x", "c", "nn"))
+    x, classes, nn = (torch.from_numpy(test[k]) for k in ("x", "classes", "nn"))
     W = torch.from_numpy(family_matrix(200.0, 400.0, d, K))
-    _, ell = forward(W, x, label_vectors(c, K))
-    target = c[torch.arange(len(nn)), nn]
+    _, ell = forward(W, x, label_vectors(classes, K))
+    target = classes[torch.arange(len(nn)), nn]
     assert torch.equal(predict(ell), target)
     # and with a small ξ1 the rule is far from 1-NN: the test can fail
-    _, ell_small = forward(torch.from_numpy(family_matrix(0.1, 5.0, d, K)), x, label_vectors(c, K))
+    _, ell_small = forward(torch.from_numpy(family_matrix(0.1, 5.0, d, K)), x, label_vectors(classes, K))
     assert (predict(ell_small) == target).double().mean() < 0.9

@@ -70,11 +70,11 @@ def test_multiclass_scaling_with_simplex_codes() -> None:
     rng = np.random.default_rng(3)
     K, xi1, xi2 = 3, 3.0, 7.0
     t = sample_inner_products(40000, 16, 8, rng)
-    codes = np.eye(K) - 1.0 / K  # row c is u_c
-    c = rng.integers(0, K, size=t.shape)
+    codes = np.eye(K) - 1.0 / K  # row k is u_k
+    classes = rng.integers(0, K, size=t.shape)
     q = _naive_weights(xi1, xi2, t)[:, :-1]
-    ell = np.einsum("nj,njk->nk", q, codes[c])
-    target = codes[c[np.arange(t.shape[0]), np.argmax(t, axis=1)]]
+    ell = np.einsum("nj,njk->nk", q, codes[classes])
+    target = codes[classes[np.arange(t.shape[0]), np.argmax(t, axis=1)]]
     per = 0.5 * ((ell - target) ** 2).sum(axis=1)
     se = per.std(ddof=1) / math.sqrt(per.size)
     assert abs(reduced_loss(xi1, xi2, t, K=K) - per.mean()) < 4 * se

@@ -8,14 +8,14 @@ from onenn.prompts import make_test_set
 def test_separated_prompts_satisfy_the_margin(K, delta):
     d, N = 8, 16
     t = make_test_set("separated", 2000, d, N, K, delta, seed=3)
-    x, c, nn = t["x"], t["c"], t["nn"]
+    x, classes, nn = t["x"], t["classes"], t["nn"]
     rows = np.arange(len(nn))
     np.testing.assert_allclose(np.linalg.norm(x, axis=-1), 1.0, atol=1e-12)
     sq = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
     # the query's nearest neighbour is at i*
     assert np.array_equal(sq.argmin(1), nn)
     # margin event A_δ*: every point of another class is δ* farther, in squared distance, than x_{i*}
-    other = c != c[rows, nn][:, None]
+    other = classes != classes[rows, nn][:, None]
     gap = sq - sq[rows, nn][:, None]
     assert (gap[other] >= delta).all()
     # i* is uniform over 1..N
@@ -32,7 +32,7 @@ def test_uniform_prompts_lie_on_the_sphere_and_are_isotropic():
     second = np.einsum("bjd,bje->de", x, x) / (x.shape[0] * x.shape[1])
     np.testing.assert_allclose(second, np.eye(d) / d, atol=0.01)
     assert np.array_equal(t["nn"], np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1]).argmax(1))
-    assert set(np.unique(t["c"])) == {0, 1, 2}
+    assert set(np.unique(t["classes"])) == {0, 1, 2}
 
 
 def test_same_seed_same_prompts_different_seed_different_prompts():

@@ -14,17 +14,17 @@ METRICS = ("logit_error", "accuracy", "test_loss")
 
 
 def prompt_metrics(
-    W: torch.Tensor, x: torch.Tensor, c: torch.Tensor, nn: torch.Tensor, K: int, loss_fn: Loss
+    W: torch.Tensor, x: torch.Tensor, classes: torch.Tensor, nn: torch.Tensor, K: int, loss_fn: Loss
 ) -> dict[str, float]:
     """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss."""
     codes = simplex_code(K, dtype=x.dtype)
     rows = torch.arange(len(nn))
-    c_target = c[rows, nn]
-    _, ell = forward(W, x, codes[c])
-    loss, _ = loss_fn(ell, c_target, codes[c_target])
+    target_class = classes[rows, nn]
+    _, ell = forward(W, x, codes[classes])
+    loss, _ = loss_fn(ell, target_class, codes[target_class])
     return {
-        "logit_error": mean(((ell - codes[c_target]) ** 2).sum(-1)),
-        "accuracy": mean((predict(ell) == c_target).double()),
+        "logit_error": mean(((ell - codes[target_class]) ** 2).sum(-1)),
+        "accuracy": mean((predict(ell) == target_class).double()),
         "test_loss": mean(loss),
     }
 
@@ -41,13 +41,19 @@ def evaluate_run(
     """One row per (saved step, test set): the prompt metrics and the parameter diagnostics, in float64."""
     d = next(iter(test_sets.values()))["x"].shape[-1]
     tensors = {
-        name: (torch.from_numpy(t["x"]).double(), torch.from_numpy(t["c"]).long(), torch.from_numpy(t["nn"]).long())
+        name: (
+            torch.from_numpy(t["x"]).double(),
+            torch.from_numpy(t["classes"]).long(),
+            torch.from_numpy(t["nn"]).long(),
+        )
         for name, t in test_sets.items()
     }
     rows = []
     for step, W_np in zip(steps, weights):
         W = torch.from_numpy(np.ascontiguousarray(W_np)).double()
         params = diagnostics(W_np, d, K)
-        for name, (x, c, nn) in tensors.items():
-            rows.append({"step": int(step), "test_set": name, **prompt_metrics(W, x, c, nn, K, loss_fn), **params})
+        for name, (x, classes, nn) in tensors.items():
+            rows.append(
+                {"step": int(step), "test_set": name, **prompt_metrics(W, x, classes, nn, K, loss_fn), **params}
+            )
     return pd.DataFrame(rows)

@@ -465,8 +465,8 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
         # the O(1/log t) envelope C / log t, with C the largest loss * log t after t = 10
         late = part[part["time"] >= 10]
         if len(late):
-            c = float(late["loss_log_time"].max())
-            loss_ax.plot(late["time"], c / np.log(late["time"]), color=colours[v], ls="-.", lw=0.8)
+            constant = float(late["loss_log_time"].max())
+            loss_ax.plot(late["time"], constant / np.log(late["time"]), color=colours[v], ls="-.", lw=0.8)
         gd = table[(table["variant"] == v) & (table["source"] == "gd") & (table["time"] > 0)].sort_values("time")
         flow = table[(table["variant"] == v) & (table["source"] == "flow") & (table["time"] > 0)].sort_values("time")
         overlap_ax.plot(gd["time"], gd["xi1"], color=colours[v], marker="o", ms=3, ls="none", label=f"{v}: GD ξ1")

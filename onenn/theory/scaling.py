@@ -80,17 +80,17 @@ def paired_losses(
     xi1: float, xi2: float, K: int, n: int, d: int, N: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-prompt multiclass and binary square losses on the same ``n`` sampled inputs: two arrays (n,)."""
-    codes = np.eye(K) - 1.0 / K  # row c is u_c
+    codes = np.eye(K) - 1.0 / K  # row k is u_k
     W_mc, W_bin = family_matrix(xi1, xi2, d, K), family_matrix(xi1, xi2, d, 1)
     mc, binary = np.empty(n), np.empty(n)
     for lo in range(0, n, CHUNK):
         b = min(CHUNK, n - lo)
         x = sphere(rng, (b, N + 1), d)
-        c = rng.integers(0, K, size=(b, N))
+        classes = rng.integers(0, K, size=(b, N))
         y = draw_labels(rng, (b, N, 1), "rademacher")
         nn = nearest_neighbour(x)
         rows = np.arange(b)
-        mc[lo : lo + b] = square_losses(W_mc, x, codes[c], codes[c[rows, nn]])
+        mc[lo : lo + b] = square_losses(W_mc, x, codes[classes], codes[classes[rows, nn]])
         binary[lo : lo + b] = square_losses(W_bin, x, y, y[rows, nn])
     return mc, binary
 

@@ -49,10 +49,10 @@ class Baseline:
     def step(self) -> torch.Tensor:
         """One SGD step on a fresh minibatch; return its loss."""
         s = self.settings
-        x, c = sample_batch(s.batch, s.N, s.d, s.K, self.generator, dtype=self.dtype, device=self.device)
-        H = embed(x, self.codes[c]).transpose(1, 2)  # (B, D, N+1)
-        c_target = c.gather(1, nearest_neighbour(x)[:, None])[:, 0]
-        loss = self.loss_fn(self.model(H), c_target, self.codes[c_target])[0].mean()
+        x, classes = sample_batch(s.batch, s.N, s.d, s.K, self.generator, dtype=self.dtype, device=self.device)
+        H = embed(x, self.codes[classes]).transpose(1, 2)  # (B, D, N+1)
+        target_class = classes.gather(1, nearest_neighbour(x)[:, None])[:, 0]
+        loss = self.loss_fn(self.model(H), target_class, self.codes[target_class])[0].mean()
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()

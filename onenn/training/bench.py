@@ -49,9 +49,9 @@ def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], No
     """Draw one step's random numbers exactly as the engine does, into buffers allocated once."""
     s = settings
     z = torch.empty(s.d, s.N + 1, s.batch, dtype=torch.float32, device=device)
-    c = torch.empty(s.N, s.batch, dtype=torch.long, device=device)
+    classes = torch.empty(s.N, s.batch, dtype=torch.long, device=device)
     generator = torch.Generator(device=device).manual_seed(s.seed + 1)
-    return lambda: draw_step(z, c, s.K, generator)
+    return lambda: draw_step(z, classes, s.K, generator)
 
 
 def max_weight_difference(settings: TrainSettings, steps: int) -> float:

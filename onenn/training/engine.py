@@ -26,17 +26,17 @@ from onenn.losses import Loss
 BLOCK = 16
 
 
-def draw_step(z: torch.Tensor, c: torch.Tensor, K: int, generator: torch.Generator) -> None:
+def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, generator: torch.Generator) -> None:
     """One step's random numbers, in place: standard Gaussians ``z`` (d, N+1, B) in float32, then classes
-    ``c`` (N, B) uniform on ``0..K-1``.
+    ``classes`` (N, B) uniform on ``0..K-1``.
 
     This defines the training stream: input ``x_j`` of prompt ``b`` is ``z[:, j, b] / ‖z[:, j, b]‖`` (uniform
-    on the sphere) and its class is ``c[j, b]``. The draws are float32 for every training dtype (float64
+    on the sphere) and its class is ``classes[j, b]``. The draws are float32 for every training dtype (float64
     draws cost several times more on the CPU), so a float64 run sees the points of the float32 run with the
     same seed, normalised in float64.
     """
     z.normal_(generator=generator)
-    c.random_(0, K, generator=generator)
+    classes.random_(0, K, generator=generator)
 
 
 class Engine:
@@ -77,7 +77,7 @@ class Engine:
         self.U = torch.empty(S, K, B, **new)  # u_{c_{i*}}
         self.G = torch.empty(S, K, B, **new)  # g
         self.L = torch.empty(S, **new)  # minibatch losses of the losses other than the square loss
-        self.classes = torch.arange(K, **index)[:, None, None]  # (K, 1, 1)
+        self.class_ids = torch.arange(K, **index)[:, None, None]  # 0..K-1: (K, 1, 1)
         self.offsets = torch.arange(S, **index)[:, None] * (N * B) + torch.arange(B, **index)  # C[s, 0, b]
         # block scratch
         self.X_tmp = torch.empty(S, d, T, B, **new)
@@ -85,7 +85,7 @@ class Engine:
         self.inner = torch.empty(S, N, B, **new)
         self.inner_max = torch.empty(S, B, **new)
         self.nn = torch.empty(S, B, **index)
-        self.c_star = torch.empty(S, B, **index)  # c_{i*}
+        self.target_class = torch.empty(S, B, **index)  # c_{i*}, the class of the nearest neighbour
         self.G_sq = torch.empty(S, K, B, **new)
         # step scratch
         self.v = torch.empty(D, B, **new)
@@ -136,8 +136,8 @@ class Engine:
     def prepare_block(self, n: int) -> None:
         """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
         label codes and the 1-NN targets."""
-        for z, c in self.draw_views[:n]:
-            draw_step(z, c, self.K, self.generator)
+        for z, classes in self.draw_views[:n]:
+            draw_step(z, classes, self.K, self.generator)
         X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
         if self.Z is not self.X:
             X.copy_(self.Z[:n])
@@ -145,16 +145,16 @@ class Engine:
         X.mul_(sq_norm.rsqrt_())
         # u_c = e_c − 1/K
         C, Y, U = self.C[:n], self.Y[:n], self.U[:n]
-        torch.eq(C[:, None], self.classes, out=Y)
+        torch.eq(C[:, None], self.class_ids, out=Y)
         Y.sub_(1.0 / self.K)
         # 1-NN: the context point with the largest inner product with the query, as in onenn.model
         # (torch.max returns the first maximiser like argmax, and is much faster over a middle axis)
         torch.sum(torch.mul(X[:, :, :-1], X[:, :, -1:], out=X_tmp[:, :, :-1]), 1, out=self.inner[:n])
-        nn, c_star = self.nn[:n], self.c_star[:n]
+        nn, target_class = self.nn[:n], self.target_class[:n]
         torch.max(self.inner[:n], 1, out=(self.inner_max[:n], nn))
         torch.add(self.offsets[:n], nn, alpha=self.B, out=nn)  # flat index of C[s, i*, b]
-        torch.take(C, nn, out=c_star)
-        torch.eq(c_star[:, None], self.classes[:, 0], out=U)
+        torch.take(C, nn, out=target_class)
+        torch.eq(target_class[:, None], self.class_ids[:, 0], out=U)
         U.sub_(1.0 / self.K)
 
     def step(self, i: int) -> None:
@@ -179,7 +179,7 @@ class Engine:
 
     def _loss_gradient(self, i: int, g: torch.Tensor) -> None:
         """g and the minibatch loss for the losses other than the square loss (``onenn.losses``)."""
-        loss, grad = self.loss(self.ell.T, self.c_star[i], self.U[i].T)
+        loss, grad = self.loss(self.ell.T, self.target_class[i], self.U[i].T)
         g.copy_(grad.T)
         self.L[i] = loss.mean()
 

@@ -61,14 +61,14 @@ def resolve_device(device: str) -> torch.device:
 def sample_batch(
     batch: int, N: int, d: int, K: int, generator: torch.Generator, *, dtype: torch.dtype, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``c`` (B, N). The same
+    """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``classes`` (B, N). The same
     numbers, from the same generator state, as one training step of the engine (``onenn.training.engine.draw_step``)."""
     z = torch.empty(d, N + 1, batch, dtype=torch.float32, device=device)
-    c = torch.empty(N, batch, dtype=torch.long, device=device)
-    draw_step(z, c, K, generator)
+    classes = torch.empty(N, batch, dtype=torch.long, device=device)
+    draw_step(z, classes, K, generator)
     z = z.to(dtype)
     x = z * torch.rsqrt((z * z).sum(0, keepdim=True))
-    return x.permute(2, 1, 0).contiguous(), c.T.contiguous()
+    return x.permute(2, 1, 0).contiguous(), classes.T.contiguous()
 
 
 def make_engine(settings: TrainSettings) -> Engine:
