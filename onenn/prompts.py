@@ -12,9 +12,9 @@ import zlib
 import numpy as np
 
 #: the multiclass test sets
-SPLITS = ("uniform", "separated")
-#: the binary prompt sets: the fixed training set and the two test sets
-BINARY_SPLITS = ("train", "uniform", "separated")
+TEST_SETS = ("uniform", "separated")
+#: the binary prompt sets: the fixed training set (test set ``train``: evaluated like a test set) and the two test sets
+BINARY_TEST_SETS = ("train", "uniform", "separated")
 #: the binary label distributions
 LABELS = ("gaussian", "rademacher")
 
@@ -49,17 +49,17 @@ def draw_labels(rng: np.random.Generator, shape: tuple[int, ...], labels: str) -
     raise ValueError(f"labels must be one of {', '.join(LABELS)}; got {labels!r}")
 
 
-def uniform_prompts(n: int, d: int, N: int, K: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def uniform_prompts(prompts: int, d: int, N: int, K: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Assumption 1: inputs uniform on the sphere, classes uniform and independent of them."""
-    x = sphere(rng, (n, N + 1), d)
-    classes = rng.integers(0, K, size=(n, N))
+    x = sphere(rng, (prompts, N + 1), d)
+    classes = rng.integers(0, K, size=(prompts, N))
     return {"x": x, "classes": classes, "nn": nearest_neighbour(x)}
 
 
-def binary_prompts(n: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def binary_prompts(prompts: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Assumption 1 with scalar labels: inputs uniform on the sphere, labels independent of them."""
-    x = sphere(rng, (n, N + 1), d)
-    y = draw_labels(rng, (n, N), labels)
+    x = sphere(rng, (prompts, N + 1), d)
+    y = draw_labels(rng, (prompts, N), labels)
     return {"x": x, "y": y, "nn": nearest_neighbour(x)}
 
 
@@ -75,11 +75,12 @@ def separate(
     """
     if not 0.0 < delta < 4.0:
         raise ValueError(f"delta (the margin δ*) must lie in (0, 4) for points on the sphere; got {delta}")
-    n, N, d = x.shape[0], x.shape[1] - 1, x.shape[2]
-    nn = rng.integers(0, N, size=n)
-    rows = np.arange(n)
+    prompts, N, d = x.shape[0], x.shape[1] - 1, x.shape[2]
+    nn = rng.integers(0, N, size=prompts)
+    rows = np.arange(prompts)
     x[:, -1] = x[rows, nn]
-    group = np.broadcast_to(np.arange(N), (n, N)) if classes is None else classes  # no classes: each point its own
+    # no classes: each point is a group of its own
+    group = np.broadcast_to(np.arange(N), (prompts, N)) if classes is None else classes
     keep_away = group != group[rows, nn][:, None]  # (n, N)
     for _ in range(max_rounds):
         sq_dist = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
@@ -91,22 +92,22 @@ def separate(
 
 
 def separated_prompts(
-    n: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+    prompts: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
 ) -> dict[str, np.ndarray]:
     """Uniform prompts made separated with margin ``δ*`` (``separate``): the multiclass separated test set."""
-    prompts = uniform_prompts(n, d, N, K, rng)
-    nn = separate(prompts["x"], prompts["classes"], delta, rng, max_rounds)
-    return {"x": prompts["x"], "classes": prompts["classes"], "nn": nn}
+    drawn = uniform_prompts(prompts, d, N, K, rng)
+    nn = separate(drawn["x"], drawn["classes"], delta, rng, max_rounds)
+    return {"x": drawn["x"], "classes": drawn["classes"], "nn": nn}
 
 
 def binary_separated_prompts(
-    n: int, d: int, N: int, labels: str, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+    prompts: int, d: int, N: int, labels: str, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
 ) -> dict[str, np.ndarray]:
     """Binary prompts made separated with margin ``δ*`` (``separate`` without classes: every other context
     point counts)."""
-    prompts = binary_prompts(n, d, N, labels, rng)
-    nn = separate(prompts["x"], None, delta, rng, max_rounds)
-    return {"x": prompts["x"], "y": prompts["y"], "nn": nn}
+    drawn = binary_prompts(prompts, d, N, labels, rng)
+    nn = separate(drawn["x"], None, delta, rng, max_rounds)
+    return {"x": drawn["x"], "y": drawn["y"], "nn": nn}
 
 
 def seeded_generator(seed: int, *parts: object) -> np.random.Generator:
@@ -116,24 +117,26 @@ def seeded_generator(seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng([seed, key])
 
 
-def make_test_set(split: str, n: int, d: int, N: int, K: int, delta: float | None, seed: int) -> dict[str, np.ndarray]:
+def make_test_set(
+    test_set: str, test_size: int, d: int, N: int, K: int, delta: float | None, seed: int
+) -> dict[str, np.ndarray]:
     """One multiclass test set, from a generator seeded by ``seed`` and the set's own parameters."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-    rng = seeded_generator(seed, split, n, d, N, K, delta)
-    if split == "uniform":
-        return uniform_prompts(n, d, N, K, rng)
-    return separated_prompts(n, d, N, K, float(delta), rng)
+    if test_set not in TEST_SETS:
+        raise ValueError(f"test_set must be one of {', '.join(TEST_SETS)}; got {test_set!r}")
+    rng = seeded_generator(seed, test_set, test_size, d, N, K, delta)
+    if test_set == "uniform":
+        return uniform_prompts(test_size, d, N, K, rng)
+    return separated_prompts(test_size, d, N, K, float(delta), rng)
 
 
 def make_binary_set(
-    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int
+    test_set: str, prompts: int, d: int, N: int, labels: str, delta: float | None, seed: int
 ) -> dict[str, np.ndarray]:
     """One binary prompt set (the fixed training set, or a test set), from a generator seeded by ``seed`` and
     the set's own parameters."""
-    if split not in BINARY_SPLITS:
-        raise ValueError(f"split must be one of {', '.join(BINARY_SPLITS)}; got {split!r}")
-    rng = seeded_generator(seed, "binary", split, n, d, N, labels, delta)
-    if split == "separated":
-        return binary_separated_prompts(n, d, N, labels, float(delta), rng)
-    return binary_prompts(n, d, N, labels, rng)
+    if test_set not in BINARY_TEST_SETS:
+        raise ValueError(f"test_set must be one of {', '.join(BINARY_TEST_SETS)}; got {test_set!r}")
+    rng = seeded_generator(seed, "binary", test_set, prompts, d, N, labels, delta)
+    if test_set == "separated":
+        return binary_separated_prompts(prompts, d, N, labels, float(delta), rng)
+    return binary_prompts(prompts, d, N, labels, rng)

@@ -176,7 +176,7 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
 def test_bad_binary_arguments():
     with pytest.raises(ValueError, match="labels must be one of"):
         draw_labels(np.random.default_rng(0), (2, 2), "uniform")
-    with pytest.raises(ValueError, match="split must be one of"):
+    with pytest.raises(ValueError, match="test_set must be one of"):
         make_binary_set("test", 5, 3, 2, "gaussian", None, 0)
     with pytest.raises(ValueError, match="unknown binary training settings"):
         B.BinarySettings.from_dict({"K": 3})

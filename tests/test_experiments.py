@@ -85,7 +85,7 @@ def test_test_set_paths_name_every_setting_the_set_depends_on():
     s = ex.settings(CONFIG, "convergence", "N=16")
     assert ex.test_set_path("uniform", s) == "results/datasets/uniform/d8/N16/K3/n4096.npz"
     assert ex.test_set_path("separated", s) == "results/datasets/separated/d8/N16/K3/delta0.1/n4096.npz"
-    with pytest.raises(ValueError, match="split must be one of uniform, separated; got 'train'"):
+    with pytest.raises(ValueError, match="test_set must be one of uniform, separated; got 'train'"):
         ex.test_set_path("train", s)
 
 

@@ -72,9 +72,9 @@ def test_record_keeps_the_steps_before_the_divergence_and_marks_the_rows(tmp_pat
 
 def evaluate_small(tmp_path: Path, s: TrainSettings, weights: Path, run: Path) -> pd.DataFrame:
     paths = {}
-    for split, delta in (("uniform", None), ("separated", 0.1)):
-        paths[split] = str(tmp_path / f"{split}.npz")
-        save_arrays(paths[split], **make_test_set(split, 64, s.d, s.N, s.K, delta, 7))
+    for test_set, delta in (("uniform", None), ("separated", 0.1)):
+        paths[test_set] = str(tmp_path / f"{test_set}.npz")
+        save_arrays(paths[test_set], **make_test_set(test_set, 64, s.d, s.N, s.K, delta, 7))
     out = tmp_path / "metrics.parquet"
     evaluate_job(
         {"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": 64},
@@ -147,11 +147,11 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
               weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", threads=threads, log=log)
     torch.set_num_threads(threads)
     paths = {}
-    for split, delta in (("uniform", None), ("separated", 0.1)):
-        paths[split] = f"{out}/{split}.npz"
-        n = 33_000  # means over more than 32768 values: torch would split them across threads
-        save_arrays(paths[split], **make_test_set(split, n, s.d, s.N, s.K, delta, 11))
-    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": n},
+    for test_set, delta in (("uniform", None), ("separated", 0.1)):
+        paths[test_set] = f"{out}/{test_set}.npz"
+        test_size = 33_000  # means over more than 32768 values: torch would split them across threads
+        save_arrays(paths[test_set], **make_test_set(test_set, test_size, s.d, s.N, s.K, delta, 11))
+    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": test_size},
                  weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", test_set_paths=paths,
                  output=f"{out}/metrics.parquet", threads=threads, log=log)
 """)

@@ -44,8 +44,8 @@ def test_same_seed_same_prompts_different_seed_different_prompts():
     assert not np.array_equal(a["x"], c["x"])
 
 
-def test_bad_split_and_margin_are_rejected():
-    with pytest.raises(ValueError, match="split must be one of uniform, separated"):
+def test_bad_test_set_and_margin_are_rejected():
+    with pytest.raises(ValueError, match="test_set must be one of uniform, separated"):
         make_test_set("train", 5, 4, 5, 3, 0.1, seed=1)
     with pytest.raises(ValueError, match=r"delta \(the margin"):
         make_test_set("separated", 5, 4, 5, 3, 4.5, seed=1)

@@ -149,14 +149,14 @@ def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
     ]
 
 
-def test_set_path(split: str, s: dict[str, Any]) -> str:
+def test_set_path(test_set: str, s: dict[str, Any]) -> str:
     """Where the test set of a run's settings lives; one job per distinct path, shared by all experiments."""
     where = {"d": s["d"], "N": s["N"], "K": s["K"], "size": s["test_size"]}
-    if split == "uniform":
+    if test_set == "uniform":
         return paths.UNIFORM_SET.format(**where)
-    if split == "separated":
+    if test_set == "separated":
         return paths.SEPARATED_SET.format(**where, delta=format_value(float(s["delta"])))
-    raise ValueError(f"split must be one of uniform, separated; got {split!r}")
+    raise ValueError(f"test_set must be one of uniform, separated; got {test_set!r}")
 
 
 def run_paths(config: dict, experiment: str, pattern: str) -> list[str]:
@@ -191,15 +191,17 @@ def binary_settings(config: dict, experiment: str, variant: str, seed: int) -> d
     return {**kind_settings(config, experiment, variant, BINARY_KEYS), "seed": int(seed)}
 
 
-def binary_set_path(split: str, s: dict[str, Any]) -> str:
+def binary_set_path(test_set: str, s: dict[str, Any]) -> str:
     """Where a binary prompt set lives: the fixed training set (``train_size`` prompts) or a test set."""
     where = {"d": s["d"], "N": s["N"], "labels": s["labels"]}
-    if split == "separated":
+    if test_set == "separated":
         return paths.BINARY_SEPARATED_SET.format(**where, delta=format_value(float(s["delta"])), size=s["test_size"])
-    if split not in paths.BINARY_SPLITS:
-        raise ValueError(f"split must be one of {', '.join(paths.BINARY_SPLITS)}, separated; got {split!r}")
-    size = s["train_size"] if split == "train" else s["test_size"]
-    return paths.BINARY_SET.format(**where, split=split, size=size)
+    if test_set not in paths.BINARY_SET_TEST_SETS:
+        raise ValueError(
+            f"test_set must be one of {', '.join(paths.BINARY_SET_TEST_SETS)}, separated; got {test_set!r}"
+        )
+    size = s["train_size"] if test_set == "train" else s["test_size"]
+    return paths.BINARY_SET.format(**where, test_set=test_set, size=size)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -25,23 +25,39 @@ from onenn.pipeline.provenance import versions
 
 
 def test_set_job(
-    split: str, n: int, d: int, N: int, K: int, delta: float | None, seed: int, output: str, log: logging.Logger
+    test_set: str,
+    test_size: int,
+    d: int,
+    N: int,
+    K: int,
+    delta: float | None,
+    seed: int,
+    output: str,
+    log: logging.Logger,
 ) -> None:
-    """A multiclass test set (``uniform`` or ``separated``) of ``n`` prompts."""
+    """A multiclass test set (``uniform`` or ``separated``) of ``test_size`` prompts."""
     from onenn.prompts import make_test_set
 
-    save_arrays(output, **make_test_set(split, n, d, N, K, delta, seed))
-    log.info("wrote %s test set: %d prompts", split, n)
+    save_arrays(output, **make_test_set(test_set, test_size, d, N, K, delta, seed))
+    log.info("wrote %s test set: %d prompts", test_set, test_size)
 
 
 def binary_set_job(
-    split: str, n: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str, log: logging.Logger
+    test_set: str,
+    prompts: int,
+    d: int,
+    N: int,
+    labels: str,
+    delta: float | None,
+    seed: int,
+    output: str,
+    log: logging.Logger,
 ) -> None:
-    """A binary prompt set: the fixed training set or a test set."""
+    """A binary prompt set of ``prompts`` prompts: the fixed training set (test set ``train``) or a test set."""
     from onenn.prompts import make_binary_set
 
-    save_arrays(output, **make_binary_set(split, n, d, N, labels, delta, seed))
-    log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", split, n, d, N, labels)
+    save_arrays(output, **make_binary_set(test_set, prompts, d, N, labels, delta, seed))
+    log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", test_set, prompts, d, N, labels)
 
 
 # --------------------------------------------------------------------------------------------------------

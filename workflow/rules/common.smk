@@ -28,20 +28,22 @@ def get_settings(wildcards):
 
 
 def get_test_set_settings(wildcards):
-    """Split, margin and seed of a test set; a separated set has its margin `delta` in its path."""
+    """Which test set (uniform or separated), its margin and seed; a separated set has its margin `delta` in its
+    path."""
     delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
     return {
-        "split": "uniform" if delta is None else "separated",
+        "test_set": "uniform" if delta is None else "separated",
         "delta": delta,
         "seed": config["test_sets"]["seed"],
     }
 
 
 def get_binary_set_settings(wildcards):
-    """Split, margin and seed of a binary prompt set; the separated ones have their margin in their path."""
+    """Which binary prompt set (test set train, uniform or separated), its margin and seed; the separated ones
+    have their margin in their path."""
     delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
     return {
-        "split": wildcards.split if delta is None else "separated",
+        "test_set": wildcards.test_set if delta is None else "separated",
         "delta": delta,
         "seed": config["test_sets"]["seed"],
     }
@@ -75,7 +77,9 @@ def get_eval_settings(wildcards):
 
 def get_test_sets(wildcards):
     s = get_settings(wildcards)
-    return {split: ex.test_set_path(split, s) for split in ("uniform", "separated")}
+    return {
+        test_set: ex.test_set_path(test_set, s) for test_set in ("uniform", "separated")
+    }
 
 
 def get_binary_train_set(wildcards):
@@ -91,8 +95,8 @@ def get_binary_train_settings(wildcards):
 def get_binary_sets(wildcards):
     s = get_settings(wildcards)
     return {
-        split: ex.binary_set_path(split, s)
-        for split in ("train", "uniform", "separated")
+        test_set: ex.binary_set_path(test_set, s)
+        for test_set in ("train", "uniform", "separated")
     }
 
 

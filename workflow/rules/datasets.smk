@@ -34,14 +34,14 @@ rule binary_set:
     output:
         paths.BINARY_SET,
     log:
-        "logs/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.log",
+        "logs/datasets/binary/{test_set}/d{d}/N{N}/{labels}/n{size}.log",
     benchmark:
-        "benchmarks/datasets/binary/{split}/d{d}/N{N}/{labels}/n{size}.tsv"
+        "benchmarks/datasets/binary/{test_set}/d{d}/N{N}/{labels}/n{size}.tsv"
     params:
         settings=get_binary_set_settings,
     threads: 1
     wildcard_constraints:
-        split=one_of(paths.BINARY_SPLITS),
+        test_set=one_of(paths.BINARY_SET_TEST_SETS),
         labels="gaussian|rademacher",
     script:
         "../scripts/binary_set.py"
