@@ -491,21 +491,23 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] =
     fig, (xi_ax, dist_ax) = plt.subplots(1, 2, figsize=(style.width, style.height))
     levels = sorted(table["prompts"].unique())
     colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))
-    for n, part in table.groupby("prompts"):
+    for prompts, part in table.groupby("prompts"):
         part = part[part["step"] > 0].sort_values("step")
         for value, marker in (("xi1", "o"), ("xi2", "s")):
             xi_ax.plot(
                 part["step"],
                 part[value],
-                color=colours[n],
+                color=colours[prompts],
                 marker=marker,
                 ms=3,
                 ls="none",
-                label=f"{value} of Π(W), {n} prompts",
+                label=f"{value} of Π(W), {prompts} prompts",
             )
-            xi_ax.plot(part["step"], part[f"{value}_reduced"], color=colours[n], lw=1)
-        dist_ax.plot(part["step"], part["dist_family"], color=colours[n], label=f"‖W − Π(W)‖, {n} prompts")
-        dist_ax.plot(part["step"], part["xi_gap"], color=colours[n], ls="--", label=f"|ξ − ξ_reduced|, {n} prompts")
+            xi_ax.plot(part["step"], part[f"{value}_reduced"], color=colours[prompts], lw=1)
+        dist_ax.plot(part["step"], part["dist_family"], color=colours[prompts], label=f"‖W − Π(W)‖, {prompts} prompts")
+        dist_ax.plot(
+            part["step"], part["xi_gap"], color=colours[prompts], ls="--", label=f"|ξ − ξ_reduced|, {prompts} prompts"
+        )
     xi_ax.set_ylabel("ξ: full-matrix GD (markers), reduced GD (lines)")
     xi_ax.legend(fontsize="small")
     dist_ax.set_yscale("log")

@@ -179,7 +179,8 @@ def schema_error_problems(validator, error: ValidationError) -> list[Problem]:
     return [Problem(path, describe(error))]
 
 
-def kinds(root: dict) -> list[str]:
+def schema_kinds(root: dict) -> list[str]:
+    """The experiment kinds the schema allows (``experiments.kinds`` maps a config's experiments to theirs)."""
     return root["$defs"]["experiment"]["properties"]["kind"]["enum"]
 
 
@@ -188,7 +189,9 @@ def unknown_kind(config: Any, root: dict) -> set[str]:
     exps = config.get("experiments") if isinstance(config, dict) else None
     if not isinstance(exps, dict):
         return set()
-    return {name for name, exp in exps.items() if not isinstance(exp, dict) or exp.get("kind") not in kinds(root)}
+    return {
+        name for name, exp in exps.items() if not isinstance(exp, dict) or exp.get("kind") not in schema_kinds(root)
+    }
 
 
 def schema_problems(config: Any, validator) -> list[Problem]:

@@ -26,15 +26,15 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.theory.reduced.loss``), whose score gradient is
     ``q_k (g_k − ḡ)`` with ``g_j = q_j − [j = i*]``, ``g_query = 0``. ``x`` (n, N+1, d), the query last.
     """
-    n, _, d = x.shape
-    z_query = np.concatenate([x[:, -1], np.ones((n, 1))], axis=1)  # (n, d+1)
+    prompts, _, d = x.shape
+    z_query = np.concatenate([x[:, -1], np.ones((prompts, 1))], axis=1)  # (n, d+1)
     v = z_query @ A.T  # A z_q: (n, d+1)
     scores = np.einsum("bjd,bd->bj", x, v[:, :d])  # x-part of every token, query included
     scores[:, -1] += v[:, d]
     scores -= scores.max(axis=1, keepdims=True)
     q = np.exp(scores)
     q /= q.sum(axis=1, keepdims=True)  # (n, N+1)
-    rows = np.arange(n)
+    rows = np.arange(prompts)
     nn = nearest_neighbour(x)
     q_star = q[rows, nn]
     r = 1.0 - q_star
@@ -46,7 +46,7 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     gbar = (q * g).sum(axis=1)
     ds = q * (g - gbar[:, None])  # (n, N+1)
     r_vec = np.concatenate([np.einsum("bj,bjd->bd", ds, x), ds[:, -1:]], axis=1)  # Σ_k ds_k z_k: (n, d+1)
-    return float(loss.mean()), r_vec.T @ z_query / n
+    return float(loss.mean()), r_vec.T @ z_query / prompts
 
 
 def embed_active(A: np.ndarray, d: int) -> np.ndarray:

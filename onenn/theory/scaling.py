@@ -77,14 +77,14 @@ def square_losses(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarra
 
 
 def paired_losses(
-    xi1: float, xi2: float, K: int, n: int, d: int, N: int, rng: np.random.Generator
+    xi1: float, xi2: float, K: int, prompts: int, d: int, N: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-prompt multiclass and binary square losses on the same ``n`` sampled inputs: two arrays (n,)."""
+    """Per-prompt multiclass and binary square losses on the same ``prompts`` sampled inputs: two arrays (prompts,)."""
     codes = np.eye(K) - 1.0 / K  # row k is u_k
     W_mc, W_bin = family_matrix(xi1, xi2, d, K), family_matrix(xi1, xi2, d, 1)
-    mc, binary = np.empty(n), np.empty(n)
-    for lo in range(0, n, CHUNK):
-        b = min(CHUNK, n - lo)
+    mc, binary = np.empty(prompts), np.empty(prompts)
+    for lo in range(0, prompts, CHUNK):
+        b = min(CHUNK, prompts - lo)
         x = sphere(rng, (b, N + 1), d)
         classes = rng.integers(0, K, size=(b, N))
         y = draw_labels(rng, (b, N, 1), "rademacher")
