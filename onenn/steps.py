@@ -12,7 +12,7 @@ def log_spaced_steps(steps: int, n: int, *, refine: bool = False) -> np.ndarray:
     Rounding merges some of the small steps, so the grid may hold fewer than ``n`` steps. With ``refine`` the
     log-spaced grid is made finer until it holds ``min(n − 1, steps)`` distinct steps after 0: the saved steps
     of a training run (``n_eval``). Without, the grid is kept as it is: the recorded steps of the reduced
-    dynamics (``n_record``).
+    dynamics (``n_eval`` of the audit and of full-matrix GD).
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ValueError(f"steps must be an integer >= 0, got {steps!r}")

@@ -28,16 +28,17 @@ def test_resolve_sigma():
 @pytest.fixture(scope="module")
 def small_audit():
     s = AuditSettings(
-        d=8, N=8, sigma=2.0, lr=0.5, steps=60, time_end=1e5, n_plain=512, n_max=16, n_gap=16, n_record=10, seed=3
+        d=8, N=8, sigma=2.0, lr=0.5, steps=60, time_end=1e5, n_plain=512, n_max=16, n_gap=16, n_eval=10, seed=3
     )
     table = run_audit(s)
-    table["experiment"], table["variant"], table["sigma"] = "audit", "sigma=2", "2.0"
+    table["experiment"], table["variant"], table["sigma_rule"] = "audit", "sigma=2", "2.0"
     return table
 
 
 def test_run_audit_has_every_source_and_consistent_columns(small_audit):
     assert set(small_audit["source"]) == set(SOURCES)
-    np.testing.assert_allclose(small_audit["ratio"], small_audit["xi1"] / small_audit["xi2"])
+    np.testing.assert_allclose(small_audit["xi_ratio"], small_audit["xi1"] / small_audit["xi2"])
+    assert (small_audit["sigma"] == 2.0).all()
     np.testing.assert_allclose(small_audit["xi2_minus_xi1"], small_audit["xi2"] - small_audit["xi1"])
     gd = small_audit[small_audit["source"] == "gd"]
     assert gd["step"].iloc[0] == 0 and gd["step"].iloc[-1] == 60
@@ -51,15 +52,16 @@ def test_run_audit_has_every_source_and_consistent_columns(small_audit):
 def test_audit_summary_numbers(small_audit):
     summary = audit_summary(small_audit).iloc[0]
     main = audit_trajectory(small_audit)
-    assert summary["ratio_end"] == pytest.approx(main["ratio"].iloc[-1])
-    assert summary["ratio_max"] >= summary["ratio_end"]
-    assert summary["ratio_bound"] == pytest.approx(7 / 15)
-    # GD with eta = 0.5 over time 30 against the flow: an Euler gap, small but not zero
+    assert summary["xi_ratio_end"] == pytest.approx(main["xi_ratio"].iloc[-1])
+    assert summary["xi_ratio_max"] >= summary["xi_ratio_end"]
+    assert summary["xi_ratio_bound"] == pytest.approx(7 / 15)
+    assert summary["sigma"] == 2.0 and summary["sigma_rule"] == "2.0"
+    # GD with lr = 0.5 over time 30 against the flow: an Euler gap, small but not zero
     assert 0 < summary["gd_flow_gap"] < 1e-2
-    crossed = main[main["ratio"] > XI_RATIO_BOUND]
+    crossed = main[main["xi_ratio"] > XI_RATIO_BOUND]
     assert np.isnan(summary["time_cross"]) == crossed.empty
     at = audit_at_times(small_audit, [10.0, 1e3])
-    assert list(at["time"]) == [10.0, 1e3] and (at["loss"] > 0).all()
+    assert list(at["time"]) == [10.0, 1e3] and (at["reduced_loss"] > 0).all()
 
 
 def test_landscape_matches_the_reduced_loss():
@@ -68,7 +70,7 @@ def test_landscape_matches_the_reduced_loss():
     assert len(table) == 9 and sorted(table["xi1"].unique()) == [0.0, 2.0, 4.0]
     t = sample_inner_products(500, 8, 8, np.random.default_rng(2))
     row = table[(table["xi1"] == 4.0) & (table["xi2"] == 2.0)].iloc[0]
-    assert row["loss"] == pytest.approx(reduced_loss(4.0, 2.0, t), rel=1e-12)
+    assert row["reduced_loss"] == pytest.approx(reduced_loss(4.0, 2.0, t), rel=1e-12)
 
 
 def symmetrised_prompts(rng: np.random.Generator, n: int, N: int, d: int) -> np.ndarray:
@@ -103,13 +105,13 @@ def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
 
 
 def test_full_matrix_vs_reduced_tracks_and_drifts_like_one_over_sqrt_n():
-    small = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=500, n_record=5, seed=1))
-    large = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=8000, n_record=5, seed=1))
+    small = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=500, n_eval=5, seed=1))
+    large = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=8000, n_eval=5, seed=1))
     for table in (small, large):
-        assert table["dist_family"].iloc[0] == 0 and table["xi_gap"].iloc[0] == 0
+        assert table["dist_family_active"].iloc[0] == 0 and table["xi_gap"].iloc[0] == 0
         assert table["xi_gap"].iloc[-1] < 0.05 * table["xi1_reduced"].iloc[-1]
     # off-family drift is sampling noise: 16x the prompts, about 4x less
-    assert 2.0 < small["dist_family"].iloc[-1] / large["dist_family"].iloc[-1] < 8.0
+    assert 2.0 < small["dist_family_active"].iloc[-1] / large["dist_family_active"].iloc[-1] < 8.0
 
 
 def test_beyond_job_rejects_unknown_kind(tmp_path):

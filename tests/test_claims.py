@@ -206,7 +206,7 @@ def test_a_claim_without_its_experiment_or_variants_is_not_run():
     assert "2 points run" in to_markdown(scorecard([c], {"exp": table}), {"exp": table})
 
 
-def test_the_scaling_ratio_is_compared_with_its_standard_error_and_expected():
+def test_the_scaling_ratio_is_compared_with_its_standard_error_and_reference():
     table = pd.DataFrame(
         {
             "experiment": "scal",
@@ -217,7 +217,7 @@ def test_the_scaling_ratio_is_compared_with_its_standard_error_and_expected():
             "prompts": 1000,
             "ratio": [0.52, 0.6667],
             "ratio_se": [0.01, 0.01],
-            "expected": [0.5, 2 / 3],
+            "reference": [0.5, 2 / 3],
         }
     )
     c = Claim(
@@ -228,7 +228,7 @@ def test_the_scaling_ratio_is_compared_with_its_standard_error_and_expected():
         "scaling",
         Quantity("ratio"),
         "equal",
-        (Point(where={"panel": "by_K"}, value="expected"),),
+        (Point(where={"panel": "by_K"}, value="reference"),),
     )
     row = one(scorecard([c], {"scal": table}))
     assert row["z"] == pytest.approx(2.0) and row["paper_value"] == pytest.approx(0.5) and row["n"] == 1000
@@ -268,7 +268,7 @@ def test_the_issues_numbers_are_the_paper_values(known):
     assert [p.value for p in claims["fig5_distance_start"].points] == [1.056, 10.558, 31.673]
     assert [p.value for p in claims["fig5_distance_end"].points] == [0.343, 3.449, 25.145]
     assert claims["fig6_uniform_accuracy_square"].points[0].value == 0.908
-    assert claims["fig2_ratio_by_K"].points[0].value == "expected"
+    assert claims["fig2_ratio_by_K"].points[0].value == "reference"
 
 
 def problems_of(data: dict, known, schema) -> list[str]:
@@ -311,7 +311,7 @@ def test_a_valid_claim_has_no_problem(known, schema):
             "claims[0].quantity.test_set: 'xi1' is a property of the weights",
         ),
         ({"points": ["epsilon=0.7"]}, "claims[0].points[0].variant: unknown variant 'epsilon=0.7'"),
-        ({"value": "expected"}, "claims[0].value: `expected` is a column of kind scaling's table only"),
+        ({"value": "reference"}, "claims[0].value: `reference` is a column of kind scaling's table only"),
         ({"check": "increasing"}, "claims[0].value: check 'increasing' takes no value"),
         ({"vaule": 1.0}, "claims[0].vaule: unknown key 'vaule'; did you mean 'value'?"),
         ({"check": "equals"}, "claims[0].check: 'equals' is not one of"),

@@ -97,10 +97,10 @@ def test_scaling_table_is_typed_reproducible_and_seed_dependent():
         "ratio",
         "ratio_lower",
         "ratio_upper",
-        "expected",
+        "reference",
     ):
         assert column in a, column
     assert a["K"].dtype == "int64" and a["ratio"].dtype == "float64"
-    np.testing.assert_array_equal(a["expected"], [(k - 1) / k for k in a["K"]])
+    np.testing.assert_array_equal(a["reference"], [(k - 1) / k for k in a["K"]])
     assert (a["ratio_lower"] < a["ratio"]).all() and (a["ratio"] < a["ratio_upper"]).all()
     assert a.equals(b) and not a["ratio"].equals(c["ratio"])

@@ -58,7 +58,7 @@ def scaling_table() -> pd.DataFrame:
                 "ratio_lower": [0.64, 0.87],
                 "ratio_upper": [0.68, 0.95],
                 "ci_level": [0.95, 0.95],
-                "expected": [2 / 3, 0.9],
+                "reference": [2 / 3, 0.9],
             }
         )
     )

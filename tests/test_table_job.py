@@ -50,7 +50,7 @@ def test_the_scaling_identity_is_computed_from_its_settings(tmp_path):
     table = pd.read_parquet(tmp_path / "s.parquet")
     points = [(p, a, b, K) for p, spec in panels.items() for a, b in spec["xi"] for K in spec["K"]]
     assert list(table[["panel", "xi1", "xi2", "K"]].itertuples(index=False, name=None)) == points
-    np.testing.assert_allclose(table["expected"], [(K - 1) / K for *_, K in points], rtol=1e-15)
+    np.testing.assert_allclose(table["reference"], [(K - 1) / K for *_, K in points], rtol=1e-15)
     assert (table["experiment"] == "s").all()
 
 
@@ -59,7 +59,7 @@ def test_the_landscape_is_computed_on_its_grid(tmp_path):
     table_job("landscape", [], settings, experiment="l", output=str(tmp_path / "l.parquet"), log=LOG)
     table = pd.read_parquet(tmp_path / "l.parquet")
     assert sorted(zip(table["xi1"], table["xi2"])) == [(a, b) for a in (0, 1, 2) for b in (1, 2, 3)]
-    assert table["loss"].between(0, 1).all()  # per prompt 1/2 (sum q_j^2 - 2 q_i* + 1), with sum q_j^2 <= 1
+    assert table["reduced_loss"].between(0, 1).all()  # per prompt 1/2 (sum q_j^2 - 2 q_i* + 1), with sum q_j^2 <= 1
 
 
 def test_an_unknown_kind_is_named_with_the_allowed_ones(tmp_path):

@@ -96,6 +96,18 @@ BAD_CONFIGS = [
     ("unknown_default", setting("stesp", 10), "defaults.stesp", "unknown key 'stesp'; did you mean 'steps'?"),
     ("unknown_top_level", lambda c: c.__setitem__("plot", {}), "plot", "did you mean 'plots'?"),
     ("unknown_experiment_key", experiment("seed", 3), "experiments.convergence.seed", "did you mean 'seeds'?"),
+    (
+        "renamed_key",  # n_record (audit, full_matrix) is now n_eval, as in the training kinds
+        lambda c: c["experiments"]["audit"].__setitem__("n_record", 60),
+        "experiments.audit.n_record",
+        "unknown key 'n_record'; it was renamed to 'n_eval'",
+    ),
+    (
+        "renamed_setting",
+        lambda c: c["experiments"]["full_matrix"]["sweep"].__setitem__("n_record", [10]),
+        "experiments.full_matrix.sweep.n_record",
+        "unknown setting 'n_record'; it was renamed to 'n_eval'",
+    ),
     ("unknown_test_sets_key", lambda c: c["test_sets"].__setitem__("sed", 1), "test_sets.sed", "unknown key"),
     ("test_set_seed_negative", lambda c: c["test_sets"].__setitem__("seed", -1), "test_sets.seed", "minimum of 0"),
     ("dpi_string", lambda c: c["plots"].__setitem__("dpi", "high"), "plots.dpi", "'high' is not of type 'integer'"),

@@ -137,8 +137,8 @@ def train_point(table: pd.DataFrame, claim: Claim, point: Point) -> Measured | N
 
 def paper_side(point: Point, row: pd.Series | None) -> dict[str, Any]:
     value = point.value
-    if value == "expected":
-        value = row["expected"]
+    if value == "reference":
+        value = row["reference"]
     return {
         "paper": None if value is None else float(value),
         "spread": point.spread,

@@ -406,7 +406,7 @@ def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> pl
     fig, axes = plt.subplots(1, 3, figsize=(1.5 * style.width, style.height))
     panels = (
         ("train", "test_loss", "training loss (whole training set)", True),
-        ("separated", "logit_error", "MSE to the 1-NN predictor (separated)", True),
+        ("separated", "nn_mse", "MSE to the 1-NN predictor (separated)", True),
         ("train", "dist_family_active", "distance to the family (active blocks)", False),
     )
     for ax, (test_set, metric, label, log_y) in zip(axes, panels):
@@ -422,7 +422,7 @@ def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> pl
 
 def landscape(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """The reduced loss L(xi1, xi2): heat map with the line xi1 = (7/15) xi2, and the surface."""
-    grid = table.pivot(index="xi2", columns="xi1", values="loss").sort_index().sort_index(axis=1)
+    grid = table.pivot(index="xi2", columns="xi1", values="reduced_loss").sort_index().sort_index(axis=1)
     xi1, xi2, loss = grid.columns.to_numpy(), grid.index.to_numpy(), grid.to_numpy()
     fig = plt.figure(figsize=(style.width, style.height))
     heat = fig.add_subplot(1, 2, 1)
@@ -448,16 +448,14 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     dashed: the flow on an independent sample; dotted: the flow on a plain sample of the same size."""
     fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     main = audit_trajectory(table)
-    variants = sorted(
-        main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma_value"].iloc[0])
-    )
+    variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma"].iloc[0]))
     colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
     (ratio_ax, loss_ax), (gap_ax, overlap_ax) = axes
     for v in variants:
-        sigma = main.loc[main["variant"] == v, "sigma_value"].iloc[0]
+        sigma = main.loc[main["variant"] == v, "sigma"].iloc[0]
         label = f"{v} (σ = {sigma:.4g})"
         part = main[(main["variant"] == v) & (main["time"] > 0)]
-        for ax, value in ((ratio_ax, "ratio"), (loss_ax, "loss"), (gap_ax, "xi2_minus_xi1")):
+        for ax, value in ((ratio_ax, "xi_ratio"), (loss_ax, "reduced_loss"), (gap_ax, "xi2_minus_xi1")):
             ax.plot(part["time"], part[value], color=colours[v], label=label)
             for source, ls in (("resample", "--"), ("plain", ":")):
                 other = table[(table["variant"] == v) & (table["source"] == source) & (table["time"] > 0)]
@@ -487,7 +485,8 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
 
 def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """Full-matrix GD against the reduced GD on the same prompts: (xi1, xi2) of Π(W) and the reduced ones, and
-    the distance of W to the family, against step, one colour per number of prompts."""
+    the distance of W to the family (over the blocks that can move), against step, one colour per number of
+    prompts."""
     fig, (xi_ax, dist_ax) = plt.subplots(1, 2, figsize=(style.width, style.height))
     levels = sorted(table["prompts"].unique())
     colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))
@@ -504,7 +503,9 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] =
                 label=f"{value} of Π(W), {prompts} prompts",
             )
             xi_ax.plot(part["step"], part[f"{value}_reduced"], color=colours[prompts], lw=1)
-        dist_ax.plot(part["step"], part["dist_family"], color=colours[prompts], label=f"‖W − Π(W)‖, {prompts} prompts")
+        dist_ax.plot(
+            part["step"], part["dist_family_active"], color=colours[prompts], label=f"‖W − Π(W)‖, {prompts} prompts"
+        )
         dist_ax.plot(
             part["step"], part["xi_gap"], color=colours[prompts], ls="--", label=f"|ξ − ξ_reduced|, {prompts} prompts"
         )

@@ -6,9 +6,9 @@ saved step (mean, sd and n over seeds), and the parameter diagnostics at the fir
 ratio end/start; norm of the label columns). Scaling experiments: ``L_MC``, ``L_bin`` (with their standard
 errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` in ``reference``. Beyond the
 paper (docs/method.md §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
-(``onenn.analysis.tables.audit_summary``, the ratio next to 7/15 in ``reference``) and its loss at log-spaced times
-(``quantity`` ``loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance to the family and to
-the reduced trajectory. Every row also records the software that made it (``onenn.pipeline.provenance``: the versions of
+(``onenn.analysis.tables.audit_summary``, ``xi1/xi2`` next to 7/15 in ``reference``) and its reduced loss at
+log-spaced times (``quantity`` ``reduced_loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance
+to the family (over the blocks that can move) and to the reduced trajectory. Every row also records the software that made it (``onenn.pipeline.provenance``: the versions of
 python, torch, numpy and snakemake), which the Markdown states at its end.
 """
 
@@ -105,7 +105,7 @@ def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
         rows["n"] = table["prompts"]
         rows["se"] = table[se]
         if lower:
-            rows["lower"], rows["upper"], rows["reference"] = table[lower], table[upper], table["expected"]
+            rows["lower"], rows["upper"], rows["reference"] = table[lower], table[upper], table["reference"]
         parts.append(rows)
     out = pd.concat(parts, ignore_index=True)
     out["kind"] = "scaling"
@@ -129,7 +129,7 @@ def _value_rows(experiment: str, variant: str, values: dict[str, float], **extra
 
 
 #: metrics of the binary experiment at the last saved step, per prompt set
-BINARY_METRICS = (("train", "test_loss"), ("uniform", "logit_error"), ("separated", "logit_error"))
+BINARY_METRICS = (("train", "test_loss"), ("uniform", "nn_mse"), ("separated", "nn_mse"))
 BINARY_PARAMETERS = ("dist_family_active", "xi1", "xi2")
 
 
@@ -153,24 +153,24 @@ def binary_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 #: the audit's numbers per sigma (columns of ``audit_summary``)
 AUDIT_QUANTITIES = (
-    "sigma_value",
+    "sigma",
     "time_end",
     "xi1_end",
     "xi2_end",
-    "ratio_end",
-    "ratio_max",
+    "xi_ratio_end",
+    "xi_ratio_max",
     "time_cross",
     "xi2_minus_xi1_end",
-    "loss_end",
+    "reduced_loss_end",
     "loss_log_time_first",
     "loss_log_time_end",
     "gd_steps",
     "gd_flow_gap",
-    "resample_ratio_gap",
-    "resample_loss_rel_gap",
-    "plain_ratio_end",
+    "resample_xi_ratio_gap",
+    "resample_reduced_loss_rel_gap",
+    "plain_xi_ratio_end",
 )
-#: times at which the headline table gives the audit's loss
+#: times at which the headline table gives the audit's reduced loss
 AUDIT_TIMES = tuple(10.0**k for k in range(13))
 
 
@@ -181,11 +181,14 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
     for row in audit_summary(table).itertuples(index=False):
         values = {q: getattr(row, q) for q in AUDIT_QUANTITIES}
         rows = _value_rows(experiment, row.variant, values)
-        rows.loc[rows["quantity"].isin(["ratio_end", "ratio_max"]), "reference"] = XI_RATIO_BOUND
-        rows.loc[rows["quantity"] == "loss_end", "se"] = row.se_loss_end
+        rows.loc[rows["quantity"].isin(["xi_ratio_end", "xi_ratio_max"]), "reference"] = XI_RATIO_BOUND
+        rows.loc[rows["quantity"] == "reduced_loss_end", "se"] = row.reduced_loss_se_end
         parts.append(rows)
     for row in audit_at_times(table, AUDIT_TIMES).itertuples(index=False):
-        values = {f"{q}@t={row.time:.0e}": getattr(row, q) for q in ("loss", "ratio", "xi1", "xi2", "xi2_minus_xi1")}
+        values = {
+            f"{q}@t={row.time:.0e}": getattr(row, q)
+            for q in ("reduced_loss", "xi_ratio", "xi1", "xi2", "xi2_minus_xi1")
+        }
         parts.append(_value_rows(experiment, row.variant, values))
     out = pd.concat(parts, ignore_index=True)
     out["kind"] = "audit"
@@ -193,12 +196,16 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def landscape_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """The grid's smallest loss, where it is, and the loss at the origin (xi1 = 0: uniform attention)."""
-    best = table.loc[table["loss"].idxmin()]
+    """The grid's smallest reduced loss and where it is."""
+    best = table.loc[table["reduced_loss"].idxmin()]
     out = _value_rows(
-        str(table["experiment"].iloc[0]), "default", {"loss_min": best["loss"]}, xi1=best["xi1"], xi2=best["xi2"]
+        str(table["experiment"].iloc[0]),
+        "default",
+        {"reduced_loss_min": best["reduced_loss"]},
+        xi1=best["xi1"],
+        xi2=best["xi2"],
     )
-    out["se"] = best["se_loss"]
+    out["se"] = best["reduced_loss_se"]
     out["kind"] = "landscape"
     return out
 
@@ -209,7 +216,7 @@ def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
     for variant, part in table.groupby("variant", sort=True):
         end = part.sort_values("step").iloc[-1]
         values = {
-            "dist_family_max": part["dist_family"].max(),
+            "dist_family_active_max": part["dist_family_active"].max(),
             "xi_gap_max": part["xi_gap"].max(),
             "xi1_end": end["xi1"],
             "xi1_reduced_end": end["xi1_reduced"],
@@ -347,8 +354,8 @@ def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
 def _binary_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
         ("training loss", "test_loss", "train"),
-        ("MSE to 1-NN, uniform", "logit_error", "uniform"),
-        ("MSE to 1-NN, separated", "logit_error", "separated"),
+        ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
+        ("MSE to 1-NN, separated", "nn_mse", "separated"),
         ("distance to family", "dist_family_active", None),
         ("ξ1", "xi1", None),
         ("ξ2", "xi2", None),
@@ -371,26 +378,26 @@ def _number(value: float) -> str:
 
 def _audit_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
-        ("σ", "sigma_value"),
+        ("σ", "sigma"),
         ("t end", "time_end"),
         ("ξ1", "xi1_end"),
         ("ξ2", "xi2_end"),
-        ("ξ1/ξ2", "ratio_end"),
-        ("max ξ1/ξ2", "ratio_max"),
+        ("ξ1/ξ2", "xi_ratio_end"),
+        ("max ξ1/ξ2", "xi_ratio_max"),
         ("first t with ξ1/ξ2 > 7/15", "time_cross"),
         ("ξ2 − ξ1", "xi2_minus_xi1_end"),
-        ("loss", "loss_end"),
+        ("loss", "reduced_loss_end"),
         ("loss·log t at t = 10", "loss_log_time_first"),
         ("loss·log t at the end", "loss_log_time_end"),
         ("GD–flow gap", "gd_flow_gap"),
-        ("resample ξ1/ξ2 gap", "resample_ratio_gap"),
-        ("plain-sample ξ1/ξ2", "plain_ratio_end"),
+        ("resample ξ1/ξ2 gap", "resample_xi_ratio_gap"),
+        ("plain-sample ξ1/ξ2", "plain_xi_ratio_end"),
     )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
     body = [[v] + [_number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
-    loss_body = [[v] + [_number(values.get((v, f"loss@t={t}"), float("nan"))) for t in times] for v in variants]
+    loss_body = [[v] + [_number(values.get((v, f"reduced_loss@t={t}"), float("nan"))) for t in times] for v in variants]
     return [
         f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
         "",

@@ -135,19 +135,20 @@ def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per audit variant (sigma): the numbers behind the verdict.
 
-    ``ratio_end``, ``loss_end``, ``xi1_end``, ``xi2_end`` at the last time; ``ratio_max`` and the first time the
-    ratio exceeds 7/15 (``time_cross``, NaN if never); ``loss_log_time_first/end``: ``loss * log t`` at the
-    first recorded time ``t >= 10`` and at the end (bounded if the loss is ``O(1/log t)``); ``gd_flow_gap``: the
-    largest ``|xi_GD - xi_flow|`` on their overlap; ``resample_ratio_gap`` and ``resample_loss_rel_gap``: the
-    largest difference between the main trajectory and the flow on an independent sample (the estimate's
-    error); ``plain_ratio_end``: the end ratio on a plain sample of the same size.
+    ``xi_ratio_end`` (``xi1/xi2``), ``reduced_loss_end``, ``xi1_end``, ``xi2_end`` at the last time;
+    ``xi_ratio_max`` and the first time ``xi1/xi2`` exceeds 7/15 (``time_cross``, NaN if never);
+    ``loss_log_time_first/end``: ``reduced_loss * log t`` at the first recorded time ``t >= 10`` and at the end
+    (bounded if the loss is ``O(1/log t)``); ``gd_flow_gap``: the largest ``|xi_GD - xi_flow|`` on their overlap;
+    ``resample_xi_ratio_gap`` and ``resample_reduced_loss_rel_gap``: the largest difference between the main
+    trajectory and the flow on an independent sample (the estimate's error); ``plain_xi_ratio_end``: the end
+    ``xi1/xi2`` on a plain sample of the same size.
     """
     rows = []
     main = audit_trajectory(table)
     for variant, part in main.groupby("variant", sort=True):
         part = part.sort_values("time")
         end = part.iloc[-1]
-        over = part[part["ratio"] > XI_RATIO_BOUND]
+        over = part[part["xi_ratio"] > XI_RATIO_BOUND]
         late = part[part["time"] >= 10.0]
         mine = table[table["variant"] == variant]
         gd = mine[mine["source"] == "gd"].sort_values("time")
@@ -158,40 +159,42 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         )
         res = mine[mine["source"] == "resample"]
         times = part["time"].to_numpy()
-        res_ratio = _interp_at(res, times, "ratio")
-        res_loss = _interp_at(res, times, "loss")
+        res_ratio = _interp_at(res, times, "xi_ratio")
+        res_loss = _interp_at(res, times, "reduced_loss")
         plain = mine[mine["source"] == "plain"].sort_values("time")
         rows.append(
             {
                 "experiment": end["experiment"],
                 "variant": variant,
+                "sigma_rule": end["sigma_rule"],
                 "sigma": end["sigma"],
-                "sigma_value": end["sigma_value"],
                 "time_end": end["time"],
                 "xi1_end": end["xi1"],
                 "xi2_end": end["xi2"],
-                "ratio_end": end["ratio"],
+                "xi_ratio_end": end["xi_ratio"],
                 "xi2_minus_xi1_end": end["xi2_minus_xi1"],
-                "loss_end": end["loss"],
-                "se_loss_end": end["se_loss"],
-                "ratio_max": part["ratio"].max(),
-                "ratio_bound": XI_RATIO_BOUND,
+                "reduced_loss_end": end["reduced_loss"],
+                "reduced_loss_se_end": end["reduced_loss_se"],
+                "xi_ratio_max": part["xi_ratio"].max(),
+                "xi_ratio_bound": XI_RATIO_BOUND,
                 "time_cross": float(over["time"].iloc[0]) if len(over) else np.nan,
                 "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
                 "loss_log_time_end": end["loss_log_time"],
                 "gd_steps": int(gd["step"].max()),
                 "gd_flow_gap": float(gap),
-                "resample_ratio_gap": float(np.max(np.abs(res_ratio - part["ratio"].to_numpy()))),
-                "resample_loss_rel_gap": float(np.max(np.abs(res_loss / part["loss"].to_numpy() - 1.0))),
-                "plain_ratio_end": float(plain["ratio"].iloc[-1]) if len(plain) else np.nan,
+                "resample_xi_ratio_gap": float(np.max(np.abs(res_ratio - part["xi_ratio"].to_numpy()))),
+                "resample_reduced_loss_rel_gap": float(
+                    np.max(np.abs(res_loss / part["reduced_loss"].to_numpy() - 1.0))
+                ),
+                "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
             }
         )
     return normalise_types(pd.DataFrame(rows))
 
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
-    """The main trajectory of every variant interpolated (in log time) at ``times``: ``xi1, xi2, ratio, loss,
-    xi2_minus_xi1`` (the loss at log-spaced t of the headline table)."""
+    """The main trajectory of every variant interpolated (in log time) at ``times``: ``xi1, xi2, xi_ratio,
+    reduced_loss, xi2_minus_xi1`` (the loss at log-spaced t of the headline table)."""
     rows = []
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part[part["time"] > 0].sort_values("time")
@@ -199,9 +202,9 @@ def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
         for t in times:
             if not part["time"].min() <= t <= part["time"].max():
                 continue
-            row = {"variant": variant, "sigma": part["sigma"].iloc[0], "time": float(t)}
-            for value in ("xi1", "xi2", "ratio", "xi2_minus_xi1"):
+            row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}
+            for value in ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1"):
                 row[value] = float(np.interp(np.log(t), log_t, part[value].to_numpy()))
-            row["loss"] = float(np.exp(np.interp(np.log(t), log_t, np.log(part["loss"].to_numpy()))))
+            row["reduced_loss"] = float(np.exp(np.interp(np.log(t), log_t, np.log(part["reduced_loss"].to_numpy()))))
             rows.append(row)
     return normalise_types(pd.DataFrame(rows))

@@ -184,8 +184,8 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     else:
         problems += [Problem((*at, "value"), f"check {check!r} takes no value") for at, p in given if "value" in p]
     for at, p in given:
-        if p.get("value") == "expected" and kind != "scaling":
-            problems.append(Problem((*at, "value"), "`expected` is a column of kind scaling's table only"))
+        if p.get("value") == "reference" and kind != "scaling":
+            problems.append(Problem((*at, "value"), "`reference` is a column of kind scaling's table only"))
         for key in ("spread", "baseline"):
             if key in p and check != "equal":
                 problems.append(Problem((*at, key), f"only check 'equal' takes a {key}"))

@@ -171,9 +171,9 @@ def run_paths(config: dict, experiment: str, pattern: str) -> list[str]:
 #: settings of each kind's job (reach it through the rule's params); `seed` of a binary run is its run seed
 BINARY_KEYS = ("d", "N", "sigma", "epsilon", "lr", "batch", "epochs", "train_size", "labels", "n_eval", "dtype")
 BINARY_EVAL_KEYS = ("delta", "test_size")
-AUDIT_KEYS = ("d", "N", "sigma", "lr", "steps", "time_end", "n_plain", "n_max", "n_gap", "gap_min", "n_record", "seed")
+AUDIT_KEYS = ("d", "N", "sigma", "lr", "steps", "time_end", "n_plain", "n_max", "n_gap", "gap_min", "n_eval", "seed")
 LANDSCAPE_KEYS = ("d", "N", "xi1_range", "xi2_range", "grid", "prompts", "seed")
-FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_record", "seed")
+FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_eval", "seed")
 
 
 def kind_settings(config: dict, experiment: str, variant: str, keys: tuple[str, ...]) -> dict[str, Any]:

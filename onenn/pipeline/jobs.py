@@ -225,7 +225,7 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
     save_table(output, table)
     for row in table.itertuples():
         log.info(
-            "%s xi=(%g, %g) K=%d n=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
+            "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
             row.panel,
             row.xi1,
             row.xi2,
@@ -234,7 +234,7 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
             row.ratio,
             row.ratio_lower,
             row.ratio_upper,
-            row.expected,
+            row.reference,
         )
 
 
@@ -261,10 +261,10 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
 
     s = AuditSettings.from_dict(settings)
     table = run_audit(s, log)
-    info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma": str(s.sigma)}
+    info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
     for key, value in info.items():
         table[key] = value
-    first = ["experiment", "variant", "sigma", "sigma_value", "source", "step", "time"]
+    first = ["experiment", "variant", "sigma_rule", "sigma", "source", "step", "time"]
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
     end = table[table["source"] == "continuation"].iloc[-1]
     log.info(
@@ -272,9 +272,9 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
         end["time"],
         end["xi1"],
         end["xi2"],
-        end["ratio"],
+        end["xi_ratio"],
         XI_RATIO_BOUND,
-        end["loss"],
+        end["reduced_loss"],
     )
 
 
@@ -295,7 +295,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
         s.steps,
         time.perf_counter() - started,
         table["xi_gap"].max(),
-        table["dist_family"].max(),
+        table["dist_family_active"].max(),
     )
 
 

@@ -141,10 +141,17 @@ def declared_properties(validator, schema: dict, instance: Any) -> dict[str, dic
     return out
 
 
+#: keys that were renamed: an old name is reported with its new one
+RENAMED_KEYS = {"n_record": "n_eval"}
+
+
 def unknown_key(path: KeyPath, key: str, allowed: Iterable[str], what: str = "key") -> Problem:
     allowed = sorted(allowed)
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    if RENAMED_KEYS.get(key) in allowed:
+        hint = f"; it was renamed to {RENAMED_KEYS[key]!r}"
+    else:
+        hint = f"; did you mean {close[0]!r}?" if close else ""
     return Problem((*path, key), f"unknown {what} {key!r}{hint} (allowed: {', '.join(allowed)})")
 
 

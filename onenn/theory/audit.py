@@ -11,8 +11,10 @@ Audit (kind ``audit``), per ``sigma``, at ``d = 8, N = 32`` in the config:
   distance to ``flow``/``continuation`` is the estimate's own error;
 - ``plain``: the same flow on a plain sample of the same size, to show what a naive sample does at large time.
 
-Every row carries ``xi1, xi2``, the ratio ``xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the loss, its
-standard error, and ``loss_log_time = loss * log(time)`` (bounded if the loss is ``O(1/log t)``).
+Every row carries ``xi1, xi2``, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
+``reduced_loss``, its standard error ``reduced_loss_se``, and ``loss_log_time = reduced_loss * log(time)``
+(bounded if the loss is ``O(1/log t)``); every table row also carries ``sigma``, the initial scale, and
+``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class AuditSettings(Settings):
     n_max: int = 256
     n_gap: int = 128
     gap_min: float = 1e-8
-    n_record: int = 60
+    n_eval: int = 60
     seed: int = 0
 
 
@@ -68,7 +70,7 @@ def _rows(
     w: np.ndarray | None,
     step: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Trajectory rows with the loss and its standard error recomputed on the sample ``(t, w)``."""
+    """Trajectory rows with the reduced loss and its standard error recomputed on the sample ``(t, w)``."""
     est = [monte_carlo_estimate(float(a), float(b), t, weights=w) for a, b in zip(xi1, xi2)]
     out = pd.DataFrame(
         {
@@ -77,16 +79,16 @@ def _rows(
             "time": np.asarray(time, dtype=np.float64),
             "xi1": xi1,
             "xi2": xi2,
-            "loss": [e.loss for e in est],
-            "se_loss": [e.loss_se for e in est],
+            "reduced_loss": [e.loss for e in est],
+            "reduced_loss_se": [e.loss_se for e in est],
             "grad_xi1": [e.grad_xi1 for e in est],
             "grad_xi2": [e.grad_xi2 for e in est],
         }
     )
-    out["ratio"] = out["xi1"] / out["xi2"]
+    out["xi_ratio"] = out["xi1"] / out["xi2"]
     out["xi2_minus_xi1"] = out["xi2"] - out["xi1"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["loss_log_time"] = np.where(out["time"] > 1, out["loss"] * np.log(out["time"]), np.nan)
+        out["loss_log_time"] = np.where(out["time"] > 1, out["reduced_loss"] * np.log(out["time"]), np.nan)
     return out
 
 
@@ -98,7 +100,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
         log.info("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
     started = clock.perf_counter()
     gd = gradient_descent(
-        0.0, sigma, s.lr, s.steps, t, s.d, record_steps=log_spaced_steps(s.steps, s.n_record), weights=w
+        0.0, sigma, s.lr, s.steps, t, s.d, record_steps=log_spaced_steps(s.steps, s.n_eval), weights=w
     )
     if log:
         log.info(
@@ -112,9 +114,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
         0.0, sigma, 0.0, float(gd.time[-1]), t, s.d, record_times=gd.time, weights=w, rtol=1e-10, atol=1e-12
     )
     time_gd = float(gd.time[-1])
-    cont = gradient_flow(
-        float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_eval=s.n_record, weights=w
-    )
+    cont = gradient_flow(float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_eval=s.n_eval, weights=w)
     times = np.unique(np.concatenate([gd.time, cont.time]))
     t_b, w_b, mass_b = _sample(s, 1)
     resample = gradient_flow(0.0, sigma, 0.0, s.time_end, t_b, s.d, record_times=times, weights=w_b)
@@ -128,7 +128,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
         _rows("plain", plain.time, plain.xi1, plain.xi2, t_plain, None),
     ]
     table = pd.concat(parts, ignore_index=True)
-    table["sigma_value"] = sigma
+    table["sigma"] = sigma
     table["mass"] = np.where(table["source"] == "resample", mass_b, np.where(table["source"] == "plain", 1.0, mass))
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)

@@ -67,15 +67,18 @@ class FullMatrixSettings(Settings):
     lr: float = 0.1
     steps: int = 2000
     prompts: int = 16_384
-    n_record: int = 40
+    n_eval: int = 40
     seed: int = 0
 
 
 def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
-    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side."""
+    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side: the
+    loss on the fixed prompts (``train_loss``, ``train_loss_reduced``), ``xi1, xi2`` of ``Π(W)`` and the reduced
+    ones, and the distance of ``W`` to the family over the blocks that can move (``dist_family_active``; the label
+    row and column stay 0)."""
     x = sphere(np.random.default_rng(s.seed), (s.prompts, s.N + 1), s.d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])  # the reduced sample: inner products of the same prompts
-    record = log_spaced_steps(s.steps, s.n_record)
+    record = log_spaced_steps(s.steps, s.n_eval)
     reduced = gradient_descent(0.0, s.sigma, s.lr, s.steps, t, s.d, record_steps=record)
     A = np.zeros((s.d + 1, s.d + 1))
     A[-1, -1] = -s.sigma
@@ -89,13 +92,13 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
                 {
                     "step": step,
                     "time": s.lr * step,
-                    "loss": loss,
+                    "train_loss": loss,
                     "xi1": diag["xi1"],
                     "xi2": diag["xi2"],
-                    "dist_family": diag["dist_family_active"],
+                    "dist_family_active": diag["dist_family_active"],
                     "xi1_reduced": float(reduced.xi1[k]),
                     "xi2_reduced": float(reduced.xi2[k]),
-                    "loss_reduced": float(reduced.loss[k]),
+                    "train_loss_reduced": float(reduced.loss[k]),
                 }
             )
             k += 1

@@ -33,13 +33,19 @@ class LandscapeSettings(Settings):
 
 
 def landscape(s: LandscapeSettings) -> pd.DataFrame:
-    """One row per grid point (``xi1`` outer, ``xi2`` inner): ``xi1, xi2``, the binary loss and its standard error."""
+    """One row per grid point (``xi1`` outer, ``xi2`` inner): ``xi1, xi2``, the reduced binary loss
+    ``reduced_loss`` and its standard error ``reduced_loss_se``."""
     if s.grid < 2:
         raise ValueError(f"grid must be >= 2 points each way, got {s.grid}")
     t = sample_inner_products(s.prompts, s.N, s.d, np.random.default_rng(s.seed))
     xi1 = np.linspace(*s.xi1_range, s.grid)
     xi2 = np.linspace(*s.xi2_range, s.grid)
-    loss, se_loss = loss_landscape(xi1, xi2, t)
+    loss, loss_se = loss_landscape(xi1, xi2, t)
     return pd.DataFrame(
-        {"xi1": np.repeat(xi1, s.grid), "xi2": np.tile(xi2, s.grid), "loss": loss.ravel(), "se_loss": se_loss.ravel()}
+        {
+            "xi1": np.repeat(xi1, s.grid),
+            "xi2": np.tile(xi2, s.grid),
+            "reduced_loss": loss.ravel(),
+            "reduced_loss_se": loss_se.ravel(),
+        }
     )

@@ -128,7 +128,7 @@ def point_generator(seed: int, point: Point, d: int, N: int) -> np.random.Genera
 
 
 def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity") -> pd.DataFrame:
-    """One row per point: both losses, the ratio with its interval, and the prediction ``(K−1)/K``."""
+    """One row per point: both losses, the ratio with its interval, and the prediction ``(K−1)/K`` (``reference``)."""
     d, N, seed, level = int(settings["d"]), int(settings["N"]), int(settings["seed"]), float(settings["ci_level"])
     rows = []
     for p in points(settings["panels"]):
@@ -142,7 +142,7 @@ def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity"
                 "seed": seed,
                 **ratio_estimate(mc, binary, level),
                 "ci_level": level,
-                "expected": (p.K - 1) / p.K,
+                "reference": (p.K - 1) / p.K,
             }
         )
     return normalise_types(pd.DataFrame(rows))

@@ -109,10 +109,10 @@ def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[st
 
 
 def binary_metrics(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
-    """``mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of it."""
+    """``nn_mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of it."""
     _, ell = forward(W, x, Y)
     mse = float(((ell - target) ** 2).mean())
-    return {"logit_error": mse, "test_loss": 0.5 * mse}
+    return {"nn_mse": mse, "test_loss": 0.5 * mse}
 
 
 def evaluate_binary(

@@ -185,7 +185,7 @@ def test_landscape_is_the_table_with_lemma_12s_line(quick_run):
     (mesh,) = heat.collections
     xi1, xi2 = np.sort(table["xi1"].unique()), np.sort(table["xi2"].unique())
     expected = np.array(
-        [[table.loc[(table["xi1"] == a) & (table["xi2"] == b), "loss"].item() for a in xi1] for b in xi2]
+        [[table.loc[(table["xi1"] == a) & (table["xi2"] == b), "reduced_loss"].item() for a in xi1] for b in xi2]
     )
     np.testing.assert_array_equal(np.asarray(mesh.get_array()).reshape(expected.shape), expected)
 

@@ -85,17 +85,23 @@ def test_quick_preset_runs_the_beyond_experiments(quick_run):
     binary = pd.read_parquet(quick_run / "results/tables/binary_sgd.parquet")
     assert set(binary["test_set"]) == {"train", "uniform", "separated"}
     assert {"family_init", "N=16+d=4", "N=32+d=8"} <= set(binary["variant"])
-    assert binary[["test_loss", "logit_error", "dist_family_active"]].notna().all().all()
+    assert binary[["test_loss", "nn_mse", "dist_family_active"]].notna().all().all()
     audit = pd.read_parquet(quick_run / "results/tables/audit.parquet")
     assert set(audit["variant"]) == {"sigma=3", "sigma=theorem1", "sigma=lemma12"}
     assert set(audit["source"]) == {"gd", "flow", "continuation", "resample", "plain"}
-    assert {"ratio", "loss", "xi2_minus_xi1", "loss_log_time", "se_loss"} <= set(audit.columns)
+    assert {"xi_ratio", "reduced_loss", "reduced_loss_se", "xi2_minus_xi1", "loss_log_time"} <= set(audit.columns)
+    assert audit["sigma"].dtype == "float64" and set(audit["sigma_rule"]) == {"3.0", "theorem1", "lemma12"}
     landscape = pd.read_parquet(quick_run / "results/tables/landscape.parquet")
-    assert landscape["loss"].between(0, 0.5).all()
+    assert landscape["reduced_loss"].between(0, 0.5).all()
     full = pd.read_parquet(quick_run / "results/tables/full_matrix.parquet")
-    assert {"xi1", "xi1_reduced", "dist_family", "xi_gap"} <= set(full.columns)
+    assert {"xi1", "xi1_reduced", "train_loss", "train_loss_reduced", "dist_family_active", "xi_gap"} <= set(
+        full.columns
+    )
+    assert (
+        "dist_family" not in full
+    )  # dist_family is always the whole matrix's distance; here only the active blocks move
     summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
-    ratio_end = summary[(summary["experiment"] == "audit") & (summary["quantity"] == "ratio_end")]
+    ratio_end = summary[(summary["experiment"] == "audit") & (summary["quantity"] == "xi_ratio_end")]
     assert len(ratio_end) == 3 and (ratio_end["reference"] - 7 / 15).abs().max() < 1e-12
     assert "Lemma 12's invariant" in (quick_run / "results/tables/summary.md").read_text()
 
