@@ -89,30 +89,18 @@ def verify_checksum(path: str | os.PathLike) -> bool:
     return True
 
 
-def replace_durably(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
-    """Flush ``tmp`` to disk, give it the permissions of a new file, and rename it onto ``path``."""
+def temporary_beside(path: Path) -> Path:
+    """A new, empty hidden file ``.{name}.*.tmp{suffix}`` in the folder of ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def flush(tmp: Path) -> None:
+    """Put ``tmp`` on the disk and give it the permissions of a new file."""
     with open(tmp, "rb+") as f:  # the data reaches the disk before the name does (a node may crash)
         os.fsync(f.fileno())
     os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private; results are shared like any file
-    os.replace(tmp, path)
-
-
-def temporary_beside(path: Path) -> str:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
-    os.close(fd)
-    return tmp
-
-
-def write_checksum(path: Path, digest: str) -> None:
-    """Write ``<path>.sha256`` atomically, in the format of ``sha256sum``."""
-    sidecar = checksum_path(path)
-    tmp = temporary_beside(sidecar)
-    try:
-        Path(tmp).write_text(f"{digest}  {path.name}\n")
-        replace_durably(tmp, sidecar)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -142,30 +130,32 @@ def reraise_as_cannot_write(path: Path, err: OSError) -> None:
 
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success flush it to disk, rename it onto ``path`` and record its
-    checksum beside it, on failure delete it. A killed process leaves at most a hidden ``.{name}.*.tmp{suffix}``
-    file, never ``path``; a full disk or a read-only folder fails with ``CannotWrite`` and leaves the files that
-    were there as they were.
+    """Yield a temporary path beside ``path``; on success put it on the disk, with its checksum beside it, and
+    rename both into place; on failure delete them. A killed process leaves at most hidden ``.{name}.*.tmp*``
+    files, never ``path``; a full disk or a read-only folder fails with ``CannotWrite`` and leaves the files that
+    were there as they were (everything that takes space is written before anything is renamed).
 
-    The old checksum is removed before the new file takes the name, and the new one written after: at every
+    The old checksum is removed before the new file takes the name, and the new one put in place after: at every
     moment the checksum beside a file is its own, or there is none (which the loaders accept)."""
     path = Path(path)
+    temporary: list[Path] = []
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temporary_beside(path)
-    except OSError as err:
-        reraise_as_cannot_write(path, err)
-    try:
-        yield Path(tmp)
-        digest = file_digest(tmp)
-        checksum_path(path).unlink(missing_ok=True)
-        replace_durably(tmp, path)
-        write_checksum(path, digest)
+        temporary.append(temporary_beside(path))
+        yield temporary[0]
+        flush(temporary[0])
+        sidecar = checksum_path(path)
+        temporary.append(temporary_beside(sidecar))
+        temporary[1].write_text(f"{file_digest(temporary[0])}  {path.name}\n")
+        flush(temporary[1])
+        sidecar.unlink(missing_ok=True)
+        os.replace(temporary[0], path)
+        os.replace(temporary[1], sidecar)
     except OSError as err:
         reraise_as_cannot_write(path, err)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for tmp in temporary:
+            tmp.unlink(missing_ok=True)
 
 
 def current_umask() -> int:
