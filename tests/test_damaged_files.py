@@ -76,9 +76,9 @@ def test_the_message_names_the_file_the_problem_the_rule_and_the_remedy(tmp_path
         load_arrays(weights)
     message = str(err.value)
     assert message.startswith(f"{weights} is damaged: it is not a readable .npz archive (BadZipFile: ")
-    assert "It is made by rule train or binary_train (a binary experiment's)" in message
+    assert "It is made by rule train (in a binary experiment: binary_train)" in message
     assert f"snakemake --cores all --forcerun {weights}\n" in message
-    assert "or delete it and run snakemake again" in message
+    assert message.endswith("(with the --configfile's, or the profile, of your run).")
     assert err.value.path == str(weights) and isinstance(err.value, ValueError)
 
 

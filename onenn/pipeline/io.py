@@ -44,11 +44,11 @@ def damage_report(path: str, problem: str) -> str:
     rules = rules_making(path)
     if not rules:
         return f"{path} is damaged: {problem}. The workflow does not make this file; restore it."
-    made_by = " or ".join(rules) + (" (a binary experiment's)" if len(rules) > 1 else "")
+    made_by = rules[0] + "".join(f" (in a binary experiment: {rule})" for rule in rules[1:])
     return (
         f"{path} is damaged: {problem}. It is made by rule {made_by}; remake it, and what depends on it, with\n"
         f"    snakemake --cores all --forcerun {shlex.quote(path)}\n"
-        "(with the --configfile's of your run), or delete it and run snakemake again."
+        "(with the --configfile's, or the profile, of your run)."
     )
 
 
@@ -210,14 +210,14 @@ def load_arrays(path: str | os.PathLike, *, verify: bool = True) -> dict[str, np
     try:
         data = np.load(path, allow_pickle=False)
     except broken as err:
-        raise unreadable(path, ".npz archive", err) from err
+        raise unreadable(path, ".npz archive", err) from None  # the message says what numpy said
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise DamagedFile(path, "it holds a single .npy array, not an .npz archive of named arrays")
     try:
         with data:
             arrays = {k: data[k] for k in data.files}  # reads every array: a bad CRC-32 shows here
     except broken as err:
-        raise unreadable(path, ".npz archive", err) from err
+        raise unreadable(path, ".npz archive", err) from None  # the message says what numpy said
     if verify:
         verify_checksum(path)
     return arrays
@@ -227,7 +227,7 @@ def load_json(path: str | os.PathLike, *, verify: bool = True) -> Any:
     try:
         obj = json.loads(Path(path).read_text())
     except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise unreadable(path, "JSON file", err) from err
+        raise unreadable(path, "JSON file", err) from None
     if verify:
         verify_checksum(path)
     return obj
@@ -241,7 +241,7 @@ def load_table(path: str | os.PathLike, *, verify: bool = True):
     try:
         table = pd.read_parquet(path, engine="pyarrow")
     except (OSError, ValueError, pa.ArrowException) as err:
-        raise unreadable(path, "Parquet file", err) from err
+        raise unreadable(path, "Parquet file", err) from None
     if verify:
         verify_checksum(path)
     return table
@@ -252,7 +252,7 @@ def load_text(path: str | os.PathLike, *, verify: bool = True) -> str:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, ValueError) as err:
-        raise unreadable(path, "UTF-8 text file", err) from err
+        raise unreadable(path, "UTF-8 text file", err) from None
     if verify:
         verify_checksum(path)
     return text

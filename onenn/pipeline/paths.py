@@ -44,8 +44,8 @@ CLAIMS_TABLE = "results/tables/claims.parquet"
 CLAIMS_MARKDOWN = "results/tables/claims.md"
 CLAIMS_HTML = "results/tables/claims.html"
 
-#: the rules that make the files of each pattern. A run's files are made by the multiclass rules, or in a binary
-#: experiment by the binary ones: the path alone cannot tell them apart. tests/test_paths.py holds this to the
+#: the rules that make the files of each pattern. A run's files are made by the multiclass rule, or in a binary
+#: experiment by the binary one (the second): the path alone cannot tell them apart. tests/test_paths.py holds this to the
 #: outputs of workflow/rules/*.smk.
 MADE_BY: dict[str, tuple[str, ...]] = {
     UNIFORM_SET: ("test_set_uniform",),
