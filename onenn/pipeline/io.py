@@ -201,7 +201,7 @@ def save_table(path: str | os.PathLike, frame) -> None:
 def unreadable(path: str | os.PathLike, what: str, err: BaseException) -> DamagedFile:
     if isinstance(err, FileNotFoundError):
         return DamagedFile(path, "it is missing")
-    return DamagedFile(path, f"it is not a readable {what} ({type(err).__name__}: {err})")
+    return DamagedFile(path, f"it is not a readable {what} ({type(err).__name__}: {str(err).rstrip('.')})")
 
 
 def load_arrays(path: str | os.PathLike, *, verify: bool = True) -> dict[str, np.ndarray]:
