@@ -17,6 +17,10 @@ TEST_SETS = ("uniform", "separated")
 BINARY_TEST_SETS = ("train", "uniform", "separated")
 #: the binary label distributions
 LABELS = ("gaussian", "rademacher")
+#: the arrays of a multiclass prompt set and of a binary one, as its file stores them: the inputs, the labels and
+#: the 1-NN index (the loader, onenn.pipeline.inputs.load_prompt_set, checks for these names)
+SET_ARRAYS = ("x", "classes", "nn")
+BINARY_SET_ARRAYS = ("x", "y", "nn")
 
 
 def sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:

@@ -13,7 +13,7 @@ def test_pipeline_and_what_the_snakefile_imports_do_not_import_torch_or_pandas()
         "import sys\n"
         "import onenn.pipeline, onenn.pipeline.experiments, onenn.pipeline.validate, onenn.pipeline.resources\n"
         "import onenn.pipeline.settings, onenn.pipeline.io, onenn.pipeline.logs, onenn.pipeline.provenance\n"
-        "import onenn.pipeline.jobs\n"
+        "import onenn.pipeline.jobs, onenn.pipeline.inputs, onenn.pipeline.paths\n"
         "print('torch' in sys.modules, 'pandas' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -78,6 +78,7 @@ def evaluate_small(tmp_path: Path, s: TrainSettings, weights: Path, run: Path) -
     out = tmp_path / "metrics.parquet"
     evaluate_job(
         {"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": 64},
+        identity=IDENTITY,
         weights_path=str(weights),
         run_path=str(run),
         test_set_paths=paths,
@@ -143,7 +144,8 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
     out, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     log = logging.getLogger("determinism")
     s = TrainSettings(steps=100, n_eval=4, device="auto", seed=seed)  # the defaults: d=8, N=16, K=3, batch 128
-    train_job(s.to_dict(), identity={"experiment": "det", "variant": "default", "seed": str(seed)},
+    identity = {"experiment": "det", "variant": "default", "seed": str(seed)}
+    train_job(s.to_dict(), identity=identity,
               weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", threads=threads, log=log)
     torch.set_num_threads(threads)
     paths = {}
@@ -151,7 +153,7 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
         paths[test_set] = f"{out}/{test_set}.npz"
         test_size = 33_000  # means over more than 32768 values: torch would split them across threads
         save_arrays(paths[test_set], **make_test_set(test_set, test_size, s.d, s.N, s.K, delta, 11))
-    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": test_size},
+    evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": test_size}, identity=identity,
                  weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", test_set_paths=paths,
                  output=f"{out}/metrics.parquet", threads=threads, log=log)
 """)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from onenn.analysis.tables import BINARY_RUN_METRICS, METRICS
 from onenn.pipeline.experiments import KINDS
 from onenn.pipeline.io import save_table
 from onenn.pipeline.jobs import table_job
@@ -14,10 +15,11 @@ from onenn.pipeline.jobs import table_job
 LOG = logging.getLogger("test")
 
 
-def run_table(variant: str, seed: int) -> pd.DataFrame:
+def run_table(variant: str, seed: int, metrics: tuple[str, ...]) -> pd.DataFrame:
     """Steps 0 and 10 on two test sets, in an order that is not the table's."""
     rows = [
-        {"experiment": "e", "variant": variant, "seed": seed, "step": step, "test_set": test_set, "accuracy": 0.5}
+        {"experiment": "e", "variant": variant, "seed": seed, "step": step, "test_set": test_set}
+        | dict.fromkeys(metrics, 0.5)
         for step in (10, 0)
         for test_set in ("uniform", "separated")
     ]
@@ -29,7 +31,7 @@ def test_runs_are_concatenated_in_experiment_variant_seed_step_test_set_order(tm
     inputs = []
     for variant, seed in (("b", 1), ("a", 1), ("b", 0)):
         inputs.append(str(tmp_path / f"{variant}{seed}.parquet"))
-        save_table(inputs[-1], run_table(variant, seed))
+        save_table(inputs[-1], run_table(variant, seed, METRICS if kind == "train" else BINARY_RUN_METRICS))
     table_job(kind, inputs, {}, experiment="e", output=str(tmp_path / "e.parquet"), log=LOG)
     table = pd.read_parquet(tmp_path / "e.parquet")
     keys = ["variant", "seed", "step", "test_set"]

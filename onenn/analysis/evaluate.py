@@ -10,13 +10,12 @@ from onenn.family import diagnostics
 from onenn.losses import Loss
 from onenn.model import forward, predict, simplex_code
 
-METRICS = ("logit_error", "accuracy", "test_loss")
-
 
 def prompt_metrics(
     W: torch.Tensor, x: torch.Tensor, classes: torch.Tensor, nn: torch.Tensor, K: int, loss_fn: Loss
 ) -> dict[str, float]:
-    """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss."""
+    """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss
+    (``onenn.analysis.tables.METRICS``)."""
     codes = simplex_code(K, dtype=x.dtype)
     rows = torch.arange(len(nn))
     target_class = classes[rows, nn]

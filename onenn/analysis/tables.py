@@ -12,6 +12,10 @@ import pandas as pd
 from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
 
 ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
+#: the metrics of a run's table, per saved step and test set: a multiclass run's (onenn.analysis.evaluate) and a
+#: binary run's (onenn.training.binary; no argmax accuracy with real-valued labels)
+METRICS = ("logit_error", "accuracy", "test_loss")
+BINARY_RUN_METRICS = ("nn_mse", "test_loss")
 
 
 def window_means(minibatch_loss: np.ndarray, steps: np.ndarray) -> np.ndarray:

@@ -7,6 +7,10 @@ layers below compute and return values; the jobs are the only code that reads an
 Like the rest of ``onenn.pipeline`` this module imports neither torch nor pandas when it is imported
 (``tests/test_layers.py``): each job imports the layer it calls when it runs, so a job that draws prompts or
 aggregates tables never loads torch.
+
+Every file a job reads goes through a loader of ``onenn.pipeline.inputs`` (or ``onenn.pipeline.io``), which checks
+it before anything is computed and raises ``DamagedFile`` naming the file, what is wrong, the rule that makes it
+and the command that remakes it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from onenn.pipeline.io import load_arrays, load_json, load_table, save_arrays, save_json, save_table, write_with
+from onenn.pipeline.inputs import (
+    ANY,
+    NUMBER,
+    WEIGHTS_ARRAYS,
+    load_checked_table,
+    load_prompt_set,
+    load_run_record,
+    load_weights,
+)
+from onenn.pipeline.io import load_text, save_arrays, save_json, save_table, write_with
 from onenn.pipeline.provenance import versions
 
 # --------------------------------------------------------------------------------------------------------
@@ -98,7 +111,7 @@ def train_job(
     seconds = time.perf_counter() - started
     if result["diverged_step"] >= 0:
         log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
-    save_arrays(weights_path, steps=result["steps"], W=result["W"], minibatch_loss=result["minibatch_loss"])
+    save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
     record = {
         **identity,
         **s.to_dict(),
@@ -113,25 +126,27 @@ def train_job(
 
 
 def load_run(
-    weights_path: str, run_path: str, set_paths: dict[str, str], what: str
-) -> tuple[dict, dict[str, Any], dict[str, dict[str, Any]]]:
-    """A run's record, its saved weights and the prompt sets to evaluate it on, each set checked to hold
-    prompts of the run's shape (N+1, d); ``what`` names the sets in the error."""
-    run = load_json(run_path)
-    weights = load_arrays(weights_path)
-    sets = {name: load_arrays(path) for name, path in set_paths.items()}
-    for name, data in sets.items():
-        if data["x"].shape[1:] != (run["N"] + 1, run["d"]):
-            raise ValueError(
-                f"{what} {set_paths[name]} has prompts of shape {data['x'].shape[1:]}, "
-                f"but the run has N={run['N']}, d={run['d']}"
-            )
-    return run, weights, sets
+    weights_path: str,
+    run_path: str,
+    identity: dict,
+    settings: dict,
+    label_width: int | None,
+    needed: tuple[str, ...] = (),
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run's record and its saved weights, checked (``onenn.pipeline.inputs``): the record belongs to the run
+    ``identity`` trained with ``settings`` and has the keys ``needed``, and the weights ``W`` (S, D, D),
+    ``D = d + m + 1``, fit it, with ``m = label_width`` (``None``: the run's ``K``, the width of the simplex
+    code)."""
+    needed = ("d", "N", "steps", *(("K",) if label_width is None else ()), *needed)
+    run = load_run_record(run_path, identity, settings, needed=needed)
+    weights = load_weights(weights_path, run, D=run["d"] + (label_width or run["K"]) + 1)
+    return run, weights
 
 
 def evaluate_job(
     settings: dict,
     *,
+    identity: dict,
     weights_path: str,
     run_path: str,
     test_set_paths: dict[str, str],
@@ -140,13 +155,22 @@ def evaluate_job(
     log: logging.Logger,
 ) -> None:
     """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
-    table."""
-    from onenn.analysis.evaluate import evaluate_run
+    table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's."""
+    from onenn.pipeline.experiments import EVAL_KEYS
+    from onenn.prompts import SET_ARRAYS
+
+    trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
+    run, weights = load_run(weights_path, run_path, identity, trained_with, None)
+    test_sets = {
+        name: load_prompt_set(path, SET_ARRAYS, n=settings["test_size"], N=run["N"], d=run["d"], K=run["K"])
+        for name, path in test_set_paths.items()
+    }
+
+    from onenn.analysis.evaluate import evaluate_run  # torch: after the inputs are checked
     from onenn.analysis.tables import run_table
     from onenn.losses import Loss
 
     use_threads(threads)
-    run, weights, test_sets = load_run(weights_path, run_path, test_set_paths, "test set")
     metrics = evaluate_run(
         weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"])
     )
@@ -166,18 +190,24 @@ def binary_train_job(
     log: logging.Logger,
 ) -> None:
     """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json)."""
-    from onenn.training.binary import BinarySettings, train_binary
+    from onenn.prompts import BINARY_SET_ARRAYS
+
+    train_set = load_prompt_set(
+        train_path, BINARY_SET_ARRAYS, n=settings["train_size"], N=settings["N"], d=settings["d"], K=None
+    )
+
+    from onenn.training.binary import BinarySettings, train_binary  # torch: after the input is checked
 
     use_threads(threads)
     s = BinarySettings.from_dict(settings)
     log.info("binary training %s with %s (%d steps)", identity, s.to_dict(), s.steps)
     started = time.perf_counter()
     try:
-        result = train_binary(s, load_arrays(train_path))
+        result = train_binary(s, train_set)
     except FloatingPointError as err:
         raise FloatingPointError(f"{identity}: {err}") from err
     seconds = time.perf_counter() - started
-    save_arrays(weights_path, **result)
+    save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
     record = {
         **identity,
         **s.to_dict(),
@@ -193,6 +223,7 @@ def binary_train_job(
 def binary_evaluate_job(
     settings: dict,
     *,
+    identity: dict,
     weights_path: str,
     run_path: str,
     set_paths: dict[str, str],
@@ -200,12 +231,23 @@ def binary_evaluate_job(
     threads: int,
     log: logging.Logger,
 ) -> None:
-    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table."""
-    from onenn.analysis.tables import run_table
+    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table. ``identity``
+    (experiment, variant, seed) must be the run record's."""
+    from onenn.pipeline.experiments import BINARY_EVAL_KEYS
+    from onenn.prompts import BINARY_SET_ARRAYS
+
+    trained_with = {k: v for k, v in settings.items() if k not in BINARY_EVAL_KEYS}
+    run, weights = load_run(weights_path, run_path, identity, trained_with, 1, needed=("train_size",))
+    sizes = {name: run["train_size"] if name == "train" else settings["test_size"] for name in set_paths}
+    sets = {
+        name: load_prompt_set(path, BINARY_SET_ARRAYS, n=sizes[name], N=run["N"], d=run["d"], K=None)
+        for name, path in set_paths.items()
+    }
+
+    from onenn.analysis.tables import run_table  # torch: after the inputs are checked
     from onenn.training.binary import evaluate_binary
 
     use_threads(threads)
-    run, weights, sets = load_run(weights_path, run_path, set_paths, "prompt set")
     metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
@@ -253,6 +295,11 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 
+#: the first columns of an audit variant's table and of a full-matrix one, in order
+AUDIT_FIRST = ("experiment", "variant", "sigma_rule", "sigma", "source", "step", "time")
+FULL_MATRIX_FIRST = ("experiment", "variant", "step")
+
+
 def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
     """One sigma of an audit experiment: its five trajectories as a Parquet table with the settings."""
     from onenn.analysis.tables import normalise_types
@@ -264,7 +311,7 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
     info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
     for key, value in info.items():
         table[key] = value
-    first = ["experiment", "variant", "sigma_rule", "sigma", "source", "step", "time"]
+    first = list(AUDIT_FIRST)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
     end = table[table["source"] == "continuation"].iloc[-1]
     log.info(
@@ -288,7 +335,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     table = full_matrix_vs_reduced(s)
     for key, value in {**identity, **s.to_dict()}.items():
         table[key] = value
-    first = ["experiment", "variant", "step"]
+    first = list(FULL_MATRIX_FIRST)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
     log.info(
         "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
@@ -315,11 +362,26 @@ def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: l
 # --------------------------------------------------------------------------------------------------------
 
 
-def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger) -> None:
-    """Concatenate per-run (or per-variant) tables into one experiment table."""
+def table_columns(kind: str) -> dict[str, str]:
+    """The columns a table of an experiment of ``kind`` (or of one of its runs or variants) must have, as
+    ``onenn.pipeline.inputs.load_checked_table`` takes them; none for the kinds that compute their table."""
+    from onenn.analysis.tables import BINARY_RUN_METRICS, ID_COLUMNS, METRICS
+
+    runs = dict.fromkeys(ID_COLUMNS, ANY)
+    return {
+        "train": {**runs, **dict.fromkeys(METRICS, NUMBER)},
+        "binary": {**runs, **dict.fromkeys(BINARY_RUN_METRICS, NUMBER)},
+        "audit": dict.fromkeys(AUDIT_FIRST, ANY),
+        "full_matrix": dict.fromkeys(FULL_MATRIX_FIRST, ANY),
+    }.get(kind, {})
+
+
+def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str = "") -> None:
+    """Concatenate per-run (or per-variant) tables of an experiment of ``kind`` into one experiment table."""
     from onenn.analysis.tables import concat_tables
 
-    table = concat_tables(load_table(p) for p in paths)
+    tables = [load_checked_table(p, table_columns(kind)) for p in paths]  # all checked before any is used
+    table = concat_tables(tables)
     save_table(output, table)
     log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
 
@@ -334,7 +396,7 @@ def table_job(
     if kind not in TABLE_SOURCES:
         raise ValueError(f"kind must be one of {', '.join(TABLE_SOURCES)}; got {kind!r}")
     if TABLE_SOURCES[kind] != "settings":
-        aggregate_job(inputs, output, log=log)
+        aggregate_job(inputs, output, log=log, kind=kind)
     elif kind == "scaling":
         scaling_job(settings, experiment=experiment, output=output, log=log)
     elif kind == "landscape":
@@ -356,7 +418,7 @@ def figure_job(
     it to every path in ``outputs`` (PNG, PDF)."""
     from onenn.analysis.plots import PlotStyle, render
 
-    render(figure, load_table(table_path), PlotStyle(**style), list(outputs), group_by)
+    render(figure, load_checked_table(table_path), PlotStyle(**style), list(outputs), group_by)
     log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))
 
 
@@ -366,7 +428,8 @@ def summary_job(
     """Read every experiment table, write the headline table twice (Parquet and Markdown)."""
     from onenn.analysis.summary import summarise, to_markdown
 
-    summary = summarise({name: load_table(path) for name, path in paths.items()}, kinds)
+    tables = {name: load_checked_table(path, table_columns(kinds[name])) for name, path in paths.items()}
+    summary = summarise(tables, kinds)
     save_table(table_path, summary)
     write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary)))
     log.info("summarised %d experiments into %d rows", len(paths), len(summary))
@@ -388,7 +451,7 @@ def claims_job(
     from onenn.pipeline.claims import load_claims
 
     claims = load_claims(claims_path, known, schema_path)
-    read = {name: load_table(path) for name, path in tables.items()}
+    read = {name: load_checked_table(path) for name, path in tables.items()}
     card = scorecard(claims, read)
     save_table(table_path, card)
     write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(card, read), encoding="utf-8"))
@@ -399,7 +462,6 @@ def report_page_job(markdown_path: str, html_path: str, *, title: str, log: logg
     """A table's Markdown (the headline table, the scorecard) as an HTML page of the report."""
     from onenn.analysis.report import markdown_to_html
 
-    with open(markdown_path, encoding="utf-8") as f:
-        page = markdown_to_html(f.read(), title=title)
+    page = markdown_to_html(load_text(markdown_path), title=title)
     write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     log.info("wrote %s", html_path)

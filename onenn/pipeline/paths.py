@@ -7,6 +7,9 @@ the seed in the path. No torch, no Snakemake: the Snakefile imports this.
 
 from __future__ import annotations
 
+import os
+import re
+
 #: the test sets of the multiclass experiments, one file per distinct (d, N, K, delta, size)
 UNIFORM_SET = "results/datasets/uniform/d{d}/N{N}/K{K}/n{size}.npz"
 SEPARATED_SET = "results/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.npz"
@@ -40,3 +43,43 @@ CLAIMS_SCHEMA = "workflow/schemas/claims.schema.yaml"
 CLAIMS_TABLE = "results/tables/claims.parquet"
 CLAIMS_MARKDOWN = "results/tables/claims.md"
 CLAIMS_HTML = "results/tables/claims.html"
+
+#: the rules that make the files of each pattern. A run's files are made by the multiclass rule, or in a binary
+#: experiment by the binary one (the second): the path alone cannot tell them apart. tests/test_paths.py holds this to the
+#: outputs of workflow/rules/*.smk.
+MADE_BY: dict[str, tuple[str, ...]] = {
+    UNIFORM_SET: ("test_set_uniform",),
+    SEPARATED_SET: ("test_set_separated",),
+    BINARY_SET: ("binary_set",),
+    BINARY_SEPARATED_SET: ("binary_set_separated",),
+    RUN_WEIGHTS: ("train", "binary_train"),
+    RUN_RECORD: ("train", "binary_train"),
+    RUN_METRICS: ("evaluate", "binary_evaluate"),
+    VARIANT_TABLE: ("beyond",),
+    SUMMARY_TABLE: ("summary",),
+    SUMMARY_MARKDOWN: ("summary",),
+    SUMMARY_HTML: ("report_table",),
+    CLAIMS_TABLE: ("claims",),
+    CLAIMS_MARKDOWN: ("claims",),
+    CLAIMS_HTML: ("claims_page",),
+    TABLE: ("table",),  # after the fixed names of results/tables/ (summary, claims), which it would match too
+    FIGURE_PNG: ("figure",),
+    FIGURE_PDF: ("figure",),
+}
+
+
+def pattern_regex(pattern: str) -> re.Pattern:
+    """A pattern as a regular expression that matches a path ending in it (relative or absolute): every
+    ``{wildcard}`` one or more characters of a single folder level."""
+    parts = re.split(r"\{\w+\}", pattern)
+    return re.compile(r"(?:^|/)" + "[^/]+".join(map(re.escape, parts)) + "$")
+
+
+def rules_making(path: str | os.PathLike) -> tuple[str, ...]:
+    """The rules that make ``path`` (a file of ``results/``, relative to the workflow's folder or absolute), by
+    the first pattern of ``MADE_BY`` it matches; ``()`` for a file the workflow does not make."""
+    text = os.fspath(path).replace(os.sep, "/")
+    for pattern, rules in MADE_BY.items():
+        if pattern_regex(pattern).search(text):
+            return rules
+    return ()

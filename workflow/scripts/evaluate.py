@@ -5,6 +5,7 @@ i = snakemake.input
 with job_log(snakemake.log[0]) as log:
     evaluate_job(
         dict(snakemake.params.settings),
+        identity=dict(snakemake.wildcards),
         weights_path=i.weights,
         run_path=i.run,
         test_set_paths={"uniform": i.uniform, "separated": i.separated},

@@ -1,0 +1,199 @@
+"""The loaders of the workflow's intermediate files, one per kind: run records, saved weights, prompt sets and
+tables. Each checks what it reads before the job computes anything: the file opens (``onenn.pipeline.io``), the
+expected keys, arrays or columns are there with their shapes and types, the values are finite where they must
+be, the file belongs to the run that asks for it, and last, it matches the checksum written beside it. Any
+failure is ``DamagedFile``, whose message names the file, what is wrong, the rule that makes it and the command
+that remakes it (docs/reliability.md#damaged-files).
+
+The names of the arrays and columns come from the code that writes them (``WEIGHTS_ARRAYS`` here, the prompt
+sets' in ``onenn.prompts``, the tables' in ``onenn.analysis.tables`` and ``onenn.pipeline.jobs``), passed in by
+the jobs. No torch and no pandas at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from onenn.pipeline.io import DamagedFile, load_arrays, load_json, load_table, verify_checksum
+
+#: the arrays of a run's ``weights.npz``: the saved steps (S,), the weights saved there ``W`` (S, D, D) and the
+#: minibatch loss of every step; the training jobs write exactly these
+WEIGHTS_ARRAYS = ("steps", "W", "minibatch_loss")
+#: what a kind of array must hold: numpy dtype kinds
+REAL, INTEGER = "f", "iu"
+
+# --------------------------------------------------------------------------------------------------------
+# Checks shared by the loaders
+# --------------------------------------------------------------------------------------------------------
+
+
+def require_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise DamagedFile(
+            path,
+            f"{missing_ones(missing, 'array')} (it holds "
+            f"{', '.join(map(repr, arrays)) or 'no arrays'}; expected {', '.join(map(repr, names))})",
+        )
+
+
+def missing_ones(names: Sequence[str], noun: str) -> str:
+    """``the array 'W' is missing``, ``the keys 'd', 'N' are missing``."""
+    return (
+        f"the {noun} {names[0]!r} is missing"
+        if len(names) == 1
+        else (f"the {noun}s {', '.join(map(repr, names))} are missing")
+    )
+
+
+def checked_array(
+    path: str | os.PathLike,
+    arrays: Mapping[str, np.ndarray],
+    name: str,
+    kinds: str,
+    shape: Sequence[int | None],
+    dims: str,
+) -> np.ndarray:
+    """``arrays[name]``, of a dtype kind in ``kinds`` and of ``shape`` (``None``: any length), which ``dims``
+    spells, e.g. ``(n, N+1, d)``."""
+    a = arrays[name]
+    if a.dtype.kind not in kinds:
+        expected = "real numbers" if kinds == REAL else "integers"
+        raise DamagedFile(path, f"array {name!r} has dtype {a.dtype}, expected {expected}")
+    if a.ndim != len(shape) or any(want is not None and got != want for got, want in zip(a.shape, shape)):
+        wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + (",)" if len(shape) == 1 else ")")
+        raise DamagedFile(path, f"array {name!r} has shape {a.shape}, expected {dims} = {wanted}")
+    return a
+
+
+def require_finite(path: str | os.PathLike, name: str, a: np.ndarray, where: str = "") -> None:
+    bad = ~np.isfinite(a)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise DamagedFile(
+            path,
+            f"array {name!r} holds {int(bad.sum())} non-finite values (NaN or infinite), the first at index "
+            f"{first}{where}",
+        )
+
+
+def require_range(path: str | os.PathLike, name: str, a: np.ndarray, stop: int, what: str) -> None:
+    """Every value of ``a`` in ``[0, stop)``."""
+    if a.size and (a.min() < 0 or a.max() >= stop):
+        raise DamagedFile(path, f"array {name!r} has values outside [0, {stop}) ({what}): {a.min()} to {a.max()}")
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal settings: numbers by value (``3`` and ``3.0``), anything else exactly."""
+    numbers = isinstance(a, Real) and isinstance(b, Real) and not isinstance(a, bool) and not isinstance(b, bool)
+    return float(a) == float(b) if numbers else a == b
+
+
+# --------------------------------------------------------------------------------------------------------
+# The loaders
+# --------------------------------------------------------------------------------------------------------
+
+
+def load_run_record(
+    path: str | os.PathLike, identity: Mapping[str, Any], settings: Mapping[str, Any], needed: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A run record (``run.json``) that belongs to the run asking for it: its ``identity`` (experiment, variant,
+    seed: compared as text, since wildcards are text) and every key of ``settings`` equal to the job's; and
+    ``needed`` keys present."""
+    record = load_json(path, verify=False)
+    if not isinstance(record, dict):
+        raise DamagedFile(path, f"it holds a JSON {type(record).__name__}, not a run record (a JSON object)")
+    missing = [k for k in dict.fromkeys([*identity, *settings, *needed]) if k not in record]
+    if missing:
+        raise DamagedFile(path, f"{missing_ones(missing, 'key')} (a run record has them all)")
+    differ = [f"{k} is {record[k]!r}, not {v!r}" for k, v in identity.items() if str(record[k]) != str(v)]
+    differ += [f"{k} is {record[k]!r}, not {v!r}" for k, v in settings.items() if not same_value(record[k], v)]
+    if differ:
+        raise DamagedFile(path, f"it is the record of another run: {'; '.join(differ)} (the settings of this job)")
+    verify_checksum(path)
+    return record
+
+
+def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> dict[str, np.ndarray]:
+    """A run's saved weights, checked against its ``record`` (``load_run_record``): ``WEIGHTS_ARRAYS``, the steps
+    from 0 up to the run's last (or, for a run recorded as diverged, up to before its divergence), finite
+    ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
+    arrays = load_arrays(path, verify=False)
+    require_arrays(path, arrays, WEIGHTS_ARRAYS)
+    steps_name, W_name, loss_name = WEIGHTS_ARRAYS
+    steps = checked_array(path, arrays, steps_name, INTEGER, (None,), "(S,)")
+    W = checked_array(path, arrays, W_name, REAL, (len(steps), D, D), "(S, D, D)")
+    losses = checked_array(path, arrays, loss_name, REAL, (None,), "(steps,)")
+    if len(steps) == 0 or steps[0] != 0 or np.any(np.diff(steps) <= 0):
+        raise DamagedFile(path, f"its saved steps {steps.tolist()} do not rise from 0")
+    diverged = int(record.get("diverged_step", -1))
+    trained = diverged if diverged >= 0 else int(record["steps"])
+    if (diverged < 0 and steps[-1] != trained) or (diverged >= 0 and steps[-1] >= diverged) or len(losses) != trained:
+        raise DamagedFile(
+            path,
+            f"it holds {len(losses)} steps saved up to step {steps[-1]}, but its run record says the run "
+            + (f"diverged at step {diverged}" if diverged >= 0 else f"has {trained} steps")
+            + ": the weights and the record are of different runs",
+        )
+    bad_W = ~np.isfinite(W).all(axis=(1, 2))
+    if bad_W.any():
+        raise DamagedFile(
+            path,
+            f"array {W_name!r} holds non-finite values (NaN or infinite) in the weights saved at step "
+            f"{', '.join(str(s) for s in steps[bad_W][:5])}{' ...' if bad_W.sum() > 5 else ''}",
+        )
+    require_finite(path, loss_name, losses)
+    verify_checksum(path)
+    return arrays
+
+
+def load_prompt_set(
+    path: str | os.PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None
+) -> dict[str, np.ndarray]:
+    """A prompt set of ``n`` prompts for a run with context length ``N`` and dimension ``d``: the arrays ``names``
+    (inputs ``x``, labels, 1-NN index; ``onenn.prompts.SET_ARRAYS`` or ``BINARY_SET_ARRAYS``), ``x`` (n, N+1, d)
+    finite, labels (n, N): classes in ``[0, K)``, or finite real labels when ``K`` is ``None``, and the 1-NN index
+    (n,) in ``[0, N)``."""
+    arrays = load_arrays(path, verify=False)
+    require_arrays(path, arrays, names)
+    x_name, labels_name, nn_name = names
+    x = checked_array(path, arrays, x_name, REAL, (n, N + 1, d), "(n, N+1, d)")
+    require_finite(path, x_name, x)
+    labels = checked_array(path, arrays, labels_name, REAL if K is None else INTEGER, (n, N), "(n, N)")
+    if K is None:
+        require_finite(path, labels_name, labels)
+    else:
+        require_range(path, labels_name, labels, K, f"the classes of K={K}")
+    nn = checked_array(path, arrays, nn_name, INTEGER, (n,), "(n,)")
+    require_range(path, nn_name, nn, N, f"context positions of N={N}")
+    verify_checksum(path)
+    return arrays
+
+
+#: what a column of a table must be: present (``ANY``) or of a numeric type (``NUMBER``)
+ANY, NUMBER = "any", "number"
+
+
+def load_checked_table(path: str | os.PathLike, columns: Mapping[str, str] | None = None):
+    """A Parquet table with ``columns`` (name -> ``ANY`` or ``NUMBER``), as a pandas DataFrame."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    table = load_table(path, verify=False)
+    columns = columns or {}
+    missing = [c for c in columns if c not in table]
+    if missing:
+        raise DamagedFile(
+            path,
+            f"{missing_ones(missing, 'column')} (it has {len(table.columns)} "
+            f"columns: {', '.join(map(str, table.columns[:12]))}{' ...' if len(table.columns) > 12 else ''})",
+        )
+    for name, kind in columns.items():
+        if kind == NUMBER and (not is_numeric_dtype(table[name]) or is_bool_dtype(table[name])):
+            raise DamagedFile(path, f"column {name!r} has type {table[name].dtype}, expected numbers")
+    verify_checksum(path)
+    return table
