@@ -1,6 +1,13 @@
+import os
+
 import numpy as np
 import pytest
 import torch
+
+# The fused CUDA kernel's tests (tests/test_fused.py) run it on CPU tensors in Triton's interpreter, which has to
+# be switched on before triton is first imported; nothing else in the tests imports triton. The GPU check
+# (tests/gpu/check.sh) runs the kernel compiled, outside pytest.
+os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 @pytest.fixture

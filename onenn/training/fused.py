@@ -154,10 +154,10 @@ def stream_kernel(
 
 @triton.jit
 def sgd_block_kernel(
-    W_ptr,  # (R, D, D) training precision, updated in place: one run per program
-    loss_ptr,  # (R, loss_stride): the minibatch loss of each step of the block
+    W_ptr,  # (D, D) training precision, updated in place
+    loss_ptr,  # (n_steps,): the minibatch loss of each step of the block
     consts_ptr,  # training precision: [−lr/B, 1/K, 1 − c, c] (c: the mixture's cross-entropy weight)
-    seeds_ptr,  # (R,) int64: the Philox key of each run
+    seed,  # the Philox key: the run's minibatch seed
     z_ptr,  # PREDRAWN: float32 Gaussians (steps, d, N+1, B) with strides z_s0..z_s3
     c_ptr,  # PREDRAWN: int64 classes (steps, N, B) with strides c_s0..c_s2
     z_s0,
@@ -169,7 +169,6 @@ def sgd_block_kernel(
     c_s2,
     first_step,  # the run's step number of the block's first step (RNG counter; PREDRAWN: the index)
     n_steps,
-    loss_stride,
     d: tl.constexpr,
     N: tl.constexpr,
     K: tl.constexpr,
@@ -182,10 +181,6 @@ def sgd_block_kernel(
     DTYPE: tl.constexpr,
 ):
     D: tl.constexpr = d + K + 1
-    run = tl.program_id(0)
-    W_ptr += run * D * D
-    loss_ptr += run * loss_stride
-    seed = tl.load(seeds_ptr + run)
     alpha = tl.load(consts_ptr)  # −lr/B
     inv_K = tl.load(consts_ptr + 1)
     w_square = tl.load(consts_ptr + 2)
@@ -348,7 +343,6 @@ class FusedEngine:
         # constants in the training precision (a Python float reaches a Triton kernel as float32)
         consts = [-torch.tensor(lr, dtype=W.dtype).item() / batch, 1.0 / K, 1.0 - loss.c, loss.c]
         self.consts = torch.tensor(consts, dtype=W.dtype, device=dev)
-        self.seeds = torch.tensor([seed], dtype=torch.int64, device=dev)
         if minibatches is None:
             self.Z = torch.zeros(1, dtype=torch.float32, device=dev)
             self.C = torch.zeros(1, dtype=torch.int64, device=dev)
@@ -392,13 +386,12 @@ class FusedEngine:
             self.W,
             losses,
             self.consts,
-            self.seeds,
+            self.seed,
             Z,
             C,
             *z_strides,
             *c_strides,
             self.step,
-            n,
             n,
             d=self.d,
             N=self.N,
