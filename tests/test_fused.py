@@ -2,13 +2,19 @@
 it on): the same weights as the eager engine on the same minibatches, its own random stream, and the same
 learning as the eager engine within the seed-to-seed spread. Kept small: the interpreter runs a step in tens of ms."""
 
+import os
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("triton")  # .ci/run installs it (workflow/envs/triton.txt); elsewhere these tests skip
+try:
+    import triton  # noqa: F401
+except ImportError:
+    if os.environ.get("CI"):  # .ci/run installs triton (workflow/install.sh): there these tests must run
+        raise
+    pytest.skip("triton is not installed (workflow/envs/triton.txt)", allow_module_level=True)
 
 from onenn.analysis.evaluate import evaluate_run
 from onenn.losses import Loss
@@ -137,9 +143,10 @@ def test_the_stream_is_gaussian_uniform_and_independent():
 
 
 def test_a_short_training_run_learns_like_the_eager_engine():
-    """Small prompts, a large step: in 150 steps the separated accuracy rises from 0.59 to about 0.95 and
-    (ξ1, ξ2) from (0, 3) to about (1.4, 3.3). The two engines draw different minibatches, so their seeds are
-    compared as samples: the mean of four kernel runs lies within the seed-to-seed spread of the eager runs."""
+    """Small prompts, a large step: in 150 steps the separated accuracy rises from 0.59 to about 0.92 and
+    (ξ1, ξ2) from (0, 3) to about (1.33, 3.10), with seed-to-seed sd about (0.004, 0.02, 0.003). The two
+    engines draw different minibatches, so their seeds are compared as samples: the mean of three kernel runs
+    lies within three sd of the mean of four eager runs."""
     s = TrainSettings(d=4, N=4, K=3, batch=32, lr=0.5, steps=150, n_eval=3, device="cpu", dtype="float32")
     test = separated_prompts(2000, s.d, s.N, s.K, 0.1, np.random.default_rng(0))
 
@@ -149,7 +156,7 @@ def test_a_short_training_run_learns_like_the_eager_engine():
         return table[["accuracy", "xi1", "xi2"]].to_numpy()
 
     eager = np.array([final("eager", seed) for seed in range(4)])
-    kernel = np.array([final("fused", seed) for seed in range(4)])
+    kernel = np.array([final("fused", seed) for seed in range(3)])
     start = eager[0, 0]
     assert np.all(eager[:, 0] == start) and np.all(kernel[:, 0] == start)  # the same W0
     assert start[0] < 0.65 and eager[:, -1, 0].mean() > 0.85  # it learned
