@@ -2,7 +2,10 @@
 it on): the same weights as the eager engine on the same minibatches, its own random stream, and the same
 learning as the eager engine within the seed-to-seed spread. Kept small: the interpreter runs a step in tens of ms."""
 
+import json
 import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -47,7 +50,7 @@ def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
 
 
 #: (dtype, steps, atol): float64 to round-off; float32 to its own rounding over fewer steps
-PRECISIONS = {"float64": (200, 1e-12), "float32": (100, 2e-6)}
+PRECISIONS = {"float64": (150, 1e-12), "float32": (60, 2e-6)}
 SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
 
 
@@ -59,26 +62,26 @@ def test_kernel_equals_the_eager_engine_on_the_same_minibatches(changes, dtype):
     """Every loss in both precisions, padded shapes (N = 5, D = 16 for K = 10; N = 1) and a random start: the
     kernel fed the eager engine's minibatches gives its weights at every saved step and its minibatch losses."""
     steps, atol = PRECISIONS[dtype]
+    steps = steps if changes in LOSSES else 80
     s = replace(SMALL, dtype=dtype, **changes)
-    saved = [0, 1, 37, steps // 2, steps]
+    saved = [0, 1, steps // 3, steps // 2, steps]
     eager = make_engine(s, "eager")
     chunk = 4 if not changes else 8  # two chunks of prompts (the second partial) for the square loss, else one
     kernel = fused(s, eager.W.clone(), minibatches=eager_minibatches(s, steps), chunk=chunk, block=64)
     W_eager, loss_eager = eager.run(steps, saved)
     W_kernel, loss_kernel = kernel.run(steps, saved)
-    assert (W_eager[-1] - W_eager[0]).abs().max() > 0.05  # the weights did move
+    assert (W_eager[-1] - W_eager[0]).abs().max() > 0.03  # the weights did move
     torch.testing.assert_close(W_kernel, W_eager, rtol=0, atol=atol)
     torch.testing.assert_close(loss_kernel, loss_eager, rtol=atol, atol=0)
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_in_kernel_draws_are_the_stream(dtype):
+def test_in_kernel_draws_are_the_stream():
     """Training with the minibatches drawn inside the kernel is bit for bit training on ``draw_stream``'s."""
-    s = replace(SMALL, loss="squentropy", dtype=dtype)
+    s = replace(SMALL, loss="squentropy")
     start = make_engine(s, "eager").W
-    drawing = fused(s, start.clone(), chunk=4, block=7)
-    reading = fused(s, start.clone(), chunk=4, minibatches=draw_stream(s.seed + 1, 0, 30, **shape(s)))
-    for a, b in zip(drawing.run(30, [0, 5, 30]), reading.run(30, [0, 5, 30])):
+    drawing = fused(s, start.clone(), block=7)
+    reading = fused(s, start.clone(), minibatches=draw_stream(s.seed + 1, 0, 20, **shape(s)))
+    for a, b in zip(drawing.run(20, [0, 5, 20]), reading.run(20, [0, 5, 20])):
         assert torch.equal(a, b)
 
 
@@ -89,12 +92,12 @@ def shape(s: TrainSettings) -> dict:
 def test_the_stream_does_not_depend_on_the_block_size_nor_the_run_length():
     s = replace(SMALL, dtype="float32")
     start = make_engine(s, "eager").W
-    runs = [fused(s, start.clone(), block=block).run(20, [0, 13, 20]) for block in (1, 7, 1024)]
+    runs = [fused(s, start.clone(), block=block).run(12, [0, 8, 12]) for block in (1, 5, 1024)]
     for W, losses in runs[1:]:
         assert torch.equal(W, runs[0][0]) and torch.equal(losses, runs[0][1])
     in_two = fused(s, start.clone())
-    first, _ = in_two.run(13, [13])
-    second, _ = in_two.run(7, [7])  # goes on with the stream: steps 13..19
+    first, _ = in_two.run(8, [8])
+    second, _ = in_two.run(4, [4])  # goes on with the stream: steps 8..11
     assert torch.equal(first[0], runs[0][0][1]) and torch.equal(second[0], runs[0][0][2])
     Z, C = draw_stream(5, 0, 12, **shape(s))
     Z_late, C_late = draw_stream(5, 9, 3, **shape(s))
@@ -143,11 +146,11 @@ def test_the_stream_is_gaussian_uniform_and_independent():
 
 
 def test_a_short_training_run_learns_like_the_eager_engine():
-    """Small prompts, a large step: in 150 steps the separated accuracy rises from 0.59 to about 0.92 and
-    (ξ1, ξ2) from (0, 3) to about (1.33, 3.10), with seed-to-seed sd about (0.004, 0.02, 0.003). The two
+    """Small prompts, a large step: in 100 steps the separated accuracy rises from 0.59 to about 0.86 and
+    (ξ1, ξ2) from (0, 3) to about (0.95, 3.04), with seed-to-seed sd about (0.005, 0.02, 0.003). The two
     engines draw different minibatches, so their seeds are compared as samples: the mean of three kernel runs
     lies within three sd of the mean of four eager runs."""
-    s = TrainSettings(d=4, N=4, K=3, batch=32, lr=0.5, steps=150, n_eval=3, device="cpu", dtype="float32")
+    s = TrainSettings(d=4, N=4, K=3, batch=32, lr=0.5, steps=100, n_eval=3, device="cpu", dtype="float32")
     test = separated_prompts(2000, s.d, s.N, s.K, 0.1, np.random.default_rng(0))
 
     def final(engine: str, seed: int) -> np.ndarray:
@@ -159,7 +162,7 @@ def test_a_short_training_run_learns_like_the_eager_engine():
     kernel = np.array([final("fused", seed) for seed in range(3)])
     start = eager[0, 0]
     assert np.all(eager[:, 0] == start) and np.all(kernel[:, 0] == start)  # the same W0
-    assert start[0] < 0.65 and eager[:, -1, 0].mean() > 0.85  # it learned
+    assert start[0] < 0.65 and eager[:, -1, 0].mean() > 0.8  # it learned
     spread = np.maximum(eager[:, -1].std(0, ddof=1), kernel[:, -1].std(0, ddof=1))
     difference = np.abs(kernel[:, -1].mean(0) - eager[:, -1].mean(0))
     assert np.all(difference < 3 * spread + 1e-3), (difference, spread)
@@ -181,3 +184,45 @@ def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
         fused(s, W, minibatches=eager_minibatches(s, 4)).run(5)
     with pytest.raises(ValueError, match="minibatches must be Z"):
         fused(s, W, minibatches=eager_minibatches(replace(s, N=5), 4))
+
+
+def compile_ahead(tmp_path, cases: list[dict]) -> list[dict]:
+    """``onenn.training.fused.compile_ahead`` for each case, in a process of its own: the compiled kernel needs
+    triton imported without the interpreter; a fresh cache, so that every case is really compiled."""
+    script = (
+        "import json, sys, torch\nfrom onenn.training.fused import compile_ahead\n"
+        "cases = json.loads(sys.argv[1])\n"
+        "print(json.dumps([compile_ahead(**{**c, 'dtype': getattr(torch, c['dtype'])}) for c in cases]))"
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(cases)], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_kernel_compiles_for_an_h100_without_spilling_registers(tmp_path):
+    """Triton's own compiler and ptxas, for sm_90, without a GPU: the paper's defaults in float32, and a padded
+    shape with squentropy in float64 on pre-drawn minibatches."""
+    cases = [
+        {"d": 8, "N": 16, "K": 3, "batch": 128, "dtype": "float32", "loss": "square"},
+        {"d": 3, "N": 5, "K": 10, "batch": 7, "dtype": "float64", "loss": "squentropy", "predrawn": True},
+    ]
+    for report in compile_ahead(tmp_path, cases):
+        assert report["spill_bytes"] == 0 and report["registers"] <= 255, report
+
+
+@pytest.mark.slow
+def test_every_variant_of_the_kernel_compiles(tmp_path):
+    """Every loss, precision and data source at the paper's shapes (N = 64: a few spilled bytes at most)."""
+    shapes = [{"d": 8, "N": 16, "K": 3}, {"d": 8, "N": 64, "K": 3}, {"d": 8, "N": 16, "K": 10}]
+    cases = [
+        {**shape, "batch": 128, "dtype": dtype, "loss": loss, "predrawn": predrawn}
+        for shape in shapes
+        for dtype in ("float32", "float64")
+        for loss in ("square", "cross_entropy", "mixture", "squentropy")
+        for predrawn in (False, True)
+    ]
+    for case, report in zip(cases, compile_ahead(tmp_path, cases)):
+        assert report["spill_bytes"] <= 128 and report["registers"] <= 255, (case, report)

@@ -263,7 +263,7 @@ def copy_workflow(dest: Path) -> None:
         shutil.copy(ROOT / name, dest / name)
     for name in ("workflow", "onenn"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    (dest / "gpu.yaml").write_text("defaults:\n  device: cuda\n")
+    write_with(dest / "gpu.yaml", lambda tmp: tmp.write_text("defaults:\n  device: cuda\n"))
 
 
 def experiments_command(gpu_slots: int) -> list[str]:
