@@ -1,29 +1,34 @@
 """The fused CUDA engine: a whole block of SGD steps of one run in one Triton kernel launch.
 
 The eager engine (``onenn.training.engine``) is the CPU path and the reference; on a GPU its twenty-odd tiny
-kernels a step are each a launch of several µs while the GPU does almost nothing. Here one program per run
-keeps ``W`` (D, D) in registers across the block's steps and, each step,
+kernels a step are each a launch of several µs while the GPU does almost nothing. Here one program keeps ``W``
+in registers across the block's steps and, each step, for each chunk of the minibatch's prompts,
 
-1. draws the minibatch inside the kernel from Philox (``tl.randn``, ``tl.randint``): the key is the run's
-   minibatch seed (``seed + 1``, as the eager engine's generator), the 64-bit counter is ``step · 2³² + i``,
-   so the stream depends neither on the block size nor on the run length;
+1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``): the key is the run's
+   minibatch seed (``seed + 1``, as the eager engine's generator), the 64-bit counter ``step · 2³² + i``, so the
+   stream depends neither on the block size nor on the run length;
 2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
-3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss, ``r = Σ_j ∂loss/∂s_j h_j``;
-4. adds ``−lr · mean_b r_b h_{N+1,b}ᵀ`` into ``W`` and writes the step's minibatch loss.
+3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss and ``r = Σ_j ∂loss/∂s_j h_j``;
 
-The prompts of a minibatch are processed in chunks of ``chunk`` (a speed knob: results do not depend on it up
-to rounding). Tensor shapes in the kernel: ``(BC, NP, DP)`` for a chunk's context tokens, ``(BC, DP)`` for its
-query columns, with ``BC`` prompts, ``NP ≥ N`` context tokens and ``DP ≥ D`` coordinates (powers of two, the
-padding masked). The query is kept apart from the context, so ``N = 16, 32, 64`` need no padding of tokens.
+then adds ``−lr · mean_b r_b h_{N+1,b}ᵀ`` into ``W`` and writes the step's minibatch loss.
 
-The stream (a choice of this project, docs/performance.md#gpu): step ``t``, prompt ``b``, token ``j``
-(``j = N`` the query), coordinate ``k < d``: the Gaussian ``z = randn(seed + 1, t·2³² + (b·(N+1) + j)·d + k)``
-(float32, for both training precisions, like the eager engine); class of context token ``j < N``:
-``⌊K · randint(seed + 1, t·2³² + d·(N+1)·B + b·N + j) / 2³²⌋`` (multiply-shift: a bias of at most ``K/2³²``).
+``W`` is held by blocks, rows and columns split ``d | K | 1`` (x, label, indicator); its label columns multiply
+the query's zero label block, take no part and never change, so they are never loaded. A chunk's tiles are
+``(BC, NP, XP)`` for the context's inputs, ``(BC, NP, KP)`` for its label codes and ``(BC, XP)`` for the
+queries: ``BC`` prompts, ``NP ≥ N`` context tokens (the query is kept apart, so ``N = 16, 32, 64`` are not
+padded), ``XP ≥ d`` coordinates, ``KP ≥ K`` classes, powers of two with the padding masked. ``BC`` is chosen
+so that the compiled kernel needs no register spills (``auto_chunk``, ``compile_ahead``); results do not depend
+on it beyond rounding.
 
-No ``tl.dot``: every product is a broadcast and a sum, exact in the training precision (no TF32), and float64
-is float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter (``TRITON_INTERPRET=1``
-before triton is imported), which is how the tests run it on machines without a GPU.
+The stream (a choice of this project, docs/performance.md#gpu): at step ``t``, Philox call
+``t·2³² + (b·(N+1) + j)·⌈d/4⌉ + m`` gives the float32 Gaussians of coordinates ``4m .. 4m+3`` of token ``j`` of
+prompt ``b`` (``j = N`` the query; Box–Muller), for both training precisions like the eager engine; call
+``t·2³² + (N+1)·B·⌈d/4⌉ + b·⌈N/4⌉ + m`` gives four 32-bit numbers ``r``, the classes ``⌊K·r/2³²⌋`` of context
+tokens ``4m .. 4m+3`` (multiply-shift: a bias of at most ``K/2³²``).
+
+No ``tl.dot``: every product is a broadcast and a sum in the training precision (no TF32), and float64 is
+float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter (``TRITON_INTERPRET=1`` before
+triton is imported), which is how the tests run it on machines without a GPU.
 
 ``minibatches`` (tests): read step ``t``'s draws from ``Z[t]`` (d, N+1, B) float32 and ``C[t]`` (N, B) instead of
 drawing them, the layout of the eager engine's ``draw_step``, so the two engines can be compared on the same

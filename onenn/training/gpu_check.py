@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -44,6 +45,9 @@ from onenn.prompts import make_test_set
 from onenn.training.bench import clock, machine
 from onenn.training.engine import draw_step
 from onenn.training.train import TrainSettings, make_engine, train
+
+if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
+    from onenn.training.fused import FusedEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("equality", "speed", "learning", "experiments")
@@ -63,6 +67,8 @@ EQUALITY_SHAPES = {"defaults": {}, "N=64, K=10, batch=100": {"N": 64, "K": 10, "
 TOLERANCE = {"float64": 1e-11, "float32": 2e-5}
 #: speed: the benchmark's configurations (onenn.training.bench)
 SPEED_CONFIGS = {"defaults": {}, "N=64": {"N": 64}, "K=10": {"K": 10}}
+#: the fused kernel with other numbers of warps a program (default 8), at the first configuration
+OTHER_WARPS = (4, 16)
 HEADER = ["check", "engine", "device", "config", "result", "verdict"]
 
 
@@ -87,6 +93,15 @@ def table(rows: list[dict[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fused_with(s: TrainSettings, **options) -> FusedEngine:
+    """The fused engine of a run with other speed knobs (``num_warps``, ``chunk``, ``block``) or pre-drawn
+    ``minibatches``."""
+    from onenn.training.fused import FusedEngine
+
+    W, loss = make_engine(s, "eager").W, Loss(s.loss, s.c)
+    return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1, **options)
+
+
 # --- 1. equality on the same minibatches ---------------------------------------------------------------------
 
 
@@ -103,22 +118,10 @@ def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
 def weight_difference(s: TrainSettings, device: torch.device) -> float:
     """max |ΔW| over the saved steps: the eager engine on the CPU against the kernel on ``device``, on the same
     minibatches."""
-    from onenn.training.fused import FusedEngine
-
     saved = [0, 1, s.steps // 3, s.steps]
     eager = make_engine(replace(s, device="cpu"), "eager")
     Z, C = predrawn(s, s.steps)
-    kernel = FusedEngine(
-        eager.W.clone().to(device),
-        d=s.d,
-        N=s.N,
-        K=s.K,
-        batch=s.batch,
-        lr=s.lr,
-        loss=Loss(s.loss, s.c),
-        seed=s.seed + 1,
-        minibatches=(Z.to(device), C.to(device)),
-    )
+    kernel = fused_with(replace(s, device=device.type), minibatches=(Z.to(device), C.to(device)))
     W_eager, _ = eager.run(s.steps, saved)
     W_kernel, _ = kernel.run(s.steps, saved)
     return float((W_kernel.cpu() - W_eager).abs().max())
@@ -158,6 +161,9 @@ def speed_rows(
         if device.type != "cpu":  # (cpu: a test, the interpreter standing in for the GPU)
             engines["eager", str(device)] = make_engine(on_device, "eager")
         engines["fused", str(device)] = make_engine(on_device, "fused")
+        if device.type != "cpu" and name == next(iter(configs)):  # other warps a program at the first config
+            for warps in OTHER_WARPS:
+                engines[f"fused, {warps} warps", str(device)] = fused_with(on_device, num_warps=warps)
         times: dict[tuple[str, str], list[float]] = {key: [] for key in engines}
         for key, engine in engines.items():
             engine.run(min(steps, 16))  # warm-up: compiles the kernel
