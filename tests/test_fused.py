@@ -1,6 +1,7 @@
-"""The fused CUDA kernel (onenn.training.fused), run on the CPU by Triton's interpreter (tests/conftest.py switches
-it on): the same weights as the eager engine on the same minibatches, its own random stream, and the same
-learning as the eager engine within the seed-to-seed spread. Kept small: the interpreter runs a step in tens of ms."""
+"""The fused CUDA kernel (onenn.training.fused): the same weights as the eager engine on the same minibatches, its
+own random stream, and the same learning as the eager engine within the seed-to-seed spread. On a machine without
+a GPU it runs on the CPU in Triton's interpreter (tests/conftest.py switches it on); kept small, since the
+interpreter takes tens of ms a step. On a GPU (the GPU check runs this file there) it runs compiled, on CUDA."""
 
 import json
 import os
@@ -26,7 +27,11 @@ from onenn.training.engine import draw_step
 from onenn.training.fused import FusedEngine, draw_stream, interpreting
 from onenn.training.train import TrainSettings, make_engine, train
 
-pytestmark = pytest.mark.skipif(not interpreting(), reason="TRITON_INTERPRET is off: the kernel needs a GPU")
+#: where the kernel runs: CPU tensors in the interpreter, else the GPU
+DEVICE = torch.device("cpu" if interpreting() else "cuda")
+pytestmark = pytest.mark.skipif(
+    DEVICE.type == "cuda" and not torch.cuda.is_available(), reason="TRITON_INTERPRET is off and there is no GPU"
+)
 
 #: tiny (D = 8), with a step large enough that W moves a lot
 SMALL = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=200, n_eval=5, seed=3, device="cpu", dtype="float64")
@@ -49,8 +54,9 @@ def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
     )
 
 
-#: (dtype, steps, atol): float64 to round-off; float32 to its own rounding over fewer steps
-PRECISIONS = {"float64": (150, 1e-12), "float32": (60, 2e-6)}
+#: (steps, atol): float64 to round-off; float32 to its own rounding over fewer steps (on a GPU with its faster,
+#: less exact exp and division)
+PRECISIONS = {"float64": (150, 1e-12), "float32": (60, 2e-6 if DEVICE.type == "cpu" else 2e-5)}
 SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
 
 
@@ -67,9 +73,10 @@ def test_kernel_equals_the_eager_engine_on_the_same_minibatches(changes, dtype):
     saved = [0, 1, steps // 3, steps // 2, steps]
     eager = make_engine(s, "eager")
     chunk = 4 if not changes else 8  # two chunks of prompts (the second partial) for the square loss, else one
-    kernel = fused(s, eager.W.clone(), minibatches=eager_minibatches(s, steps), chunk=chunk, block=64)
+    minibatches = tuple(t.to(DEVICE) for t in eager_minibatches(s, steps))
+    kernel = fused(s, eager.W.clone().to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
     W_eager, loss_eager = eager.run(steps, saved)
-    W_kernel, loss_kernel = kernel.run(steps, saved)
+    W_kernel, loss_kernel = (t.cpu() for t in kernel.run(steps, saved))
     assert (W_eager[-1] - W_eager[0]).abs().max() > 0.03  # the weights did move
     torch.testing.assert_close(W_kernel, W_eager, rtol=0, atol=atol)
     torch.testing.assert_close(loss_kernel, loss_eager, rtol=atol, atol=0)
@@ -78,7 +85,7 @@ def test_kernel_equals_the_eager_engine_on_the_same_minibatches(changes, dtype):
 def test_in_kernel_draws_are_the_stream():
     """Training with the minibatches drawn inside the kernel is bit for bit training on ``draw_stream``'s."""
     s = replace(SMALL, loss="squentropy")
-    start = make_engine(s, "eager").W
+    start = make_engine(s, "eager").W.to(DEVICE)
     drawing = fused(s, start.clone(), block=7)
     reading = fused(s, start.clone(), minibatches=draw_stream(s.seed + 1, 0, 20, **shape(s)))
     for a, b in zip(drawing.run(20, [0, 5, 20]), reading.run(20, [0, 5, 20])):
@@ -86,12 +93,12 @@ def test_in_kernel_draws_are_the_stream():
 
 
 def shape(s: TrainSettings) -> dict:
-    return {"d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "device": "cpu"}
+    return {"d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "device": DEVICE}
 
 
 def test_the_stream_does_not_depend_on_the_block_size_nor_the_run_length():
     s = replace(SMALL, dtype="float32")
-    start = make_engine(s, "eager").W
+    start = make_engine(s, "eager").W.to(DEVICE)
     runs = [fused(s, start.clone(), block=block).run(12, [0, 8, 12]) for block in (1, 5, 1024)]
     for W, losses in runs[1:]:
         assert torch.equal(W, runs[0][0]) and torch.equal(losses, runs[0][1])
@@ -111,7 +118,7 @@ def z_score(mean: float, expected: float, sd: float, n: int) -> float:
 def test_the_stream_is_gaussian_uniform_and_independent():
     """Moments and frequencies within 4.5 standard errors (a false alarm about once in 10⁵ a check)."""
     d, N, K, B, steps = 4, 7, 5, 64, 32
-    Z, C = (t.double().numpy() for t in draw_stream(11, 0, steps, d=d, N=N, K=K, batch=B, device="cpu"))
+    Z, C = (t.double().cpu().numpy() for t in draw_stream(11, 0, steps, d=d, N=N, K=K, batch=B, device=DEVICE))
     z, n = Z.ravel(), Z.size
     assert z_score(z.mean(), 0, 1, n) < 4.5
     assert z_score((z**2).mean(), 1, np.sqrt(2), n) < 4.5
@@ -135,7 +142,9 @@ def test_the_stream_is_gaussian_uniform_and_independent():
     # independence: neighbouring numbers, consecutive steps, two seeds, Gaussians and classes
     assert z_score((Z[:, :-1] * Z[:, 1:]).mean(), 0, 1, Z[:, 1:].size) < 4.5  # coordinates k, k+1
     assert z_score((Z[:-1] * Z[1:]).mean(), 0, 1, Z[1:].size) < 4.5  # steps t, t+1
-    Z_other, C_other = (t.double().numpy() for t in draw_stream(12, 0, steps, d=d, N=N, K=K, batch=B, device="cpu"))
+    Z_other, C_other = (
+        t.double().cpu().numpy() for t in draw_stream(12, 0, steps, d=d, N=N, K=K, batch=B, device=DEVICE)
+    )
     assert z_score((Z * Z_other).mean(), 0, 1, n) < 4.5
     assert not np.array_equal(C, C_other)
     same = (C[:-1] == C[1:]).mean()  # two classes drawn independently agree with probability 1/K
@@ -154,7 +163,7 @@ def test_a_short_training_run_learns_like_the_eager_engine():
     test = separated_prompts(2000, s.d, s.N, s.K, 0.1, np.random.default_rng(0))
 
     def final(engine: str, seed: int) -> np.ndarray:
-        r = train(replace(s, seed=seed), engine)
+        r = train(replace(s, seed=seed, device=DEVICE.type if engine == "fused" else "cpu"), engine)
         table = evaluate_run(r["steps"], r["W"], {"separated": test}, s.K, Loss())
         return table[["accuracy", "xi1", "xi2"]].to_numpy()
 
@@ -171,13 +180,18 @@ def test_a_short_training_run_learns_like_the_eager_engine():
 def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
     s = replace(SMALL, steps=3)
     assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: the eager engine
-    assert isinstance(make_engine(s, "fused"), FusedEngine)
-    assert train(s, "fused")["device"] == "cpu"
+    on_device = replace(s, device=DEVICE.type)
+    assert isinstance(make_engine(on_device, "fused"), FusedEngine)
+    assert train(on_device, "fused")["device"].startswith(DEVICE.type)
+    if DEVICE.type == "cuda":
+        assert isinstance(make_engine(on_device), FusedEngine)  # auto on CUDA: the fused kernel
     with pytest.raises(ValueError, match="engine must be one of auto, eager, fused"):
         make_engine(s, "triton")
-    W = make_engine(s, "eager").W
+    W = make_engine(on_device, "eager").W
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(9, 9\)"):
         fused(replace(s, K=4), W)
+    with pytest.raises(ValueError, match="W must be a contiguous float32 or float64 tensor"):
+        fused(s, W.T)
     with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
         fused(s, W).run(5, [0, 6])
     with pytest.raises(ValueError, match="minibatches hold 4 steps; the run needs 5"):
@@ -215,7 +229,8 @@ def test_the_kernel_compiles_for_an_h100_without_spilling_registers(tmp_path):
 
 @pytest.mark.slow
 def test_every_variant_of_the_kernel_compiles(tmp_path):
-    """Every loss, precision and data source at the paper's shapes (N = 64: a few spilled bytes at most)."""
+    """Every loss, precision and data source at the paper's shapes. Training (drawn minibatches) spills a few
+    bytes at most (68 at N = 64 in float32); the pre-drawn mode, for the tests alone, up to a few hundred."""
     shapes = [{"d": 8, "N": 16, "K": 3}, {"d": 8, "N": 64, "K": 3}, {"d": 8, "N": 16, "K": 10}]
     cases = [
         {**shape, "batch": 128, "dtype": dtype, "loss": loss, "predrawn": predrawn}
@@ -225,4 +240,7 @@ def test_every_variant_of_the_kernel_compiles(tmp_path):
         for predrawn in (False, True)
     ]
     for case, report in zip(cases, compile_ahead(tmp_path, cases)):
-        assert report["spill_bytes"] <= 128 and report["registers"] <= 255, (case, report)
+        assert report["spill_bytes"] <= (512 if case["predrawn"] else 128) and report["registers"] <= 255, (
+            case,
+            report,
+        )
