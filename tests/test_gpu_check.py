@@ -27,7 +27,7 @@ def test_the_dry_run_prints_the_plan_of_every_stage(capsys):
     text = gpu_check.main(["--dry-run", "--gpu-slots", "3"])
     assert capsys.readouterr().out == text
     assert [line.split(":")[0].strip() for line in text.splitlines()[1:]] == list(gpu_check.STAGES)
-    assert "--resources gpu=3" in text and text.count("results/figures/") == 6
+    assert "--resources gpu=3" in text and text.count("results/figures/") == 6 and "tests/test_fused.py" in text
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
@@ -96,3 +96,13 @@ def test_the_experiments_stage_plans_experiments_1_to_6_on_the_gpu(tmp_path):
 def test_a_run_with_the_default_settings_stays_within_the_budget():
     assert gpu_check.parse([]).budget + 15 < 600  # tests/gpu/check.sh kills it at 600 s
     assert replace(gpu_check.EQUALITY, steps=1).d == 8
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_the_tests_stage_runs_the_kernels_tests_compiled():
+    """Without a GPU, the compiled kernel's tests skip (on a GPU they run on CUDA): the stage reports pytest's
+    summary."""
+    pytest.importorskip("triton")
+    (test_row,) = gpu_check.test_rows(300)
+    assert test_row["engine"] == "fused" and test_row["verdict"] == "ok"
+    assert "skipped" in test_row["result"] and "passed" not in test_row["result"]

@@ -8,10 +8,12 @@ On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints on
    minibatches, for every loss, float64 and float32: the largest difference of the saved weights;
 2. **speed**: µs a step of the eager engine on the CPU (1 thread), the eager engine on CUDA and the fused
    kernel on CUDA, timed in interleaved repetitions of the same run;
-3. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the eager
+3. **tests**: ``tests/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
+   runs in the interpreter on a machine without a GPU);
+4. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the eager
    engine on the CPU: the final separated accuracy and (ξ1, ξ2), which must agree within the seed spread (the
    two engines draw different minibatches);
-4. **experiments**: the wall time of the paper's experiments 1–6 at the paper's scale with every training job
+5. **experiments**: the wall time of the paper's experiments 1–6 at the paper's scale with every training job
    on the GPU (Snakemake in a scratch copy of the workflow, ``--gpu-slots`` training jobs sharing the GPU),
    stopped when the time budget runs out.
 
@@ -21,6 +23,7 @@ Without a GPU it stops at once with an error that says so (``--dry-run`` prints 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -50,7 +53,7 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
 
 ROOT = Path(__file__).resolve().parents[2]
-STAGES = ("equality", "speed", "learning", "experiments")
+STAGES = ("equality", "speed", "tests", "learning", "experiments")
 QUICK = ("config.yaml", "workflow/presets/quick.yaml")
 #: the multiclass paper's experiments 1–6, by their names in config.yaml
 PAPER_EXPERIMENTS = (
@@ -183,7 +186,23 @@ def speed_rows(
     return rows
 
 
-# --- 3. learning: the quick preset on both engines ------------------------------------------------------------
+# --- 3. the kernel's tests, compiled on the GPU -----------------------------------------------------------------
+
+
+def test_rows(seconds: float) -> list[dict[str, str]]:
+    """``tests/test_fused.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fused.py"]
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds, check=False)
+        summary = (done.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
+        verdict = "ok" if done.returncode == 0 else f"FAIL (pytest exit {done.returncode})"
+    except subprocess.TimeoutExpired:
+        summary, verdict = f"not finished in {seconds:.0f} s", "over the budget"
+    return [row("tests: tests/test_fused.py compiled", "fused", "cuda", "pytest", summary, verdict)]
+
+
+# --- 4. learning: the quick preset on both engines ------------------------------------------------------------
 
 
 def load_config(*files: str) -> dict:
@@ -260,7 +279,7 @@ def learning_rows(
     return rows
 
 
-# --- 4. experiments 1–6 at the paper's scale on the GPU --------------------------------------------------------
+# --- 5. experiments 1–6 at the paper's scale on the GPU --------------------------------------------------------
 
 
 def copy_workflow(dest: Path) -> None:
@@ -317,6 +336,7 @@ def plan(args: argparse.Namespace) -> str:
     what = {
         "equality": f"{len(LOSSES) + len(EQUALITY_SHAPES) - 1} cases in float64 and float32, {EQUALITY.steps} steps",
         "speed": f"{', '.join(SPEED_CONFIGS)}: eager cpu, eager cuda, fused cuda; {args.reps} × {args.steps} steps",
+        "tests": "python -m pytest tests/test_fused.py with the kernel compiled, on CUDA",
         "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: eager cpu, fused cuda",
         "experiments": "in a scratch copy: " + " ".join(experiments_command(args.gpu_slots)),
     }
@@ -349,6 +369,7 @@ def main(argv: list[str] | None = None) -> str:
     stages: dict[str, Callable[[], list[dict[str, str]]]] = {
         "equality": lambda: equality_rows(device),
         "speed": lambda: speed_rows(device, steps=args.steps, reps=args.reps),
+        "tests": lambda: test_rows(max(60.0, args.budget - (time.perf_counter() - started) - 300)),
         "learning": lambda: learning_rows(load_config(*QUICK), device, seeds=args.seeds),
         "experiments": lambda: experiment_rows(args.gpu_slots, args.budget - (time.perf_counter() - started) - 15),
     }
