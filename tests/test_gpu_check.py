@@ -4,7 +4,9 @@ CPU with Triton's interpreter standing in for the GPU, at a tiny scale."""
 import os
 import subprocess
 import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -106,3 +108,14 @@ def test_the_tests_stage_runs_the_kernels_tests_compiled():
     (test_row,) = gpu_check.test_rows(300)
     assert test_row["engine"] == "fused" and test_row["verdict"] == "ok"
     assert "skipped" in test_row["result"] and "passed" not in test_row["result"]
+
+
+def test_a_stage_over_its_time_is_stopped_with_every_process_it_started(tmp_path):
+    started = time.perf_counter()
+    command = ["bash", "-c", "sleep 30 & echo $! > child; sleep 30"]
+    assert gpu_check.run_stopped_after(command, tmp_path, 1) is None
+    assert time.perf_counter() - started < 10
+    child = Path(f"/proc/{int((tmp_path / 'child').read_text())}/stat")
+    time.sleep(0.2)
+    assert not child.exists() or child.read_text().split()[2] == "Z"  # the background job went with its group
+    assert gpu_check.run_stopped_after(["true"], tmp_path, 10) == 0

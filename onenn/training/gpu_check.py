@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -304,6 +305,20 @@ def job_seconds(work: Path, rule: str) -> list[float]:
     return [float(p.read_text().splitlines()[1].split("\t")[0]) for p in work.glob(f"benchmarks/{rule}/**/*.tsv")]
 
 
+def run_stopped_after(command: list[str], cwd: Path, seconds: float) -> int | None:
+    """Run ``command`` in a process group of its own; after ``seconds``, kill the group (Snakemake and every job
+    it started) and return None, else the exit status."""
+    with subprocess.Popen(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    ) as process:
+        try:
+            return process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return None
+
+
 def experiment_rows(gpu_slots: int, seconds: float) -> list[dict[str, str]]:
     """Experiments 1–6 at the paper's scale in a scratch copy, stopped after ``seconds``."""
     config = f"experiments 1–6, paper scale, {gpu_slots} training jobs at once on the GPU"
@@ -314,13 +329,10 @@ def experiment_rows(gpu_slots: int, seconds: float) -> list[dict[str, str]]:
         copy_workflow(work)
         command = experiments_command(gpu_slots)
         started = time.perf_counter()
-        try:
-            done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=seconds, check=False)
-            finished, rc = True, done.returncode
-        except subprocess.TimeoutExpired:
-            finished, rc = False, None
+        rc = run_stopped_after(command, work, seconds)
         wall = time.perf_counter() - started
         trained = job_seconds(work, "train")
+    finished = rc is not None
     if not finished:
         result = f"not finished in {wall:.0f} s: {len(trained)} training jobs done"
         return [row("experiments: wall time", "fused", "cuda", config, result, "over the budget")]
