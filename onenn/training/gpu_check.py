@@ -23,6 +23,7 @@ Without a GPU it stops at once with an error that says so (``--dry-run`` prints 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import signal
@@ -324,6 +325,8 @@ def experiment_rows(gpu_slots: int, seconds: float) -> list[dict[str, str]]:
     config = f"experiments 1–6, paper scale, {gpu_slots} training jobs at once on the GPU"
     if seconds < 60:
         return [row("experiments: wall time", "fused", "cuda", config, "skipped: under 60 s of the budget left")]
+    if importlib.util.find_spec("snakemake") is None:
+        return [row("experiments: wall time", "fused", "cuda", config, "skipped: snakemake is not installed")]
     with tempfile.TemporaryDirectory(prefix="onenn-gpu-check-") as tmp:
         work = Path(tmp)
         copy_workflow(work)
