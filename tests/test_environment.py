@@ -2,6 +2,7 @@
 (requirements.lock: every package at an exact version with hashes, torch's own dependencies included, torch not)."""
 
 import re
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,17 @@ def test_the_regenerate_command_is_in_the_lock_header_and_the_install_docs():
     command = header[1].removeprefix("#").strip()
     assert command.startswith("uv pip compile pyproject.toml ") and "--generate-hashes" in command
     assert command in bash_lines(ROOT / "docs/install.md")
+
+
+def test_triton_is_pinned_and_installed_like_torch():
+    """The lock leaves triton out with torch's CUDA packages; workflow/envs/triton.txt pins the version torch's
+    CUDA build requires, and workflow/install.sh (so both README commands and CI) installs it on Linux x86_64."""
+    pins = [line for line in (ROOT / "workflow/envs/triton.txt").read_text().splitlines() if line.startswith("triton")]
+    assert len(pins) == 1 and re.fullmatch(r"triton==[0-9.]+", pins[0])
+    install = (ROOT / "workflow/install.sh").read_text()
+    assert "Linux-x86_64" in install and "-r workflow/envs/triton.txt" in install
+    assert "-r workflow/envs/triton.txt" in (ROOT / ".ci/run").read_text()  # the newest-versions step too
+    try:
+        assert pins[0] == f"triton=={version('triton')}"
+    except PackageNotFoundError:
+        pass  # not installed here (not Linux x86_64): the fused kernel's tests skip

@@ -2,7 +2,8 @@
 
 Per seed-step, on one thread, in one run on one machine:
 
-- **engine**: a step of ``onenn.training.engine`` (drawing the minibatch included);
+- **engine**: a step of the eager engine ``onenn.training.engine`` (drawing the minibatch included; the fused
+  CUDA kernel is timed by the GPU check, ``onenn.training.gpu_check``);
 - **baseline**: the autograd baseline ``onenn.training.baseline`` (full attention matrix, ``loss.backward()``,
   ``torch.optim.SGD``) on the same minibatches;
 - **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine;
@@ -57,12 +58,12 @@ def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], No
 def max_weight_difference(settings: TrainSettings, steps: int) -> float:
     """max |W_engine − W_baseline| over the saved steps of a run of ``steps`` steps."""
     s = replace(settings, steps=steps, n_eval=min(8, steps + 1))
-    return float(np.abs(train(s)["W"] - train_baseline(s)["W"]).max())
+    return float(np.abs(train(s, "eager")["W"] - train_baseline(s)["W"]).max())
 
 
 def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, reps: int, clock_name: str) -> dict:
     """Median seconds per step of the engine, the baseline and the floor, timed in interleaved repetitions."""
-    engine, baseline = make_engine(settings), Baseline(settings)
+    engine, baseline = make_engine(settings, "eager"), Baseline(settings)
     device = engine.W.device
     now, floor = clock(clock_name, device), floor_step(settings, device)
 

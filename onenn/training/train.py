@@ -1,9 +1,10 @@
 """Training runs: settings, the minibatch stream, and SGD with the analytic gradient (docs/method.md §4) through
-``onenn.training.engine``, on the CPU or a CUDA device."""
+``onenn.training.engine`` on the CPU, or the fused Triton kernel of ``onenn.training.fused`` on a CUDA device."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -15,7 +16,12 @@ from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, draw_step
 
+if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
+    from onenn.training.fused import FusedEngine
+
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+#: auto: the fused kernel on CUDA, the eager engine elsewhere (the benchmark and the tests choose one)
+ENGINES = ("auto", "eager", "fused")
 ON_DIVERGENCE = ("error", "record")
 
 
@@ -71,26 +77,46 @@ def sample_batch(
     return x.permute(2, 1, 0).contiguous(), classes.T.contiguous()
 
 
-def make_engine(settings: TrainSettings) -> Engine:
+def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
-    device), the minibatch generator on the training device seeded with seed + 1."""
+    device); the minibatches from seed + 1: the eager engine's generator on the training device, or the fused
+    kernel's Philox stream. ``engine`` auto: the fused kernel on CUDA, the eager engine elsewhere (``fused`` on
+    a CPU tensor only under Triton's interpreter, as in the tests)."""
     s = settings
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
     device = resolve_device(s.device)
     init_gen = torch.Generator().manual_seed(s.seed)
     W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=DTYPES[s.dtype]).to(device)
+    loss = Loss(s.loss, s.c)
+    if engine == "fused" or (engine == "auto" and device.type == "cuda"):
+        fused_engine = import_fused_engine()
+        return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1)
     gen = torch.Generator(device=device).manual_seed(s.seed + 1)
-    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), generator=gen)
+    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen)
 
 
-def train(settings: TrainSettings) -> dict[str, np.ndarray | str]:
+def import_fused_engine() -> type[FusedEngine]:
+    """``onenn.training.fused.FusedEngine``, imported only where it runs: triton comes with torch's CUDA build."""
+    try:
+        from onenn.training.fused import FusedEngine
+    except ImportError as error:
+        raise RuntimeError(
+            f"training on CUDA uses the fused Triton kernel, but triton cannot be imported ({error}); install "
+            "it with `pip install -r workflow/envs/triton.txt` (or train with device: cpu)"
+        ) from error
+    return FusedEngine
+
+
+def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray | str]:
     """Run SGD; return the saved weights ``W`` (S, D, D) at ``steps`` (S,), the minibatch loss of every step
-    (``steps``,) and the device used. A CPU run is deterministic for its seed."""
-    engine = make_engine(settings)
+    (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``."""
+    sgd = make_engine(settings, engine)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
-    saved, minibatch_loss = engine.run(settings.steps, saved_steps.tolist())
+    saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist())
     W_saved = saved.double().cpu().numpy()
     losses = minibatch_loss.double().cpu().numpy()
-    result = {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(engine.W.device)}
+    result = {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(sgd.W.device)}
     return apply_divergence_policy(result, settings.on_divergence)
 
 

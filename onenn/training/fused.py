@@ -1,0 +1,514 @@
+"""The fused CUDA engine: a whole block of SGD steps of one run in one Triton kernel launch.
+
+The eager engine (``onenn.training.engine``) is the CPU path and the reference; on a GPU its twenty-odd tiny
+kernels a step are each a launch of several µs while the GPU does almost nothing. Here one program keeps ``W``
+in registers across the block's steps and, each step, for each chunk of the minibatch's prompts,
+
+1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``): the key is the run's
+   minibatch seed (``seed + 1``, as the eager engine's generator), the 64-bit counter ``step · 2³² + i``, so the
+   stream depends neither on the block size nor on the run length;
+2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
+3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss and ``r = Σ_j ∂loss/∂s_j h_j``;
+
+then adds ``−lr · mean_b r_b h_{N+1,b}ᵀ`` into ``W`` and writes the step's minibatch loss.
+
+``W`` is held by blocks, rows and columns split ``d | K | 1`` (x, label, indicator); its label columns multiply
+the query's zero label block, take no part and never change, so they are never loaded. A chunk's tiles are
+``(BC, NP, XP)`` for the context's inputs, ``(BC, NP, KP)`` for its label codes and ``(BC, XP)`` for the
+queries: ``BC`` prompts, ``NP ≥ N`` context tokens (the query is kept apart, so ``N = 16, 32, 64`` are not
+padded), ``XP ≥ d`` coordinates, ``KP ≥ K`` classes, powers of two with the padding masked. ``BC`` is chosen
+so that the compiled kernel needs no register spills (``auto_chunk``, ``compile_ahead``); results do not depend
+on it beyond rounding.
+
+The stream (a choice of this project, docs/performance.md#gpu): at step ``t``, Philox call
+``t·2³² + (b·(N+1) + j)·⌈d/4⌉ + m`` gives the float32 Gaussians of coordinates ``4m .. 4m+3`` of token ``j`` of
+prompt ``b`` (``j = N`` the query; Box–Muller), for both training precisions like the eager engine; call
+``t·2³² + (N+1)·B·⌈d/4⌉ + b·⌈N/4⌉ + m`` gives four 32-bit numbers ``r``, the classes ``⌊K·r/2³²⌋`` of context
+tokens ``4m .. 4m+3`` (multiply-shift: a bias of at most ``K/2³²``).
+
+No ``tl.dot``: every product is a broadcast and a sum in the training precision (no TF32), and float64 is
+float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter (``TRITON_INTERPRET=1`` before
+triton is imported), which is how the tests run it on machines without a GPU.
+
+``minibatches`` (tests): read step ``t``'s draws from ``Z[t]`` (d, N+1, B) float32 and ``C[t]`` (N, B) instead of
+drawing them, the layout of the eager engine's ``draw_step``, so the two engines can be compared on the same
+data.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+from onenn.losses import LOSSES, Loss
+from onenn.pipeline.io import write_with
+
+#: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
+BLOCK_STEPS = 1024
+NUM_WARPS = 8
+#: elements a thread holds of a chunk's largest tile, which sets the chunk (more would spill registers: ptxas)
+PER_THREAD = {torch.float32: 16, torch.float64: 8}
+TL_DTYPES = {torch.float32: tl.float32, torch.float64: tl.float64}
+MINUS_INF = tl.constexpr(float("-inf"))
+
+
+def interpreting() -> bool:
+    """Whether Triton was imported in interpreter mode (``TRITON_INTERPRET=1``): kernels then run on CPU tensors."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+@triton.jit
+def four_in_a_row(z0, z1, z2, z3, shape: tl.constexpr):
+    """Interleave four tiles of the same shape ``(..., Q)`` into ``shape = (..., 4Q)``: ``z_r[..., m]`` at ``4m + r``."""
+    return tl.reshape(tl.join(tl.join(z0, z2), tl.join(z1, z3)), shape)
+
+
+@triton.jit
+def draw_chunk(
+    seed,
+    step,
+    b0,
+    d: tl.constexpr,
+    N: tl.constexpr,
+    K: tl.constexpr,
+    B: tl.constexpr,
+    NP: tl.constexpr,
+    XP: tl.constexpr,
+    BC: tl.constexpr,
+):
+    """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1``: the context's Gaussians ``(BC, NP, XP)`` and the
+    query's ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``. One Philox call gives four
+    numbers: coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
+    T: tl.constexpr = N + 1
+    G: tl.constexpr = (d + 3) // 4  # Philox calls a token's Gaussians take
+    NG: tl.constexpr = (N + 3) // 4  # Philox calls a prompt's classes take
+    counter = step.to(tl.int64) << 32  # the step is the counter's high word
+    b = b0 + tl.arange(0, BC)
+    m = tl.arange(0, XP // 4)
+    token = b[:, None] * T + tl.arange(0, NP)[None, :]  # (BC, NP)
+    z0, z1, z2, z3 = tl.randn4x(seed, counter + (token[:, :, None] * G + m[None, None, :]))
+    zc = four_in_a_row(z0, z1, z2, z3, (BC, NP, XP))
+    z0, z1, z2, z3 = tl.randn4x(seed, counter + ((b[:, None] * T + N) * G + m[None, :]))
+    zq = four_in_a_row(z0, z1, z2, z3, (BC, XP))
+    i0, i1, i2, i3 = tl.randint4x(seed, counter + (T * B * G + b[:, None] * NG + tl.arange(0, NP // 4)[None, :]))
+    bits = four_in_a_row(i0, i1, i2, i3, (BC, NP)).to(tl.int64)  # uint32, zero-extended
+    cls = ((bits * K) >> 32).to(tl.int32)  # ⌊K · bits / 2³²⌋
+    ok = b[:, None] < B
+    k = tl.arange(0, XP)
+    zc = tl.where((ok & (tl.arange(0, NP)[None, :] < N))[:, :, None] & (k[None, None, :] < d), zc, 0.0)
+    zq = tl.where(ok & (k[None, :] < d), zq, 0.0)
+    return zc, zq, cls
+
+
+@triton.jit
+def load_chunk(
+    z_ptr,
+    c_ptr,
+    z_s0,
+    z_s1,
+    z_s2,
+    z_s3,
+    c_s0,
+    c_s1,
+    c_s2,
+    step,
+    b0,
+    d: tl.constexpr,
+    N: tl.constexpr,
+    B: tl.constexpr,
+    NP: tl.constexpr,
+    XP: tl.constexpr,
+    BC: tl.constexpr,
+):
+    """What ``draw_chunk`` returns, read from pre-drawn ``Z[step]`` (d, N+1, B) and ``C[step]`` (N, B)."""
+    k = tl.arange(0, XP)
+    b = b0 + tl.arange(0, BC)
+    j = tl.arange(0, NP)
+    ok = b[:, None] < B
+    token = ok & (j[None, :] < N)
+    z_step = z_ptr + step * z_s0
+    k3, j3, b3 = k[None, None, :], j[None, :, None], b[:, None, None]
+    zc = tl.load(z_step + k3 * z_s1 + j3 * z_s2 + b3 * z_s3, mask=token[:, :, None] & (k3 < d), other=0.0)
+    zq = tl.load(z_step + k[None, :] * z_s1 + N * z_s2 + b[:, None] * z_s3, mask=ok & (k[None, :] < d), other=0.0)
+    cls = tl.load(c_ptr + step * c_s0 + j[None, :] * c_s1 + b[:, None] * c_s2, mask=token, other=0)
+    return zc, zq, cls.to(tl.int32)
+
+
+@triton.jit
+def stream_kernel(
+    z_ptr,  # (steps, d, N+1, B) float32: the Gaussians, in the eager engine's layout
+    c_ptr,  # (steps, N, B) int64: the classes
+    seed,
+    first_step,
+    n_steps,
+    d: tl.constexpr,
+    N: tl.constexpr,
+    K: tl.constexpr,
+    B: tl.constexpr,
+    NP: tl.constexpr,
+    XP: tl.constexpr,
+    BC: tl.constexpr,
+):
+    """The training stream alone: what ``sgd_block_kernel`` draws at steps ``first_step ..``, written out."""
+    T: tl.constexpr = N + 1
+    k = tl.arange(0, XP)
+    j = tl.arange(0, NP)
+    for i in range(n_steps):
+        z_step = z_ptr + i * (d * T * B)
+        for b0 in range(0, B, BC):
+            zc, zq, cls = draw_chunk(seed, first_step + i, b0, d, N, K, B, NP, XP, BC)
+            b = b0 + tl.arange(0, BC)
+            ok = b[:, None] < B
+            token = ok & (j[None, :] < N)
+            k3, j3, b3 = k[None, None, :], j[None, :, None], b[:, None, None]
+            tl.store(z_step + (k3 * T + j3) * B + b3, zc, mask=token[:, :, None] & (k3 < d))
+            tl.store(z_step + (k[None, :] * T + N) * B + b[:, None], zq, mask=ok & (k[None, :] < d))
+            tl.store(c_ptr + i * (N * B) + j[None, :] * B + b[:, None], cls.to(tl.int64), mask=token)
+
+
+@triton.jit
+def sgd_block_kernel(
+    W_ptr,  # (D, D) training precision, updated in place
+    loss_ptr,  # (n_steps,): the minibatch loss of each step of the block
+    consts_ptr,  # training precision: [−lr/B, 1/K, 1 − c, c] (c: the mixture's cross-entropy weight)
+    seed,  # the Philox key: the run's minibatch seed
+    z_ptr,  # PREDRAWN: float32 Gaussians (steps, d, N+1, B) with strides z_s0..z_s3
+    c_ptr,  # PREDRAWN: int64 classes (steps, N, B) with strides c_s0..c_s2
+    z_s0,
+    z_s1,
+    z_s2,
+    z_s3,
+    c_s0,
+    c_s1,
+    c_s2,
+    first_step,  # the run's step number of the block's first step (RNG counter; PREDRAWN: the index)
+    n_steps,
+    d: tl.constexpr,
+    N: tl.constexpr,
+    K: tl.constexpr,
+    B: tl.constexpr,
+    NP: tl.constexpr,
+    XP: tl.constexpr,
+    KP: tl.constexpr,
+    BC: tl.constexpr,
+    LOSS: tl.constexpr,  # 0 square, 1 cross entropy, 2 mixture, 3 squentropy
+    PREDRAWN: tl.constexpr,
+    DTYPE: tl.constexpr,
+):
+    # W by blocks, rows and columns split d | K | 1 (x, label, indicator). The label columns multiply the
+    # query's zero label block: they take no part and never change, so they are neither loaded nor stored.
+    D: tl.constexpr = d + K + 1
+    alpha = tl.load(consts_ptr)  # −lr/B
+    inv_K = tl.load(consts_ptr + 1)
+    w_square = tl.load(consts_ptr + 2)
+    w_ce = tl.load(consts_ptr + 3)
+    x = tl.arange(0, XP)  # x coordinate
+    k = tl.arange(0, KP)  # class, label coordinate
+    is_x, is_label = x < d, k < K
+    W_xx = tl.load(W_ptr + x[:, None] * D + x[None, :], mask=is_x[:, None] & is_x[None, :], other=0.0)  # (XP, XP)
+    W_xi = tl.load(W_ptr + x * D + (D - 1), mask=is_x, other=0.0)  # (XP,)
+    W_lx = tl.load(W_ptr + (d + k[:, None]) * D + x[None, :], mask=is_label[:, None] & is_x[None, :], other=0.0)
+    W_li = tl.load(W_ptr + (d + k) * D + (D - 1), mask=is_label, other=0.0)  # (KP,)
+    W_ix = tl.load(W_ptr + (D - 1) * D + x, mask=is_x, other=0.0)  # (XP,)
+    W_ii = tl.load(W_ptr + (D - 1) * D + (D - 1))
+    b_ = tl.arange(0, BC)  # prompt within the chunk
+    j_ = tl.arange(0, NP)  # context token
+
+    for i in range(n_steps):
+        step = first_step + i
+        # Σ_b r_b h_{N+1,b}ᵀ by blocks, and the chunk's minibatch losses
+        G_xx = tl.zeros((XP, XP), DTYPE)
+        G_xi = tl.zeros((XP,), DTYPE)
+        G_lx = tl.zeros((KP, XP), DTYPE)
+        G_li = tl.zeros((KP,), DTYPE)
+        G_ix = tl.zeros((XP,), DTYPE)
+        G_ii = tl.zeros((BC,), DTYPE)
+        loss_sum = tl.zeros((BC,), DTYPE)
+        for b0 in range(0, B, BC):
+            ok = b0 + b_ < B  # a real prompt: (BC,)
+            token = ok[:, None] & (j_[None, :] < N)  # a real context token: (BC, NP)
+            if PREDRAWN:
+                zc, zq, cls = load_chunk(
+                    z_ptr, c_ptr, z_s0, z_s1, z_s2, z_s3, c_s0, c_s1, c_s2, step, b0, d, N, B, NP, XP, BC
+                )
+            else:
+                zc, zq, cls = draw_chunk(seed, step, b0, d, N, K, B, NP, XP, BC)
+            # --- inputs on the sphere (zero at the padding) and the label codes u_{c_j} = e_{c_j} − 1/K ---
+            xc = zc.to(DTYPE)
+            sq = tl.sum(xc * xc, axis=2)
+            xc = xc * (1.0 / tl.sqrt(tl.where(sq > 0, sq, 1.0)))[:, :, None]  # x_j: (BC, NP, XP)
+            xq = zq.to(DTYPE)
+            sq_q = tl.sum(xq * xq, axis=1)
+            xq = xq * (1.0 / tl.sqrt(tl.where(sq_q > 0, sq_q, 1.0)))[:, None]  # x_{N+1}: (BC, XP)
+            one_hot = (cls[:, :, None] == k[None, None, :]).to(DTYPE)
+            U = tl.where(token[:, :, None] & is_label[None, None, :], one_hot - inv_K, 0.0)  # (BC, NP, KP)
+            # --- the 1-NN target: the largest inner product with the query (the first, like argmax) ---
+            inner = tl.where(token, tl.sum(xc * xq[:, None, :], axis=2), MINUS_INF)
+            nn = tl.argmax(inner, axis=1, tie_break_left=True)
+            c_star = tl.sum(tl.where(j_[None, :] == nn[:, None], cls, 0), axis=1)  # (BC,)
+            is_star = is_label[None, :] & (k[None, :] == c_star[:, None])  # (BC, KP)
+            # --- forward pass of the query column: v = W h_{N+1}, s_j = h_jᵀ v, q = softmax(s), ℓ ---
+            v_x = tl.sum(W_xx[None, :, :] * xq[:, None, :], axis=2) + W_xi[None, :]  # (BC, XP)
+            v_l = tl.sum(W_lx[None, :, :] * xq[:, None, :], axis=2) + W_li[None, :]  # (BC, KP)
+            v_i = tl.sum(W_ix[None, :] * xq, axis=1) + W_ii  # (BC,)
+            s = tl.sum(xc * v_x[:, None, :], axis=2) + tl.sum(U * v_l[:, None, :], axis=2)
+            s = tl.where(token, s, MINUS_INF)  # (BC, NP)
+            s_q = tl.sum(xq * v_x, axis=1) + v_i  # the query's own score: (BC,)
+            top = tl.maximum(tl.max(s, axis=1), s_q)
+            p = tl.exp(s - top[:, None])
+            p_q = tl.exp(s_q - top)
+            total = tl.sum(p, axis=1) + p_q
+            q = p / total[:, None]
+            q_q = p_q / total
+            ell = tl.sum(U * q[:, :, None], axis=1)  # ℓ = Σ_j q_j u_{c_j}: (BC, KP)
+            # --- the loss and g = ∂loss/∂ℓ (docs/method.md §2), zero at the padding ---
+            if LOSS == 0:
+                g = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
+                loss = 0.5 * tl.sum(g * g, axis=1)
+            else:
+                masked = tl.where(is_label[None, :], ell, MINUS_INF)
+                most = tl.max(masked, axis=1)
+                log_total = tl.log(tl.sum(tl.exp(masked - most[:, None]), axis=1))
+                log_p = ell - most[:, None] - log_total[:, None]
+                loss = -tl.sum(tl.where(is_star, log_p, 0.0), axis=1)
+                g = tl.where(is_label[None, :], tl.exp(log_p), 0.0) - is_star.to(DTYPE)
+                if LOSS == 2:
+                    g_square = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
+                    loss = w_square * (0.5 * tl.sum(g_square * g_square, axis=1)) + w_ce * loss
+                    g = w_square * g_square + w_ce * g
+                elif LOSS == 3:
+                    off = tl.where(is_label[None, :] & ~is_star, ell, 0.0)
+                    loss = loss + tl.sum(off * off, axis=1) / (K - 1)
+                    g = g + 2.0 * off / (K - 1)
+            loss_sum += tl.where(ok, loss, 0.0)
+            # --- backward: ∂loss/∂s_j = q_j (a_j − ⟨ℓ, g⟩), a_j = ⟨u_{c_j}, g⟩ (0 for the query) ---
+            a = tl.sum(U * g[:, None, :], axis=2)  # (BC, NP)
+            qa = q * a
+            lg = tl.sum(qa, axis=1)  # ⟨ℓ, g⟩ = Σ_j q_j a_j
+            ds = qa - q * lg[:, None]
+            ds_q = -(q_q * lg)
+            # r = Σ_j ∂loss/∂s_j h_j by blocks: x, label (the query's is 0), indicator (the query's alone)
+            r_x = tl.sum(xc * ds[:, :, None], axis=1) + ds_q[:, None] * xq  # (BC, XP)
+            r_l = tl.sum(U * ds[:, :, None], axis=1)  # (BC, KP)
+            G_xx += tl.sum(r_x[:, :, None] * xq[:, None, :], axis=0)
+            G_xi += tl.sum(r_x, axis=0)
+            G_lx += tl.sum(r_l[:, :, None] * xq[:, None, :], axis=0)
+            G_li += tl.sum(r_l, axis=0)
+            G_ix += tl.sum(ds_q[:, None] * xq, axis=0)
+            G_ii += tl.where(ok, ds_q, 0.0)
+        # W −= lr · mean_b r_b h_{N+1,b}ᵀ, h_{N+1} = [x; 0; 1]
+        W_xx += alpha * G_xx
+        W_xi += alpha * G_xi
+        W_lx += alpha * G_lx
+        W_li += alpha * G_li
+        W_ix += alpha * G_ix
+        W_ii += alpha * tl.sum(G_ii, axis=0)
+        tl.store(loss_ptr + i, tl.sum(loss_sum, axis=0) / B)
+    tl.store(W_ptr + x[:, None] * D + x[None, :], W_xx, mask=is_x[:, None] & is_x[None, :])
+    tl.store(W_ptr + x * D + (D - 1), W_xi, mask=is_x)
+    tl.store(W_ptr + (d + k[:, None]) * D + x[None, :], W_lx, mask=is_label[:, None] & is_x[None, :])
+    tl.store(W_ptr + (d + k) * D + (D - 1), W_li, mask=is_label)
+    tl.store(W_ptr + (D - 1) * D + x, W_ix, mask=is_x)
+    tl.store(W_ptr + (D - 1) * D + (D - 1), W_ii)
+
+
+def next_power_of_two(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def tile_sizes(d: int, N: int, K: int) -> dict[str, int]:
+    """The padded sizes of the kernel's tiles: tokens ``NP`` and x coordinates ``XP`` (powers of two, at least 4:
+    Philox gives four numbers a call), classes ``KP``."""
+    return {"NP": max(4, next_power_of_two(N)), "XP": max(4, next_power_of_two(d)), "KP": next_power_of_two(K)}
+
+
+def auto_chunk(d: int, N: int, K: int, batch: int, dtype: torch.dtype, num_warps: int) -> int:
+    """Prompts a pass: the most (a power of two, at most the batch's) whose largest tile, (chunk, NP, XP or KP),
+    leaves ``PER_THREAD[dtype]`` elements to each thread; ptxas then needs no spills (checked for sm_90)."""
+    t = tile_sizes(d, N, K)
+    fit = PER_THREAD[dtype] * 32 * num_warps // (t["NP"] * max(t["XP"], t["KP"]))
+    return max(1, min(1 << max(0, fit.bit_length() - 1), next_power_of_two(batch)))
+
+
+def draw_stream(
+    seed: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fused engine's minibatches of steps ``first_step ..`` of the stream keyed by ``seed``, in the
+    layout of the eager engine's ``draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C``
+    (steps, N, B) int64. The same numbers as the training kernel draws, by the same code."""
+    Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
+    C = torch.zeros(steps, N, batch, dtype=torch.int64, device=device)
+    t = tile_sizes(d, N, K)
+    chunk = auto_chunk(d, N, K, batch, torch.float32, NUM_WARPS)
+    stream_kernel[(1,)](
+        Z, C, seed, first_step, steps, d=d, N=N, K=K, B=batch, NP=t["NP"], XP=t["XP"], BC=chunk, num_warps=NUM_WARPS
+    )
+    return Z, C
+
+
+class FusedEngine:
+    """SGD for one run with the fused kernel; the interface of ``onenn.training.engine.Engine``. ``run``
+    updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter)."""
+
+    def __init__(
+        self,
+        W: torch.Tensor,
+        *,
+        d: int,
+        N: int,
+        K: int,
+        batch: int,
+        lr: float,
+        loss: Loss,
+        seed: int,
+        block: int = BLOCK_STEPS,
+        chunk: int | None = None,
+        num_warps: int = NUM_WARPS,
+        minibatches: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ) -> None:
+        D, T = d + K + 1, N + 1
+        if W.shape != (D, D):
+            raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
+        if W.dtype not in TL_DTYPES or not W.is_contiguous():
+            raise ValueError(f"W must be a contiguous float32 or float64 tensor; got {W.dtype}, strides {W.stride()}")
+        if W.device.type != "cuda" and not interpreting():
+            raise RuntimeError(
+                f"the fused engine runs on a CUDA device; W is on {W.device} (CPU tensors only under Triton's "
+                "interpreter, TRITON_INTERPRET=1, as in the tests); use the eager engine on the CPU"
+            )
+        if d * T * batch + N * batch >= 2**32:
+            raise ValueError(f"a step draws {d * T * batch + N * batch} numbers; the counter allows < 2**32")
+        if not 0 <= seed < 2**63:
+            raise ValueError(f"seed must lie in 0..2**63-1; got {seed}")
+        if block < 1:
+            raise ValueError(f"block must be at least 1; got {block}")
+        self.W, self.d, self.N, self.K, self.B = W, d, N, K, batch
+        self.loss, self.seed, self.block, self.num_warps = loss, seed, block, num_warps
+        auto = auto_chunk(d, N, K, batch, W.dtype, num_warps)
+        self.chunk = auto if chunk is None else min(next_power_of_two(chunk), next_power_of_two(batch))
+        self.step = 0  # the next step's number in the run's stream
+        dev = W.device
+        # constants in the training precision (a Python float reaches a Triton kernel as float32)
+        consts = [-torch.tensor(lr, dtype=W.dtype).item() / batch, 1.0 / K, 1.0 - loss.c, loss.c]
+        self.consts = torch.tensor(consts, dtype=W.dtype, device=dev)
+        if minibatches is None:
+            self.Z = torch.zeros(1, dtype=torch.float32, device=dev)
+            self.C = torch.zeros(1, dtype=torch.int64, device=dev)
+        else:
+            self.Z, self.C = minibatches
+            if self.Z.shape[1:] != (d, T, batch) or self.C.shape[1:] != (N, batch) or len(self.Z) != len(self.C):
+                raise ValueError(
+                    f"minibatches must be Z (steps, {d}, {T}, {batch}) and C (steps, {N}, {batch}); "
+                    f"got {tuple(self.Z.shape)} and {tuple(self.C.shape)}"
+                )
+        self.predrawn = minibatches is not None
+
+    def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``steps`` SGD steps from the current ``W``. Return ``W`` after each of ``saved_steps`` steps (sorted,
+        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,)."""
+        saved_steps = list(saved_steps or [])
+        if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+            raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+        if self.predrawn and self.step + steps > len(self.Z):
+            raise ValueError(f"minibatches hold {len(self.Z)} steps; the run needs {self.step + steps}")
+        W = self.W
+        saved = torch.empty(len(saved_steps), *W.shape, dtype=W.dtype, device=W.device)
+        losses = torch.empty(steps, dtype=W.dtype, device=W.device)
+        k, t = 0, 0
+        while True:
+            while k < len(saved_steps) and saved_steps[k] == t:
+                saved[k].copy_(W)
+                k += 1
+            if t == steps:
+                return saved, losses
+            stop = min(steps, t + self.block, *saved_steps[k : k + 1])
+            self.launch(stop - t, losses[t:stop])
+            t = stop
+
+    def launch(self, n: int, losses: torch.Tensor) -> None:
+        """The next ``n`` steps of the run's stream in one kernel launch; their minibatch losses into ``losses``."""
+        Z, C = self.Z, self.C
+        z_strides = Z.stride() if self.predrawn else (0, 0, 0, 0)
+        c_strides = C.stride() if self.predrawn else (0, 0, 0)
+        sgd_block_kernel[(1,)](
+            self.W,
+            losses,
+            self.consts,
+            self.seed,
+            Z,
+            C,
+            *z_strides,
+            *c_strides,
+            self.step,
+            n,
+            d=self.d,
+            N=self.N,
+            K=self.K,
+            B=self.B,
+            **tile_sizes(self.d, self.N, self.K),
+            BC=self.chunk,
+            LOSS=LOSSES.index(self.loss.name),
+            PREDRAWN=self.predrawn,
+            DTYPE=TL_DTYPES[self.W.dtype],
+            num_warps=self.num_warps,
+        )
+        self.step += n
+
+
+def compile_ahead(
+    *,
+    d: int,
+    N: int,
+    K: int,
+    batch: int,
+    dtype: torch.dtype,
+    loss: str,
+    predrawn: bool = False,
+    num_warps: int = NUM_WARPS,
+    arch: int = 90,
+) -> dict[str, int]:
+    """Compile the training kernel for a CUDA architecture (``arch`` 90: H100/H200) without a GPU, with the
+    compiler and ptxas that triton ships, and return what ``ptxas -v`` reports a thread uses: ``registers`` and
+    ``spill_bytes``. Not under the interpreter (it needs the compiled kernel, ``TRITON_INTERPRET=0``)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.compiler import get_ptxas
+    from triton.compiler import ASTSource
+
+    if interpreting():
+        raise RuntimeError("compile_ahead needs triton imported with TRITON_INTERPRET=0")
+    ft = {torch.float32: "fp32", torch.float64: "fp64"}[dtype]
+    ints = ("seed", "z_s0", "z_s1", "z_s2", "z_s3", "c_s0", "c_s1", "c_s2", "first_step", "n_steps")
+    constexprs = {
+        "d": d,
+        "N": N,
+        "K": K,
+        "B": batch,
+        **tile_sizes(d, N, K),
+        "BC": auto_chunk(d, N, K, batch, dtype, num_warps),
+        "LOSS": LOSSES.index(loss),
+        "PREDRAWN": predrawn,
+        "DTYPE": TL_DTYPES[dtype],
+    }
+    signature = {"W_ptr": f"*{ft}", "loss_ptr": f"*{ft}", "consts_ptr": f"*{ft}", "z_ptr": "*fp32", "c_ptr": "*i64"}
+    signature |= {name: "i32" for name in ints} | {name: "constexpr" for name in constexprs}
+    signature = {name: signature[name] for name in sgd_block_kernel.arg_names}
+    source = ASTSource(fn=sgd_block_kernel, signature=signature, constexprs=constexprs)
+    kernel = triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": num_warps})
+    ptx = kernel.asm["ptx"]
+    target = re.search(r"^\.target (\S+)", ptx, re.MULTILINE)[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.ptx"
+        write_with(path, lambda tmp_path: tmp_path.write_text(ptx))
+        ptxas = [get_ptxas(arch).path, f"-arch={target}", "-v", str(path), "-o", os.devnull]
+        report = subprocess.run(ptxas, capture_output=True, text=True, check=True).stderr
+    return {
+        "registers": int(re.search(r"Used (\d+) registers", report)[1]),
+        "spill_bytes": int(re.search(r"(\d+) bytes spill stores", report)[1]),
+    }

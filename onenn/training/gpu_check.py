@@ -1,0 +1,408 @@
+"""The GPU check of the fused CUDA engine: ``bash tests/gpu/check.sh`` (``python -m onenn.training.gpu_check``;
+``--help`` for the options, ``--dry-run`` for the plan without a GPU).
+
+On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints one table (and writes it to
+``--output``), a row for each engine of each check:
+
+1. **equality**: the compiled kernel on the GPU against the eager engine on the CPU, fed the same pre-drawn
+   minibatches, for every loss, float64 and float32: the largest difference of the saved weights;
+2. **speed**: µs a step of the eager engine on the CPU (1 thread), the eager engine on CUDA and the fused
+   kernel on CUDA, timed in interleaved repetitions of the same run;
+3. **tests**: ``tests/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
+   runs in the interpreter on a machine without a GPU);
+4. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the eager
+   engine on the CPU: the final separated accuracy and (ξ1, ξ2), which must agree within the seed spread (the
+   two engines draw different minibatches);
+5. **experiments**: the wall time of the paper's experiments 1–6 at the paper's scale with every training job
+   on the GPU (Snakemake in a scratch copy of the workflow, ``--gpu-slots`` training jobs sharing the GPU),
+   stopped when the time budget runs out.
+
+Without a GPU it stops at once with an error that says so (``--dry-run`` prints the plan anyway).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+import yaml
+
+from onenn.analysis.evaluate import evaluate_run
+from onenn.losses import LOSSES, Loss
+from onenn.pipeline import experiments as ex
+from onenn.pipeline import paths
+from onenn.pipeline.io import write_with
+from onenn.prompts import make_test_set
+from onenn.training.bench import clock, machine
+from onenn.training.engine import draw_step
+from onenn.training.train import TrainSettings, make_engine, train
+
+if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
+    from onenn.training.fused import FusedEngine
+
+ROOT = Path(__file__).resolve().parents[2]
+STAGES = ("equality", "speed", "tests", "learning", "experiments")
+QUICK = ("config.yaml", "workflow/presets/quick.yaml")
+#: the multiclass paper's experiments 1–6, by their names in config.yaml
+PAPER_EXPERIMENTS = (
+    "convergence",
+    "scaling_identity",
+    "distribution_shift",
+    "number_of_classes",
+    "diagonal_init",
+    "loss_function",
+)
+#: equality: the paper's shapes, a few hundred steps; the largest |ΔW| allowed in each precision
+EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
+#: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
+EQUALITY_SHAPES = {"N=64, K=10, batch=100": {"N": 64, "K": 10, "batch": 100, "epsilon": 0.3}}
+TOLERANCE = {"float64": 1e-11, "float32": 2e-5}
+#: speed: the benchmark's configurations (onenn.training.bench)
+SPEED_CONFIGS = {"defaults": {}, "N=64": {"N": 64}, "K=10": {"K": 10}}
+#: the fused kernel with other numbers of warps a program (default 8), at the first configuration
+OTHER_WARPS = (4, 16)
+HEADER = ["check", "engine", "device", "config", "result", "verdict"]
+
+
+def require_gpu() -> torch.device:
+    """The CUDA device, or a clear error."""
+    if not torch.cuda.is_available():
+        why = "sees no GPU" if torch.version.cuda else "is a CPU-only build"
+        raise SystemExit(
+            f"gpu_check: no CUDA GPU (torch {torch.__version__} {why}). Run it on a machine with an NVIDIA GPU "
+            "and torch's CUDA build (docs/install.md); --dry-run prints the plan without one."
+        )
+    return torch.device("cuda")
+
+
+def row(check: str, engine: str, device: str, config: str, result: str, verdict: str = "") -> dict[str, str]:
+    return dict(zip(HEADER, (check, engine, device, config, result, verdict)))
+
+
+def table(rows: list[dict[str, str]]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(r[h] for h in HEADER) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def fused_with(s: TrainSettings, **options) -> FusedEngine:
+    """The fused engine of a run with other speed knobs (``num_warps``, ``chunk``, ``block``) or pre-drawn
+    ``minibatches``."""
+    from onenn.training.fused import FusedEngine
+
+    W, loss = make_engine(s, "eager").W, Loss(s.loss, s.c)
+    return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1, **options)
+
+
+# --- 1. equality on the same minibatches ---------------------------------------------------------------------
+
+
+def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The eager engine's minibatches of a run (CPU generator), in its layout."""
+    generator = torch.Generator().manual_seed(s.seed + 1)
+    Z = torch.empty(steps, s.d, s.N + 1, s.batch)
+    C = torch.empty(steps, s.N, s.batch, dtype=torch.long)
+    for t in range(steps):
+        draw_step(Z[t], C[t], s.K, generator)
+    return Z, C
+
+
+def weight_difference(s: TrainSettings, device: torch.device) -> float:
+    """max |ΔW| over the saved steps: the eager engine on the CPU against the kernel on ``device``, on the same
+    minibatches."""
+    saved = [0, 1, s.steps // 3, s.steps]
+    eager = make_engine(replace(s, device="cpu"), "eager")
+    Z, C = predrawn(s, s.steps)
+    kernel = fused_with(replace(s, device=device.type), minibatches=(Z.to(device), C.to(device)))
+    W_eager, _ = eager.run(s.steps, saved)
+    W_kernel, _ = kernel.run(s.steps, saved)
+    return float((W_kernel.cpu() - W_eager).abs().max())
+
+
+def equality_rows(
+    device: torch.device, base: TrainSettings = EQUALITY, shapes: dict[str, dict] = EQUALITY_SHAPES
+) -> list[dict[str, str]]:
+    """Every loss at ``base`` (the paper's defaults), and other shapes with the square loss, in both precisions."""
+    cases = [("defaults", {"loss": loss, "c": 0.5 if loss == "mixture" else 0.0}) for loss in LOSSES]
+    cases += list(shapes.items())
+    rows = []
+    for dtype in ("float64", "float32"):
+        for name, changes in cases:
+            s = replace(base, dtype=dtype, **changes)
+            difference = weight_difference(s, device)
+            config = f"{name}, {s.loss}, {dtype}, {s.steps} steps"
+            verdict = "ok" if difference <= TOLERANCE[dtype] else f"FAIL (> {TOLERANCE[dtype]:.0e})"
+            check = "equality: max abs ΔW against eager (CPU), same minibatches"
+            rows.append(row(check, "fused", str(device), config, f"{difference:.1e}", verdict))
+    return rows
+
+
+# --- 2. speed -------------------------------------------------------------------------------------------------
+
+
+def speed_rows(
+    device: torch.device, *, steps: int, reps: int, configs: dict[str, dict] = SPEED_CONFIGS
+) -> list[dict[str, str]]:
+    """µs a step of the eager engine on the CPU (1 thread), the eager engine and the fused kernel on ``device``."""
+    torch.set_num_threads(1)
+    rows = []
+    for name, changes in configs.items():
+        s = replace(TrainSettings(), **changes)
+        on_device = replace(s, device=device.type)
+        engines = {("eager", "cpu"): make_engine(replace(s, device="cpu"), "eager")}
+        if device.type != "cpu":  # (cpu: a test, the interpreter standing in for the GPU)
+            engines["eager", str(device)] = make_engine(on_device, "eager")
+        engines["fused", str(device)] = make_engine(on_device, "fused")
+        if device.type != "cpu" and name == next(iter(configs)):  # other warps a program at the first config
+            for warps in OTHER_WARPS:
+                engines[f"fused, {warps} warps", str(device)] = fused_with(on_device, num_warps=warps)
+        times: dict[tuple[str, str], list[float]] = {key: [] for key in engines}
+        for key, engine in engines.items():
+            engine.run(min(steps, 16))  # warm-up: compiles the kernel
+        for _ in range(reps):
+            for key, engine in engines.items():
+                now = clock("wall", torch.device(key[1]))
+                start = now()
+                engine.run(steps)
+                times[key].append((now() - start) / steps)
+        cpu = statistics.median(times[("eager", "cpu")])
+        for (engine_name, dev), t in times.items():
+            us = statistics.median(t) * 1e6
+            config = f"{name} (d={s.d}, N={s.N}, K={s.K}, batch={s.batch}), {s.dtype}"
+            rows.append(
+                row("speed: µs a step", engine_name, dev, config, f"{us:.1f}", f"{cpu * 1e6 / us:.1f}× the CPU")
+            )
+    return rows
+
+
+# --- 3. the kernel's tests, compiled on the GPU -----------------------------------------------------------------
+
+
+def test_rows(seconds: float) -> list[dict[str, str]]:
+    """``tests/test_fused.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fused.py"]
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds, check=False)
+        summary = (done.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
+        verdict = "ok" if done.returncode == 0 else f"FAIL (pytest exit {done.returncode})"
+    except subprocess.TimeoutExpired:
+        summary, verdict = f"not finished in {seconds:.0f} s", "over the budget"
+    return [row("tests: tests/test_fused.py compiled", "fused", "cuda", "pytest", summary, verdict)]
+
+
+# --- 4. learning: the quick preset on both engines ------------------------------------------------------------
+
+
+def load_config(*files: str) -> dict:
+    """``--configfile FILES...`` as Snakemake layers them: nested mappings merge, anything else is replaced."""
+
+    def merge(base: dict, update: dict) -> dict:
+        out = dict(base)
+        for key, value in update.items():
+            out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        return out
+
+    config: dict = {}
+    for name in files:
+        config = merge(config, yaml.safe_load((ROOT / name).read_text()))
+    return config
+
+
+METRICS = ("accuracy", "xi1", "xi2")
+#: differences always tolerated: an accuracy of 1024 prompts moves in steps of 0.001; ξ to 1%
+FLOOR = {"accuracy": 0.01, "xi1": 0.01, "xi2": 0.01}
+
+
+def final_metrics(s: TrainSettings, engine: str, test: dict) -> np.ndarray:
+    """Separated accuracy, ξ1, ξ2 at the last step of a run."""
+    r = train(s, engine)
+    metrics = evaluate_run(r["steps"][-1:], r["W"][-1:], {"separated": test}, s.K, Loss(s.loss, s.c))
+    return metrics[list(METRICS)].to_numpy()[0]
+
+
+def agree(eager: np.ndarray, fused: np.ndarray) -> float:
+    """The largest |mean difference| over the metrics, in units of the allowed difference: 3 sd (the larger of
+    the two engines' seed-to-seed sd) plus ``FLOOR`` (relative for ξ). Up to 1: they agree."""
+    ddof = 1 if len(eager) > 1 else 0
+    spread = np.maximum(eager.std(0, ddof=ddof), fused.std(0, ddof=ddof))
+    mean = eager.mean(0)
+    floor = np.array([FLOOR["accuracy"], FLOOR["xi1"] * abs(mean[1]), FLOOR["xi2"] * abs(mean[2])])
+    return float((np.abs(fused.mean(0) - mean) / (3 * spread + floor)).max())
+
+
+def learning_rows(
+    config: dict, device: torch.device, *, seeds: int, max_steps: int | None = None
+) -> list[dict[str, str]]:
+    """Every training experiment of ``config``, every variant, ``seeds`` seeds on both engines."""
+    rows = []
+    for experiment in ex.experiment_names(config, kind="train"):
+        finals: dict[str, list[np.ndarray]] = {"eager": [], "fused": []}
+        worst, worst_variant = 0.0, ""
+        for variant in ex.variants(config, experiment):
+            resolved = ex.settings(config, experiment, variant)
+            s = TrainSettings.from_dict({**ex.train_settings(config, experiment, variant, 0), "n_eval": 2})
+            s = replace(s, steps=min(s.steps, max_steps or s.steps))
+            test = make_test_set(
+                "separated", resolved["test_size"], s.d, s.N, s.K, resolved["delta"], config["test_sets"]["seed"]
+            )
+            per_engine = {
+                engine: np.array([final_metrics(replace(s, seed=k, device=dev), engine, test) for k in range(seeds)])
+                for engine, dev in (("eager", "cpu"), ("fused", device.type))
+            }
+            for engine, values in per_engine.items():
+                finals[engine].append(values)
+            ratio = agree(per_engine["eager"], per_engine["fused"])
+            if ratio >= worst:
+                worst, worst_variant = ratio, variant
+        n_variants = len(finals["eager"])
+        config_text = f"{experiment}: {n_variants} variants × {seeds} seeds, {s.steps} steps"
+        for engine, dev in (("eager", "cpu"), ("fused", str(device))):
+            means = np.mean([v.mean(0) for v in finals[engine]], axis=0)
+            result = f"separated accuracy {means[0]:.3f}, ξ1 {means[1]:.3f}, ξ2 {means[2]:.3f} (mean over variants)"
+            verdict = ""
+            if engine == "fused":
+                verdict = "agree" if worst <= 1 else "DIFFER"
+                verdict += f" (worst |Δ|/allowed {worst:.2f}, {worst_variant})"
+            rows.append(row("learning: quick preset, final step", engine, dev, config_text, result, verdict))
+    return rows
+
+
+# --- 5. experiments 1–6 at the paper's scale on the GPU --------------------------------------------------------
+
+
+def copy_workflow(dest: Path) -> None:
+    """A copy of the workflow in ``dest``, without results, and ``gpu.yaml``: every training job on CUDA."""
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(ROOT / name, dest / name)
+    for name in ("workflow", "onenn"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    write_with(dest / "gpu.yaml", lambda tmp: tmp.write_text("defaults:\n  device: cuda\n"))
+
+
+def experiments_command(gpu_slots: int) -> list[str]:
+    """Snakemake, in the copy: the figures of experiments 1–6, ``gpu_slots`` training jobs at once on the GPU."""
+    targets = [paths.FIGURE_PNG.format(experiment=name) for name in PAPER_EXPERIMENTS]
+    options = ["--cores", "all", "--resources", f"gpu={gpu_slots}", "--keep-going"]
+    return [sys.executable, "-m", "snakemake", *targets, *options, "--configfile", "config.yaml", "gpu.yaml"]
+
+
+def job_seconds(work: Path, rule: str) -> list[float]:
+    """The run time of every finished job of ``rule``: the first column of its Snakemake benchmark file."""
+    return [float(p.read_text().splitlines()[1].split("\t")[0]) for p in work.glob(f"benchmarks/{rule}/**/*.tsv")]
+
+
+def run_stopped_after(command: list[str], cwd: Path, seconds: float) -> int | None:
+    """Run ``command`` in a process group of its own; after ``seconds``, kill the group (Snakemake and every job
+    it started) and return None, else the exit status."""
+    with subprocess.Popen(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    ) as process:
+        try:
+            return process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return None
+
+
+def experiment_rows(gpu_slots: int, seconds: float) -> list[dict[str, str]]:
+    """Experiments 1–6 at the paper's scale in a scratch copy, stopped after ``seconds``."""
+    config = f"experiments 1–6, paper scale, {gpu_slots} training jobs at once on the GPU"
+    if seconds < 60:
+        return [row("experiments: wall time", "fused", "cuda", config, "skipped: under 60 s of the budget left")]
+    if importlib.util.find_spec("snakemake") is None:
+        return [row("experiments: wall time", "fused", "cuda", config, "skipped: snakemake is not installed")]
+    with tempfile.TemporaryDirectory(prefix="onenn-gpu-check-") as tmp:
+        work = Path(tmp)
+        copy_workflow(work)
+        command = experiments_command(gpu_slots)
+        started = time.perf_counter()
+        rc = run_stopped_after(command, work, seconds)
+        wall = time.perf_counter() - started
+        trained = job_seconds(work, "train")
+    finished = rc is not None
+    if not finished:
+        result = f"not finished in {wall:.0f} s: {len(trained)} training jobs done"
+        return [row("experiments: wall time", "fused", "cuda", config, result, "over the budget")]
+    result = f"{wall / 60:.1f} min wall; {len(trained)} training jobs, {sum(trained):.0f} s of training job time in all"
+    verdict = "ok (CPU: 14.0 min on 2 cores, docs/performance.md)" if rc == 0 else f"FAIL (snakemake exit {rc})"
+    return [row("experiments: wall time", "fused", "cuda", config, result, verdict)]
+
+
+# --- the check -----------------------------------------------------------------------------------------------
+
+
+def plan(args: argparse.Namespace) -> str:
+    head = f"gpu_check plan (budget {args.budget:.0f} s):\n"
+    what = {
+        "equality": f"{len(LOSSES) + len(EQUALITY_SHAPES)} cases in float64 and float32, {EQUALITY.steps} steps",
+        "speed": f"{', '.join(SPEED_CONFIGS)}: eager cpu, eager cuda, fused cuda; {args.reps} × {args.steps} steps",
+        "tests": "python -m pytest tests/test_fused.py with the kernel compiled, on CUDA",
+        "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: eager cpu, fused cuda",
+        "experiments": "in a scratch copy: " + " ".join(experiments_command(args.gpu_slots)),
+    }
+    return head + "".join(f"  {stage}: {what[stage]}\n" for stage in args.stages)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m onenn.training.gpu_check", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stages", nargs="+", default=list(STAGES), choices=STAGES)
+    parser.add_argument("--budget", type=float, default=540, help="seconds for the whole check (default 540)")
+    parser.add_argument("--steps", type=int, default=2048, help="speed: steps a repetition")
+    parser.add_argument("--reps", type=int, default=5, help="speed: interleaved repetitions (median)")
+    parser.add_argument("--seeds", type=int, default=4, help="learning: seeds a variant and engine")
+    parser.add_argument("--gpu-slots", type=int, default=4, help="experiments: training jobs sharing the GPU")
+    parser.add_argument("--output", default="benchmarks/gpu.md", help="where the table is written")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan; needs no GPU")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> str:
+    args = parse(argv)
+    if args.dry_run:
+        text = plan(args)
+        print(text, end="")
+        return text
+    started = time.perf_counter()
+    device = require_gpu()
+    import triton
+
+    stages: dict[str, Callable[[], list[dict[str, str]]]] = {
+        "equality": lambda: equality_rows(device),
+        "speed": lambda: speed_rows(device, steps=args.steps, reps=args.reps),
+        "tests": lambda: test_rows(max(60.0, args.budget - (time.perf_counter() - started) - 300)),
+        "learning": lambda: learning_rows(load_config(*QUICK), device, seeds=args.seeds),
+        "experiments": lambda: experiment_rows(args.gpu_slots, args.budget - (time.perf_counter() - started) - 15),
+    }
+    rows = []
+    for name in args.stages:
+        stage_start = time.perf_counter()
+        rows += stages[name]()
+        print(f"gpu_check: {name} done in {time.perf_counter() - stage_start:.0f} s", file=sys.stderr, flush=True)
+    header = (
+        f"# GPU check (`bash tests/gpu/check.sh`)\n\n{torch.cuda.get_device_name(device)}; CUDA {torch.version.cuda}; "
+        f"triton {triton.__version__}; {machine()}; {time.perf_counter() - started:.0f} s in all.\n\n"
+    )
+    text = header + table(rows)
+    print(text, end="")
+    write_with(args.output, lambda tmp: tmp.write_text(text))
+    return text
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""The fused CUDA kernel (onenn.training.fused): the same weights as the eager engine on the same minibatches, its
+own random stream, and the same learning as the eager engine within the seed-to-seed spread. On a machine without
+a GPU it runs on the CPU in Triton's interpreter (tests/conftest.py switches it on); kept small, since the
+interpreter takes tens of ms a step. On a GPU (the GPU check runs this file there) it runs compiled, on CUDA."""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+try:
+    import triton
+except ImportError:
+    if os.environ.get("CI"):  # .ci/run installs triton (workflow/install.sh): there these tests must run
+        raise
+    pytest.skip("triton is not installed (workflow/envs/triton.txt)", allow_module_level=True)
+
+from onenn.analysis.evaluate import evaluate_run
+from onenn.losses import Loss
+from onenn.prompts import separated_prompts
+from onenn.training.engine import draw_step
+from onenn.training.fused import FusedEngine, draw_stream, interpreting
+from onenn.training.train import TrainSettings, make_engine, train
+from tests.configs import ROOT
+
+#: where the kernel runs: CPU tensors in the interpreter, else the GPU
+DEVICE = torch.device("cpu" if interpreting() else "cuda")
+pytestmark = pytest.mark.skipif(
+    DEVICE.type == "cuda" and not torch.cuda.is_available(), reason="TRITON_INTERPRET is off and there is no GPU"
+)
+
+#: tiny (D = 8), with a step large enough that W moves a lot
+SMALL = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=200, n_eval=5, seed=3, device="cpu", dtype="float64")
+LOSSES = [{}, {"loss": "cross_entropy"}, {"loss": "mixture", "c": 0.3}, {"loss": "squentropy"}]
+
+
+def eager_minibatches(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The eager engine's minibatches of a run, in its layout: Z (steps, d, N+1, B), C (steps, N, B)."""
+    generator = torch.Generator().manual_seed(s.seed + 1)
+    Z = torch.empty(steps, s.d, s.N + 1, s.batch)
+    C = torch.empty(steps, s.N, s.batch, dtype=torch.long)
+    for t in range(steps):
+        draw_step(Z[t], C[t], s.K, generator)
+    return Z, C
+
+
+def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
+    return FusedEngine(
+        W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), seed=s.seed + 1, **options
+    )
+
+
+#: (steps, atol): float64 to round-off; float32 to its own rounding over fewer steps (on a GPU with its faster,
+#: less exact exp and division)
+PRECISIONS = {"float64": (150, 1e-12), "float32": (60, 2e-6 if DEVICE.type == "cpu" else 2e-5)}
+SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
+
+
+@pytest.mark.parametrize(
+    "changes,dtype",
+    [(loss, dtype) for loss in LOSSES for dtype in PRECISIONS] + [(changes, "float64") for changes in SHAPES],
+)
+def test_kernel_equals_the_eager_engine_on_the_same_minibatches(changes, dtype):
+    """Every loss in both precisions, padded shapes (N = 5, D = 16 for K = 10; N = 1) and a random start: the
+    kernel fed the eager engine's minibatches gives its weights at every saved step and its minibatch losses."""
+    steps, atol = PRECISIONS[dtype]
+    steps = steps if changes in LOSSES else 80
+    s = replace(SMALL, dtype=dtype, **changes)
+    saved = [0, 1, steps // 3, steps // 2, steps]
+    eager = make_engine(s, "eager")
+    chunk = 4 if not changes else 8  # two chunks of prompts (the second partial) for the square loss, else one
+    minibatches = tuple(t.to(DEVICE) for t in eager_minibatches(s, steps))
+    kernel = fused(s, eager.W.clone().to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
+    W_eager, loss_eager = eager.run(steps, saved)
+    W_kernel, loss_kernel = (t.cpu() for t in kernel.run(steps, saved))
+    assert (W_eager[-1] - W_eager[0]).abs().max() > 0.03  # the weights did move
+    torch.testing.assert_close(W_kernel, W_eager, rtol=0, atol=atol)
+    torch.testing.assert_close(loss_kernel, loss_eager, rtol=atol, atol=0)
+
+
+def test_in_kernel_draws_are_the_stream():
+    """Training with the minibatches drawn inside the kernel is bit for bit training on ``draw_stream``'s."""
+    s = replace(SMALL, loss="squentropy")
+    start = make_engine(s, "eager").W.to(DEVICE)
+    drawing = fused(s, start.clone(), block=7)
+    reading = fused(s, start.clone(), minibatches=draw_stream(s.seed + 1, 0, 20, **shape(s)))
+    for a, b in zip(drawing.run(20, [0, 5, 20]), reading.run(20, [0, 5, 20])):
+        assert torch.equal(a, b)
+
+
+def shape(s: TrainSettings) -> dict:
+    return {"d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "device": DEVICE}
+
+
+def test_the_stream_does_not_depend_on_the_block_size_nor_the_run_length():
+    s = replace(SMALL, dtype="float32")
+    start = make_engine(s, "eager").W.to(DEVICE)
+    runs = [fused(s, start.clone(), block=block).run(12, [0, 8, 12]) for block in (1, 5, 1024)]
+    for W, losses in runs[1:]:
+        assert torch.equal(W, runs[0][0]) and torch.equal(losses, runs[0][1])
+    in_two = fused(s, start.clone())
+    first, _ = in_two.run(8, [8])
+    second, _ = in_two.run(4, [4])  # goes on with the stream: steps 8..11
+    assert torch.equal(first[0], runs[0][0][1]) and torch.equal(second[0], runs[0][0][2])
+    Z, C = draw_stream(5, 0, 12, **shape(s))
+    Z_late, C_late = draw_stream(5, 9, 3, **shape(s))
+    assert torch.equal(Z_late, Z[9:]) and torch.equal(C_late, C[9:])
+
+
+def z_score(mean: float, expected: float, sd: float, n: int) -> float:
+    return abs(mean - expected) / (sd / np.sqrt(n))
+
+
+def test_the_stream_is_gaussian_uniform_and_independent():
+    """Moments and frequencies within 4.5 standard errors (a false alarm about once in 10⁵ a check)."""
+    d, N, K, B, steps = 4, 7, 5, 64, 32
+    Z, C = (t.double().cpu().numpy() for t in draw_stream(11, 0, steps, d=d, N=N, K=K, batch=B, device=DEVICE))
+    z, n = Z.ravel(), Z.size
+    assert z_score(z.mean(), 0, 1, n) < 4.5
+    assert z_score((z**2).mean(), 1, np.sqrt(2), n) < 4.5
+    assert z_score((z**4).mean(), 3, np.sqrt(96), n) < 4.5  # E z⁸ − (E z⁴)² = 105 − 9
+    # inputs on the sphere: each coordinate has mean 0 and second moment 1/d, coordinates uncorrelated
+    x = Z / np.linalg.norm(Z, axis=1, keepdims=True)  # (steps, d, N+1, B)
+    coords = x.transpose(1, 0, 2, 3).reshape(d, -1)
+    m = coords.shape[1]
+    sd_sq = np.sqrt(3 / (d * (d + 2)) - 1 / d**2)  # sd of x_k²: E x_k⁴ = 3 / (d (d + 2))
+    for k in range(d):
+        assert z_score(coords[k].mean(), 0, np.sqrt(1 / d), m) < 4.5
+        assert z_score((coords[k] ** 2).mean(), 1 / d, sd_sq, m) < 4.5
+    sd_cross = np.sqrt(1 / (d * (d + 2)))  # E x_1² x_2² = 1 / (d (d + 2))
+    assert z_score((coords[0] * coords[1]).mean(), 0, sd_cross, m) < 4.5
+    # classes: every class with frequency 1/K
+    c = C.ravel().astype(int)
+    assert set(np.unique(c)) == set(range(K))
+    p = 1 / K
+    for k in range(K):
+        assert z_score((c == k).mean(), p, np.sqrt(p * (1 - p)), c.size) < 4.5
+    # independence: neighbouring numbers, consecutive steps, two seeds, Gaussians and classes
+    assert z_score((Z[:, :-1] * Z[:, 1:]).mean(), 0, 1, Z[:, 1:].size) < 4.5  # coordinates k, k+1
+    assert z_score((Z[:-1] * Z[1:]).mean(), 0, 1, Z[1:].size) < 4.5  # steps t, t+1
+    Z_other, C_other = (
+        t.double().cpu().numpy() for t in draw_stream(12, 0, steps, d=d, N=N, K=K, batch=B, device=DEVICE)
+    )
+    assert z_score((Z * Z_other).mean(), 0, 1, n) < 4.5
+    assert not np.array_equal(C, C_other)
+    same = (C[:-1] == C[1:]).mean()  # two classes drawn independently agree with probability 1/K
+    assert z_score(same, p, np.sqrt(p * (1 - p)), C[1:].size) < 4.5
+    assert z_score((C == C_other).mean(), p, np.sqrt(p * (1 - p)), C.size) < 4.5
+    centred = c - (K - 1) / 2
+    assert z_score((Z[:, 0, :N, :].ravel() * centred).mean(), 0, np.sqrt((K**2 - 1) / 12), c.size) < 4.5
+
+
+def test_a_short_training_run_learns_like_the_eager_engine():
+    """Small prompts, a large step: in 100 steps the separated accuracy rises from 0.59 to about 0.86 and
+    (ξ1, ξ2) from (0, 3) to about (0.95, 3.04), with seed-to-seed sd about (0.005, 0.02, 0.003). The two
+    engines draw different minibatches, so their seeds are compared as samples: the mean of three kernel runs
+    lies within three sd of the mean of four eager runs."""
+    s = TrainSettings(d=4, N=4, K=3, batch=32, lr=0.5, steps=100, n_eval=3, device="cpu", dtype="float32")
+    test = separated_prompts(2000, s.d, s.N, s.K, 0.1, np.random.default_rng(0))
+
+    def final(engine: str, seed: int) -> np.ndarray:
+        r = train(replace(s, seed=seed, device=DEVICE.type if engine == "fused" else "cpu"), engine)
+        table = evaluate_run(r["steps"], r["W"], {"separated": test}, s.K, Loss())
+        return table[["accuracy", "xi1", "xi2"]].to_numpy()
+
+    eager = np.array([final("eager", seed) for seed in range(4)])
+    kernel = np.array([final("fused", seed) for seed in range(3)])
+    start = eager[0, 0]
+    assert np.all(eager[:, 0] == start) and np.all(kernel[:, 0] == start)  # the same W0
+    assert start[0] < 0.65 and eager[:, -1, 0].mean() > 0.8  # it learned
+    spread = np.maximum(eager[:, -1].std(0, ddof=1), kernel[:, -1].std(0, ddof=1))
+    difference = np.abs(kernel[:, -1].mean(0) - eager[:, -1].mean(0))
+    assert np.all(difference < 3 * spread + 1e-3), (difference, spread)
+
+
+def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
+    s = replace(SMALL, steps=3)
+    assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: the eager engine
+    on_device = replace(s, device=DEVICE.type)
+    assert isinstance(make_engine(on_device, "fused"), FusedEngine)
+    assert train(on_device, "fused")["device"].startswith(DEVICE.type)
+    if DEVICE.type == "cuda":
+        assert isinstance(make_engine(on_device), FusedEngine)  # auto on CUDA: the fused kernel
+    with pytest.raises(ValueError, match="engine must be one of auto, eager, fused"):
+        make_engine(s, "triton")
+    W = make_engine(on_device, "eager").W
+    with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(9, 9\)"):
+        fused(replace(s, K=4), W)
+    with pytest.raises(ValueError, match="W must be a contiguous float32 or float64 tensor"):
+        fused(s, W.T)
+    with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
+        fused(s, W).run(5, [0, 6])
+    with pytest.raises(ValueError, match="minibatches hold 4 steps; the run needs 5"):
+        fused(s, W, minibatches=eager_minibatches(s, 4)).run(5)
+    with pytest.raises(ValueError, match="minibatches must be Z"):
+        fused(s, W, minibatches=eager_minibatches(replace(s, N=5), 4))
+
+
+PINS = (ROOT / "workflow/envs/triton.txt").read_text().splitlines()
+PINNED_TRITON = next(line.removeprefix("triton==") for line in PINS if line.startswith("triton=="))
+
+
+def compile_ahead(tmp_path, cases: list[dict]) -> list[dict]:
+    """``onenn.training.fused.compile_ahead`` for each case, in a process of its own: the compiled kernel needs
+    triton imported without the interpreter; a fresh cache, so that every case is really compiled. It uses
+    triton's compiler internals, so only with the pinned triton."""
+    if triton.__version__ != PINNED_TRITON:
+        pytest.skip(f"compile_ahead is written for triton {PINNED_TRITON}; this is {triton.__version__}")
+    script = (
+        "import json, sys, torch\nfrom onenn.training.fused import compile_ahead\n"
+        "cases = json.loads(sys.argv[1])\n"
+        "print(json.dumps([compile_ahead(**{**c, 'dtype': getattr(torch, c['dtype'])}) for c in cases]))"
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(cases)], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_kernel_compiles_for_an_h100_without_spilling_registers(tmp_path):
+    """Triton's own compiler and ptxas, for sm_90, without a GPU: the paper's defaults in float32, and a padded
+    shape with squentropy in float64 on pre-drawn minibatches."""
+    cases = [
+        {"d": 8, "N": 16, "K": 3, "batch": 128, "dtype": "float32", "loss": "square"},
+        {"d": 3, "N": 5, "K": 10, "batch": 7, "dtype": "float64", "loss": "squentropy", "predrawn": True},
+    ]
+    for report in compile_ahead(tmp_path, cases):
+        assert report["spill_bytes"] == 0 and report["registers"] <= 255, report
+
+
+@pytest.mark.slow
+def test_every_variant_of_the_kernel_compiles(tmp_path):
+    """Every loss, precision and data source at the paper's shapes. Training (drawn minibatches) spills a few
+    bytes at most (68 at N = 64 in float32); the pre-drawn mode, for the tests alone, up to a few hundred."""
+    shapes = [{"d": 8, "N": 16, "K": 3}, {"d": 8, "N": 64, "K": 3}, {"d": 8, "N": 16, "K": 10}]
+    cases = [
+        {**shape, "batch": 128, "dtype": dtype, "loss": loss, "predrawn": predrawn}
+        for shape in shapes
+        for dtype in ("float32", "float64")
+        for loss in ("square", "cross_entropy", "mixture", "squentropy")
+        for predrawn in (False, True)
+    ]
+    for case, report in zip(cases, compile_ahead(tmp_path, cases)):
+        assert report["spill_bytes"] <= (512 if case["predrawn"] else 128) and report["registers"] <= 255, (
+            case,
+            report,
+        )
