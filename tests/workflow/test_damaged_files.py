@@ -103,7 +103,7 @@ CASES = {
         without_nn,
         "evaluate",
         ("logs/evaluate/number_of_classes/K=10/seed0.log", "logs/evaluate/number_of_classes/K=10/seed1.log"),
-        "the array 'nn' is missing (it holds 'x', 'c'; expected 'x', 'c', 'nn')",
+        "the array 'nn' is missing (it holds 'x', 'classes'; expected 'x', 'classes', 'nn')",
         "test_set_uniform",
     ),
 }
