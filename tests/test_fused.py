@@ -23,8 +23,8 @@ except ImportError:
 from onenn.analysis.evaluate import evaluate_run
 from onenn.losses import Loss
 from onenn.prompts import separated_prompts
-from onenn.training.engine import draw_step
 from onenn.training.fused import FusedEngine, draw_stream, interpreting
+from onenn.training.gpu_check import predrawn as eager_minibatches  # the eager engine's minibatches, its layout
 from onenn.training.train import TrainSettings, make_engine, train
 from tests.configs import ROOT
 
@@ -37,16 +37,6 @@ pytestmark = pytest.mark.skipif(
 #: tiny (D = 8), with a step large enough that W moves a lot
 SMALL = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=200, n_eval=5, seed=3, device="cpu", dtype="float64")
 LOSSES = [{}, {"loss": "cross_entropy"}, {"loss": "mixture", "c": 0.3}, {"loss": "squentropy"}]
-
-
-def eager_minibatches(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The eager engine's minibatches of a run, in its layout: Z (steps, d, N+1, B), C (steps, N, B)."""
-    generator = torch.Generator().manual_seed(s.seed + 1)
-    Z = torch.empty(steps, s.d, s.N + 1, s.batch)
-    C = torch.empty(steps, s.N, s.batch, dtype=torch.long)
-    for t in range(steps):
-        draw_step(Z[t], C[t], s.K, generator)
-    return Z, C
 
 
 def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
