@@ -1,19 +1,25 @@
 """The autograd baseline: training written the way a PyTorch user would write it. It forms the whole
 attention ``H·softmax(HᵀWH)`` of docs/method.md §1, calls ``loss.backward()`` and steps ``torch.optim.SGD``, on the
 same minibatches as the engine (``onenn.training.train.sample_batch``, same seeds). The benchmark times it against
-the engine, and a test checks that both give the same weights."""
+the engine, and a test checks that both give the same weights.
+
+Also the binary experiment's reference (``train_binary_reference``): its SGD written with the readable model and
+gradient (``onenn.model``, ``onenn.gradient``), one minibatch at a time, which the engine-based
+``onenn.training.binary.train_binary`` is held to."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
 from onenn.losses import Loss
-from onenn.model import embed, simplex_code
+from onenn.model import embed, forward, simplex_code
 from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
-from onenn.training.train import DTYPES, TrainSettings, resolve_device, sample_batch
+from onenn.training.binary import BinarySettings, binary_tensors
+from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch
 
 
 class FullAttention(torch.nn.Module):
@@ -72,3 +78,47 @@ def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
             losses.append(run.step())
     minibatch_loss = torch.stack(losses).double().cpu().numpy()
     return {"steps": saved_steps, "W": np.stack(saved), "minibatch_loss": minibatch_loss}
+
+
+class BinaryReference:
+    """The binary experiment's SGD with the readable model and gradient, on (B, N+1, d) prompts: the same start,
+    permutations and minibatches as ``onenn.training.binary.FixedSetSGD``."""
+
+    def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
+        self.settings, dtype = s, DTYPES[s.dtype]
+        self.x, self.Y, self.target = binary_tensors(train_set, dtype)
+        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
+        self.order_gen = torch.Generator().manual_seed(s.seed + 1)
+        self.step = 0
+        self.saved: dict[int, torch.Tensor] = {}  # step -> W before it, for the steps in ``save_at``
+
+    def epoch(self, save_at: frozenset[int] = frozenset()) -> list[torch.Tensor]:
+        """One epoch: a new permutation, then one SGD step per minibatch; return the minibatch losses."""
+        s, W = self.settings, self.W
+        perm = torch.randperm(s.train_size, generator=self.order_gen)
+        x_epoch, Y_epoch, target_epoch = self.x[perm], self.Y[perm], self.target[perm]  # contiguous slices below
+        losses = []
+        for lo in range(0, s.train_size, s.batch):
+            if self.step in save_at:
+                self.saved[self.step] = W.clone()
+            x, Y, target = x_epoch[lo : lo + s.batch], Y_epoch[lo : lo + s.batch], target_epoch[lo : lo + s.batch]
+            q, ell = forward(W, x, Y)
+            residual = ell - target  # (B, 1): dloss/dℓ of ½(ℓ − y_{i*})²
+            losses.append(0.5 * (residual**2).mean())
+            W -= s.lr * weight_gradient(x, Y, q, ell, residual)
+            self.step += 1
+        return losses
+
+
+def train_binary_reference(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Like ``onenn.training.binary.train_binary``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the
+    minibatch loss of every step."""
+    run = BinaryReference(s, train_set)
+    saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
+    save_at = frozenset(int(t) for t in saved_steps)
+    losses = [loss for _ in range(s.epochs) for loss in run.epoch(save_at)]
+    run.saved[run.step] = run.W.clone()
+    W_saved = torch.stack([run.saved[int(t)] for t in saved_steps]).double().numpy()
+    minibatch_loss = torch.stack(losses).double().numpy()
+    check_finite(W_saved, minibatch_loss, saved_steps)
+    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": minibatch_loss}

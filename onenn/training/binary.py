@@ -9,6 +9,10 @@ passes over it in minibatches of ``batch`` (reshuffled every epoch; the last min
 remainder), learning rate ``lr``, from a random Gaussian ``W0 = diag(0, −σ) + ε·G`` (with ``σ = 0`` the
 plain Gaussian ``ε·G``). Evaluation: the loss on the whole training set, and the mean squared distance
 ``(ℓ − y_{i*})²`` between the model and the 1-NN predictor on fresh uniform prompts and on the separated set.
+
+Training runs on the multiclass runs' engine (``onenn.training.engine``) with label width 1, its minibatches
+from a ``FixedSet`` source; the readable loop over ``onenn.model`` and ``onenn.gradient`` it replaced is kept as
+the reference the tests hold it to, ``onenn.training.baseline.train_binary_reference``.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ import pandas as pd
 import torch
 
 from onenn.family import diagnostics
-from onenn.gradient import weight_gradient
 from onenn.init import initial_weights
-from onenn.model import forward
+from onenn.losses import Loss
+from onenn.model import embed, forward
 from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
+from onenn.training.engine import Engine, FixedSet
 from onenn.training.train import DTYPES, check_finite
 
 # --------------------------------------------------------------------------------------------------------
@@ -61,7 +66,7 @@ class BinarySettings(Settings):
         return self.epochs * self.steps_per_epoch
 
 
-def _tensors(data: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def binary_tensors(data: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``x`` (n, N+1, d), labels as width-1 vectors ``Y`` (n, N, 1) and the 1-NN targets ``y_{i*}`` (n, 1)."""
     x = torch.from_numpy(np.ascontiguousarray(data["x"])).to(dtype)
     y = torch.from_numpy(np.ascontiguousarray(data["y"])).to(dtype)
@@ -69,35 +74,60 @@ def _tensors(data: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Ten
     return x, y[:, :, None], y[torch.arange(len(nn)), nn][:, None]
 
 
+def embedded_set(train_set: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """A prompt set in the engine's layout: the embeddings ``H`` (D, N+1, n), prompt index innermost, and the
+    1-NN targets ``y_{i*}`` (1, n)."""
+    x, Y, target = binary_tensors(train_set, dtype)
+    return embed(x, Y).permute(2, 1, 0).contiguous(), target.T.contiguous()
+
+
+class FixedSetSGD:
+    """SGD over a fixed training set on the training engine (``onenn.training.engine``), reshuffled every epoch:
+    an engine of ``batch`` prompts for the epoch's full minibatches and, when ``batch`` does not divide
+    ``train_size``, a second engine of the remainder's size for its last one; both update the same ``W`` in
+    place and take their minibatches from one ``FixedSet`` source."""
+
+    def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
+        if train_set["x"].shape != (s.train_size, s.N + 1, s.d):
+            raise ValueError(
+                f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
+            )
+        dtype = DTYPES[s.dtype]
+        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
+        source = FixedSet(*embedded_set(train_set, dtype), torch.Generator().manual_seed(s.seed + 1))
+        full, remainder = divmod(s.train_size, s.batch)
+        common = {"d": s.d, "N": s.N, "K": 1, "lr": s.lr, "loss": Loss("square"), "source": source}
+        #: (engine, its steps per epoch)
+        self.engines = [(Engine(self.W, batch=s.batch, **common), full)] if full else []
+        if remainder:
+            self.engines.append((Engine(self.W, batch=remainder, block=1, **common), 1))
+        self.steps_per_epoch = s.steps_per_epoch
+
+    def run(self, epochs: int, saved_steps: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``epochs`` epochs from the current ``W``, as ``Engine.run``: ``W`` after each of ``saved_steps`` steps
+        (sorted, in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,)."""
+        steps, W = epochs * self.steps_per_epoch, self.W
+        saved_steps = list(saved_steps or [])
+        if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+            raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+        saved = torch.empty(len(saved_steps), *W.shape, dtype=W.dtype, device=W.device)
+        losses = torch.empty(steps, dtype=W.dtype, device=W.device)
+        step, k = 0, 0
+        for _ in range(epochs):
+            for engine, n in self.engines:
+                inside = [t - step for t in saved_steps[k:] if t < step + n]
+                saved_here, losses[step : step + n] = engine.run(n, inside)
+                saved[k : k + len(inside)] = saved_here
+                k, step = k + len(inside), step + n
+        saved[k:] = W  # the saved steps equal to `steps`
+        return saved, losses
+
+
 def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """SGD over the fixed training set, reshuffled every epoch. Returns the saved weights ``W`` (S, D, D) at
-    ``steps`` (S,) and the minibatch loss of every step."""
-    if train_set["x"].shape != (s.train_size, s.N + 1, s.d):
-        raise ValueError(
-            f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
-        )
-    dtype = DTYPES[s.dtype]
-    x_all, Y_all, target_all = _tensors(train_set, dtype)
-    W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
-    order_gen = torch.Generator().manual_seed(s.seed + 1)
+    """SGD over the fixed training set, reshuffled every epoch (``FixedSetSGD``). Returns the saved weights
+    ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss of every step."""
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
-    saved = torch.empty(len(saved_steps), *W.shape, dtype=dtype)
-    minibatch_loss = torch.empty(s.steps, dtype=dtype)
-    step, k = 0, 0
-    for _ in range(s.epochs):
-        perm = torch.randperm(s.train_size, generator=order_gen)
-        x_epoch, Y_epoch, target_epoch = x_all[perm], Y_all[perm], target_all[perm]  # contiguous slices below
-        for lo in range(0, s.train_size, s.batch):
-            if step == saved_steps[k]:
-                saved[k] = W
-                k += 1
-            x, Y, target = x_epoch[lo : lo + s.batch], Y_epoch[lo : lo + s.batch], target_epoch[lo : lo + s.batch]
-            q, ell = forward(W, x, Y)
-            residual = ell - target  # (B, 1): dloss/dℓ of ½(ℓ − y_{i*})²
-            minibatch_loss[step] = 0.5 * (residual**2).mean()
-            W -= s.lr * weight_gradient(x, Y, q, ell, residual)
-            step += 1
-    saved[k] = W  # the last saved step is s.steps
+    saved, minibatch_loss = FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist())
     W_saved, losses = saved.double().numpy(), minibatch_loss.double().numpy()
     check_finite(W_saved, losses, saved_steps)
     return {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses}
@@ -119,7 +149,7 @@ def evaluate_binary(
     steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int
 ) -> pd.DataFrame:
     """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of docs/method.md §5."""
-    tensors = {name: _tensors(data, torch.float64) for name, data in sets.items()}
+    tensors = {name: binary_tensors(data, torch.float64) for name, data in sets.items()}
     rows = []
     for step, W_np in zip(steps, weights):
         W = torch.from_numpy(np.ascontiguousarray(W_np)).double()

@@ -10,9 +10,12 @@ elementwise product of contiguous ``(T, B)`` planes followed by a sum over one a
 the scores is formed, ``s = H^T W h_{N+1}``, and the gradient is the rank-one ``r h_{N+1}^T``, added into ``W``
 in place.
 
-Work that does not depend on ``W`` (normalising the inputs, the label codes, the 1-NN targets) is done for a
-block of ``BLOCK`` steps at once. The random numbers are still drawn one step at a time (``draw_step``), so
-the results do not depend on the block size nor on the run length. The engine runs on any device; on CUDA
+Work that does not depend on ``W`` is done for a block of ``BLOCK`` steps at once by the run's *minibatch
+source*, the one thing that differs between runs: ``FreshDraws`` draws fresh prompts of Assumption 1 (the
+multiclass runs: normalising the inputs, the label codes, the 1-NN targets), ``FixedSet`` gathers the next
+minibatches of a fixed, pre-embedded prompt set in reshuffled passes (the binary experiment, label width 1).
+The random numbers are still drawn one step at a time (``draw_step``), so the results do not depend on the
+block size nor on the run length. The engine runs on any device; on CUDA
 every buffer and the generator live on the GPU and nothing leaves it until the run ends.
 """
 
@@ -40,7 +43,9 @@ def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, generator: torch.G
 
 
 class Engine:
-    """SGD for one run. ``run`` updates ``W`` (D, D) in place; ``generator`` lives on ``W``'s device."""
+    """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``K`` is the label width: the number of classes,
+    or 1 for scalar labels. The minibatches come from ``source``, or, given ``generator`` (on ``W``'s device)
+    instead, from ``FreshDraws(generator)``."""
 
     def __init__(
         self,
@@ -52,12 +57,15 @@ class Engine:
         batch: int,
         lr: float,
         loss: Loss,
-        generator: torch.Generator,
+        generator: torch.Generator | None = None,
+        source: FreshDraws | FixedSet | None = None,
         block: int = BLOCK,
     ) -> None:
         D, T, B, S = d + K + 1, N + 1, batch, block
         if W.shape != (D, D):
             raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
+        if (generator is None) == (source is None):
+            raise ValueError("Engine takes either a generator (fresh draws) or a minibatch source, not both")
         self.W, self.d, self.N, self.K, self.B, self.S = W, d, N, K, batch, block
         self.loss, self.generator = loss, generator
         # the learning rate as a number of the training precision, as in `W -= lr * grad` (1e39 is inf in float32)
@@ -66,25 +74,13 @@ class Engine:
         new = {"dtype": W.dtype, "device": dev}
         index = {"dtype": torch.long, "device": dev}
 
-        # a block of minibatches: the embeddings, the draws, the 1-NN targets u_{c_{i*}} and g = ∂loss/∂ℓ
+        # a block of minibatches: the embeddings, the 1-NN targets u_{c_{i*}} and g = ∂loss/∂ℓ (the source fills H,
+        # U and target_class)
         self.H = torch.zeros(S, D, T, B, **new)
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
-        self.X = self.H[:, :d]  # inputs: (S, d, T, B)
-        self.Y = self.H[:, d : d + K, :N]  # label codes of the context: (S, K, N, B)
-        float32 = W.dtype == torch.float32  # float32 draws land in H; other dtypes are copied from Z
-        self.Z = self.X if float32 else torch.empty(S, d, T, B, dtype=torch.float32, device=dev)
-        self.C = torch.empty(S, N, B, **index)  # classes
-        self.U = torch.empty(S, K, B, **new)  # u_{c_{i*}}
+        self.U = torch.empty(S, K, B, **new)  # u_{c_{i*}} (y_{i*} for scalar labels)
         self.G = torch.empty(S, K, B, **new)  # g
         self.L = torch.empty(S, **new)  # minibatch losses of the losses other than the square loss
-        self.class_ids = torch.arange(K, **index)[:, None, None]  # 0..K-1: (K, 1, 1)
-        self.offsets = torch.arange(S, **index)[:, None] * (N * B) + torch.arange(B, **index)  # C[s, 0, b]
-        # block scratch
-        self.X_tmp = torch.empty(S, d, T, B, **new)
-        self.sq_norm = torch.empty(S, 1, T, B, **new)
-        self.inner = torch.empty(S, N, B, **new)
-        self.inner_max = torch.empty(S, B, **new)
-        self.nn = torch.empty(S, B, **index)
         self.target_class = torch.empty(S, B, **index)  # c_{i*}, the class of the nearest neighbour
         self.G_sq = torch.empty(S, K, B, **new)
         # step scratch
@@ -101,8 +97,9 @@ class Engine:
         self.K_tmp = torch.empty(K, T, B, **new)
         # views, made once: making a view costs about as much as a small operation
         self.v_tokens = self.v[:, None, :]  # (D, 1, B)
-        self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
         self.step_views = [self._step_views(i) for i in range(S)]
+        self.source = FreshDraws(generator) if source is None else source
+        self.source.attach(self)
 
     def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:
         H = self.H[i]  # (D, T, B)
@@ -134,28 +131,8 @@ class Engine:
         return saved, losses
 
     def prepare_block(self, n: int) -> None:
-        """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
-        label codes and the 1-NN targets."""
-        for z, classes in self.draw_views[:n]:
-            draw_step(z, classes, self.K, self.generator)
-        X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
-        if self.Z is not self.X:
-            X.copy_(self.Z[:n])
-        torch.sum(torch.mul(X, X, out=X_tmp), 1, keepdim=True, out=sq_norm)
-        X.mul_(sq_norm.rsqrt_())
-        # u_c = e_c − 1/K
-        C, Y, U = self.C[:n], self.Y[:n], self.U[:n]
-        torch.eq(C[:, None], self.class_ids, out=Y)
-        Y.sub_(1.0 / self.K)
-        # 1-NN: the context point with the largest inner product with the query, as in onenn.model
-        # (torch.max returns the first maximiser like argmax, and is much faster over a middle axis)
-        torch.sum(torch.mul(X[:, :, :-1], X[:, :, -1:], out=X_tmp[:, :, :-1]), 1, out=self.inner[:n])
-        nn, target_class = self.nn[:n], self.target_class[:n]
-        torch.max(self.inner[:n], 1, out=(self.inner_max[:n], nn))
-        torch.add(self.offsets[:n], nn, alpha=self.B, out=nn)  # flat index of C[s, i*, b]
-        torch.take(C, nn, out=target_class)
-        torch.eq(target_class[:, None], self.class_ids[:, 0], out=U)
-        U.sub_(1.0 / self.K)
+        """The next ``n`` minibatches from the source, with everything that does not depend on ``W``."""
+        self.source.prepare(self, n)
 
     def step(self, i: int) -> None:
         """One SGD step on the prepared minibatch ``i`` of the block. Shapes: (D, T, B) for the embedding."""
@@ -191,3 +168,106 @@ class Engine:
         G = self.G[:n]
         torch.sum(torch.mul(G, G, out=self.G_sq[:n]), (1, 2), out=out)
         out.mul_(0.5 / self.B)
+
+
+class FreshDraws:
+    """Fresh minibatches of Assumption 1 from ``generator`` (on the engine's device), drawn one step at a time
+    (``draw_step``): inputs on the sphere, the label codes ``u_c`` and the 1-NN targets ``u_{c_{i*}}``. Its
+    buffers are the engine's: one source feeds one engine."""
+
+    def __init__(self, generator: torch.Generator) -> None:
+        self.generator = generator
+        self.engine: Engine | None = None
+
+    def attach(self, engine: Engine) -> None:
+        """Allocate the block's draws and scratch for ``engine``."""
+        if self.engine is not None:
+            raise ValueError("a FreshDraws source feeds one engine; make one per engine")
+        e, d, N, K, B, S = engine, engine.d, engine.N, engine.K, engine.B, engine.S
+        T, dev = N + 1, engine.W.device
+        new = {"dtype": e.W.dtype, "device": dev}
+        index = {"dtype": torch.long, "device": dev}
+        self.engine = engine
+        self.X = e.H[:, :d]  # inputs: (S, d, T, B)
+        self.Y = e.H[:, d : d + K, :N]  # label codes of the context: (S, K, N, B)
+        float32 = e.W.dtype == torch.float32  # float32 draws land in H; other dtypes are copied from Z
+        self.Z = self.X if float32 else torch.empty(S, d, T, B, dtype=torch.float32, device=dev)
+        self.C = torch.empty(S, N, B, **index)  # classes
+        self.class_ids = torch.arange(K, **index)[:, None, None]  # 0..K-1: (K, 1, 1)
+        self.offsets = torch.arange(S, **index)[:, None] * (N * B) + torch.arange(B, **index)  # C[s, 0, b]
+        self.X_tmp = torch.empty(S, d, T, B, **new)
+        self.sq_norm = torch.empty(S, 1, T, B, **new)
+        self.inner = torch.empty(S, N, B, **new)
+        self.inner_max = torch.empty(S, B, **new)
+        self.nn = torch.empty(S, B, **index)
+        self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
+
+    def prepare(self, engine: Engine, n: int) -> None:
+        """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
+        label codes and the 1-NN targets."""
+        K = engine.K
+        for z, classes in self.draw_views[:n]:
+            draw_step(z, classes, K, self.generator)
+        X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
+        if self.Z is not self.X:
+            X.copy_(self.Z[:n])
+        torch.sum(torch.mul(X, X, out=X_tmp), 1, keepdim=True, out=sq_norm)
+        X.mul_(sq_norm.rsqrt_())
+        # u_c = e_c − 1/K
+        C, Y, U = self.C[:n], self.Y[:n], engine.U[:n]
+        torch.eq(C[:, None], self.class_ids, out=Y)
+        Y.sub_(1.0 / K)
+        # 1-NN: the context point with the largest inner product with the query, as in onenn.model
+        # (torch.max returns the first maximiser like argmax, and is much faster over a middle axis)
+        torch.sum(torch.mul(X[:, :, :-1], X[:, :, -1:], out=X_tmp[:, :, :-1]), 1, out=self.inner[:n])
+        nn, target_class = self.nn[:n], engine.target_class[:n]
+        torch.max(self.inner[:n], 1, out=(self.inner_max[:n], nn))
+        torch.add(self.offsets[:n], nn, alpha=engine.B, out=nn)  # flat index of C[s, i*, b]
+        torch.take(C, nn, out=target_class)
+        torch.eq(target_class[:, None], self.class_ids[:, 0], out=U)
+        U.sub_(1.0 / K)
+
+
+class FixedSet:
+    """A fixed set of prompts, embedded once, in passes reshuffled by ``torch.randperm(n, generator=generator)``
+    at the start of every pass: minibatch ``k`` of a pass holds the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
+    (D, N+1, n) holds the embeddings (prompt index innermost, the query last with its indicator 1) and
+    ``U_set`` (m, n) the 1-NN targets; square loss only (no classes). Engines of different minibatch sizes
+    can share one source, W and the pass: a minibatch must not cross the end of a pass (the caller runs the
+    remainder minibatch on an engine of its size)."""
+
+    def __init__(self, H_set: torch.Tensor, U_set: torch.Tensor, generator: torch.Generator) -> None:
+        self.H_set, self.U_set, self.generator = H_set, U_set, generator
+        self.size = H_set.shape[-1]
+        self.perm = torch.empty(0, dtype=torch.long)
+        self.position = self.size  # at the end of a pass: the next minibatch starts a new one
+
+    def attach(self, engine: Engine) -> None:
+        """Check that the set fits ``engine``."""
+        e = engine
+        if e.loss.name != "square":
+            raise ValueError(f"a FixedSet source has no classes: loss must be 'square'; got {e.loss.name!r}")
+        D, T = e.d + e.K + 1, e.N + 1
+        if self.H_set.shape[:2] != (D, T) or self.U_set.shape[0] != e.K:
+            raise ValueError(
+                f"the set's embeddings {tuple(self.H_set.shape)} and targets {tuple(self.U_set.shape)} do not fit "
+                f"the engine's (D, N+1, n) = ({D}, {T}, n) and (K, n) = ({e.K}, n)"
+            )
+        if e.B > self.size:
+            raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
+
+    def prepare(self, engine: Engine, n: int) -> None:
+        """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block, contiguous."""
+        B = engine.B
+        for i in range(n):
+            if self.position == self.size:
+                self.perm = torch.randperm(self.size, generator=self.generator).to(self.H_set.device)
+                self.position = 0
+            if self.position + B > self.size:
+                raise ValueError(
+                    f"a minibatch of {B} prompts would cross the end of a pass ({self.size - self.position} left)"
+                )
+            rows = self.perm[self.position : self.position + B]
+            torch.index_select(self.H_set, 2, rows, out=engine.H[i])
+            torch.index_select(self.U_set, 1, rows, out=engine.U[i])
+            self.position += B
