@@ -12,7 +12,10 @@ from onenn.model import forward
 from onenn.prompts import draw_labels, make_binary_set, nearest_neighbour
 from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
+from onenn.losses import Loss
 from onenn.training import binary as B
+from onenn.training.baseline import train_binary_reference
+from onenn.training.engine import Engine, FixedSet
 from tests.reference import central_differences, output
 
 
@@ -171,6 +174,44 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     assert result["minibatch_loss"][0] == pytest.approx(float(loss), rel=1e-12)
     # random Gaussian init (sigma 0, epsilon 1): the label column never moves
     np.testing.assert_array_equal(result["W"][-1][:, 3], result["W"][0][:, 3])
+
+
+@pytest.mark.parametrize("dtype,atol,rtol", [("float64", 1e-12, 1e-12), ("float32", 2e-6, 2e-5)])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"train_size": 300, "batch": 128},  # 2 full minibatches and a remainder of 44 an epoch
+        {"train_size": 256, "batch": 64},  # no remainder
+        {"train_size": 100, "batch": 128},  # the remainder alone
+        {"train_size": 300, "batch": 128, "sigma": 3.0, "epsilon": 0.3, "labels": "rademacher"},
+    ],
+)
+def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
+    """The engine (label width 1, FixedSet source) against the readable loop over onenn.model and
+    onenn.gradient: same saved steps, weights and minibatch losses, float64 to rounding, float32 to round-off."""
+    s = B.BinarySettings(d=3, N=5, epochs=5, n_eval=9, seed=4, dtype=dtype, **changes)
+    train = make_binary_set("train", s.train_size, 3, 5, s.labels, None, seed=0)
+    engine, reference = B.train_binary(s, train), train_binary_reference(s, train)
+    np.testing.assert_array_equal(engine["steps"], reference["steps"])
+    if s.train_size % s.batch:  # some saved W is the one before a remainder minibatch
+        assert any(t % s.steps_per_epoch == s.steps_per_epoch - 1 for t in engine["steps"])
+    assert np.abs(engine["W"][-1] - engine["W"][0]).max() > 1e-2  # the weights did move
+    np.testing.assert_allclose(engine["W"], reference["W"], rtol=0, atol=atol)
+    assert len(engine["minibatch_loss"]) == s.steps
+    np.testing.assert_allclose(engine["minibatch_loss"], reference["minibatch_loss"], rtol=rtol)
+
+
+def test_fixed_set_source_refuses_what_it_cannot_feed():
+    H_set, U_set = torch.zeros(5, 3, 10), torch.zeros(1, 10)
+    source = FixedSet(H_set, U_set, torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="loss must be 'square'"):
+        Engine(torch.zeros(5, 5), d=3, N=2, K=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
+    with pytest.raises(ValueError, match=r"do not fit the engine's \(D, N\+1, n\) = \(5, 4, n\)"):
+        Engine(torch.zeros(5, 5), d=3, N=3, K=1, batch=4, lr=0.1, loss=Loss(), source=source)
+    engine = Engine(torch.zeros(5, 5), d=3, N=2, K=1, batch=4, lr=0.1, loss=Loss(), source=source)
+    engine.run(2)
+    with pytest.raises(ValueError, match=r"would cross the end of a pass \(2 left\)"):
+        engine.run(1)
 
 
 def test_bad_binary_arguments():

@@ -107,3 +107,5 @@ def test_saved_steps_are_checked():
         engine.run(5, [0, 6])
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(12, 12\)"):
         Engine(torch.zeros(3, 3), d=8, N=4, K=3, batch=2, lr=0.1, loss=Loss(), generator=torch.Generator())
+    with pytest.raises(ValueError, match="either a generator .* or a minibatch source"):
+        Engine(torch.zeros(12, 12), d=8, N=4, K=3, batch=2, lr=0.1, loss=Loss())
