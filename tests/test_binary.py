@@ -8,11 +8,11 @@ import torch
 
 from onenn.family import family_matrix
 from onenn.gradient import weight_gradient
+from onenn.losses import Loss
 from onenn.model import forward
 from onenn.prompts import draw_labels, make_binary_set, nearest_neighbour
 from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
-from onenn.losses import Loss
 from onenn.training import binary as B
 from onenn.training.baseline import train_binary_reference
 from onenn.training.engine import Engine, FixedSet
@@ -202,11 +202,11 @@ def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
 
 
 def test_fixed_set_source_refuses_what_it_cannot_feed():
-    H_set, U_set = torch.zeros(5, 3, 10), torch.zeros(1, 10)
+    H_set, U_set = torch.zeros(10, 5, 3), torch.zeros(10, 1)
     source = FixedSet(H_set, U_set, torch.Generator().manual_seed(0))
     with pytest.raises(ValueError, match="loss must be 'square'"):
         Engine(torch.zeros(5, 5), d=3, N=2, K=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
-    with pytest.raises(ValueError, match=r"do not fit the engine's \(D, N\+1, n\) = \(5, 4, n\)"):
+    with pytest.raises(ValueError, match=r"do not fit the engine's \(n, D, N\+1\) = \(n, 5, 4\)"):
         Engine(torch.zeros(5, 5), d=3, N=3, K=1, batch=4, lr=0.1, loss=Loss(), source=source)
     engine = Engine(torch.zeros(5, 5), d=3, N=2, K=1, batch=4, lr=0.1, loss=Loss(), source=source)
     engine.run(2)

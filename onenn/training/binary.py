@@ -75,10 +75,10 @@ def binary_tensors(data: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[tor
 
 
 def embedded_set(train_set: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """A prompt set in the engine's layout: the embeddings ``H`` (D, N+1, n), prompt index innermost, and the
-    1-NN targets ``y_{i*}`` (1, n)."""
+    """A prompt set as ``FixedSet`` takes it: the embeddings ``H`` (n, D, N+1), tokens as columns, and the 1-NN
+    targets ``y_{i*}`` (n, 1)."""
     x, Y, target = binary_tensors(train_set, dtype)
-    return embed(x, Y).permute(2, 1, 0).contiguous(), target.T.contiguous()
+    return embed(x, Y).transpose(1, 2).contiguous(), target
 
 
 class FixedSetSGD:

@@ -231,34 +231,45 @@ class FreshDraws:
 class FixedSet:
     """A fixed set of prompts, embedded once, in passes reshuffled by ``torch.randperm(n, generator=generator)``
     at the start of every pass: minibatch ``k`` of a pass holds the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
-    (D, N+1, n) holds the embeddings (prompt index innermost, the query last with its indicator 1) and
-    ``U_set`` (m, n) the 1-NN targets; square loss only (no classes). Engines of different minibatch sizes
-    can share one source, W and the pass: a minibatch must not cross the end of a pass (the caller runs the
-    remainder minibatch on an engine of its size)."""
+    (n, D, N+1) holds the embeddings (the query last with its indicator 1) and ``U_set`` (n, m) the 1-NN
+    targets; square loss only (no classes). Engines of different minibatch sizes can share one source, W and
+    the pass: a minibatch must not cross the end of a pass (the caller runs the remainder minibatch on an
+    engine of its size).
+
+    A block is gathered prompt-major, rows of ``H_set``, then transposed into the engine's ``(D, N+1, B)``
+    minibatches in one copy: gathering along the innermost axis directly costs twice as much."""
 
     def __init__(self, H_set: torch.Tensor, U_set: torch.Tensor, generator: torch.Generator) -> None:
         self.H_set, self.U_set, self.generator = H_set, U_set, generator
-        self.size = H_set.shape[-1]
+        self.size = H_set.shape[0]
         self.perm = torch.empty(0, dtype=torch.long)
         self.position = self.size  # at the end of a pass: the next minibatch starts a new one
+        self.rows = 0  # the largest block an attached engine asks for, in prompts
 
     def attach(self, engine: Engine) -> None:
-        """Check that the set fits ``engine``."""
+        """Check that the set fits ``engine``; size the gather buffers for its blocks."""
         e = engine
         if e.loss.name != "square":
             raise ValueError(f"a FixedSet source has no classes: loss must be 'square'; got {e.loss.name!r}")
         D, T = e.d + e.K + 1, e.N + 1
-        if self.H_set.shape[:2] != (D, T) or self.U_set.shape[0] != e.K:
+        if self.H_set.shape[1:] != (D, T) or self.U_set.shape[1:] != (e.K,):
             raise ValueError(
                 f"the set's embeddings {tuple(self.H_set.shape)} and targets {tuple(self.U_set.shape)} do not fit "
-                f"the engine's (D, N+1, n) = ({D}, {T}, n) and (K, n) = ({e.K}, n)"
+                f"the engine's (n, D, N+1) = (n, {D}, {T}) and (n, K) = (n, {e.K})"
             )
         if e.B > self.size:
             raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
+        if e.S * e.B > self.rows:
+            self.rows = e.S * e.B
+            new = {"dtype": self.H_set.dtype, "device": self.H_set.device}
+            self.index = torch.empty(self.rows, dtype=torch.long, device=self.H_set.device)
+            self.H_rows = torch.empty(self.rows, D, T, **new)
+            self.U_rows = torch.empty(self.rows, e.K, **new)
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block, contiguous."""
-        B = engine.B
+        B, rows = engine.B, n * engine.B
+        index = self.index[:rows]
         for i in range(n):
             if self.position == self.size:
                 self.perm = torch.randperm(self.size, generator=self.generator).to(self.H_set.device)
@@ -267,7 +278,10 @@ class FixedSet:
                 raise ValueError(
                     f"a minibatch of {B} prompts would cross the end of a pass ({self.size - self.position} left)"
                 )
-            rows = self.perm[self.position : self.position + B]
-            torch.index_select(self.H_set, 2, rows, out=engine.H[i])
-            torch.index_select(self.U_set, 1, rows, out=engine.U[i])
+            index[i * B : (i + 1) * B] = self.perm[self.position : self.position + B]
             self.position += B
+        H_rows, U_rows = self.H_rows[:rows], self.U_rows[:rows]
+        torch.index_select(self.H_set, 0, index, out=H_rows)  # (n·B, D, T)
+        torch.index_select(self.U_set, 0, index, out=U_rows)  # (n·B, K)
+        engine.H[:n].copy_(H_rows.view(n, B, *H_rows.shape[1:]).permute(0, 2, 3, 1))
+        engine.U[:n].copy_(U_rows.view(n, B, -1).permute(0, 2, 1))
