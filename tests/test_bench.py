@@ -18,14 +18,16 @@ def test_bench_writes_its_table(tmp_path):
             "--configs",
             "defaults",
             "K=10",
+            "binary",
             "--output",
             str(out),
         ]
     )
     assert out.read_text() == text
     main_table, profile = text.split("Where the engine's time goes")
-    rows = [line for line in main_table.splitlines() if line.startswith(("| defaults", "| K=10"))]
-    assert len(rows) == 2
-    assert all(float(row.rstrip(" |").split("|")[-1]) < 1e-12 for row in rows)  # engine = autograd, float64
-    parts = [line for line in profile.splitlines() if line.startswith(("| defaults", "| K=10"))]
-    assert len(parts) == 2 and all(len(line.strip("|").split("|")) == 5 for line in parts)
+    rows = [line for line in main_table.splitlines() if line.startswith(("| defaults", "| K=10", "| binary"))]
+    assert len(rows) == 3
+    # float64: engine = autograd; binary: engine = the reference loop
+    assert all(float(row.rstrip(" |").split("|")[-1]) < 1e-12 for row in rows)
+    parts = [line for line in profile.splitlines() if line.startswith(("| defaults", "| K=10", "| binary"))]
+    assert len(parts) == 3 and all(len(line.strip("|").split("|")) == 5 for line in parts)

@@ -9,6 +9,12 @@ Per seed-step, on one thread, in one run on one machine:
 - **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine;
 - the engine's parts, for a profile: the per-block preparation (draws included) and the SGD step alone.
 
+The row ``binary`` is the binary experiment at its defaults (label width 1, a fixed set of 10 000 prompts,
+reshuffled every epoch): the engine with its ``FixedSet`` source (``onenn.training.binary.FixedSetSGD``), the
+reference loop over ``onenn.model`` and ``onenn.gradient`` that it replaced in the baseline's column
+(``onenn.training.baseline.BinaryReference``), and as the floor the source alone, permuting the set and gathering
+each step's minibatch (there is nothing to draw); whole epochs, the remainder minibatch included.
+
 The three are timed in interleaved repetitions and the median is reported, so a slow spell of a shared
 machine hits all three alike. The default clock is the process's CPU time (on CUDA: wall time after a
 synchronisation). Before timing, the engine and the baseline are checked to give the same weights, in
@@ -30,12 +36,14 @@ import numpy as np
 import torch
 
 from onenn.pipeline.io import write_with
-from onenn.training.baseline import Baseline, train_baseline
+from onenn.prompts import make_binary_set
+from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
+from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
 from onenn.training.engine import draw_step
 from onenn.training.train import TrainSettings, make_engine, train
 
-#: the paper's defaults, then longer contexts and more classes
-CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}}
+#: the paper's defaults, then longer contexts and more classes; and the binary experiment's defaults
+CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}, "binary": None}
 
 
 def clock(name: str, device: torch.device) -> Callable[[], float]:
@@ -103,6 +111,63 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def binary_training_set(s: BinarySettings) -> dict[str, np.ndarray]:
+    return make_binary_set("train", s.train_size, s.d, s.N, s.labels, None, seed=s.seed)
+
+
+def max_binary_weight_difference(settings: BinarySettings, steps: int) -> float:
+    """max |W_engine − W_reference| over the saved steps of about ``steps`` steps on a set of 1 000 prompts (its
+    epochs end with a remainder minibatch)."""
+    s = replace(settings, train_size=1000)
+    s = replace(s, epochs=max(1, steps // s.steps_per_epoch), n_eval=8)
+    train_set = binary_training_set(s)
+    return float(np.abs(train_binary(s, train_set)["W"] - train_binary_reference(s, train_set)["W"]).max())
+
+
+def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, reps: int, clock_name: str) -> dict:
+    """As ``time_config`` for the binary experiment, in whole epochs: the engine (``FixedSetSGD``), the reference
+    loop in the baseline's place, and the ``FixedSet`` source alone as the floor."""
+    train_set = binary_training_set(settings)
+    sgd, reference = FixedSetSGD(settings, train_set), BinaryReference(settings, train_set)
+    per_epoch = sgd.steps_per_epoch
+    epochs, baseline_epochs = max(1, steps // per_epoch), max(1, baseline_steps // per_epoch)
+    full, full_steps = sgd.engines[0]
+    now = clock(clock_name, sgd.W.device)
+
+    def per_step(run: Callable[[], object], n: int) -> float:
+        start = now()
+        run()
+        return (now() - start) / n
+
+    def source_run() -> None:  # whole epochs of the source: the pass stays aligned with the epochs
+        for _ in range(epochs):
+            for engine, n in sgd.engines:
+                for start in range(0, n, engine.S):
+                    engine.prepare_block(min(engine.S, n - start))
+
+    def baseline_run() -> None:
+        for _ in range(baseline_epochs):
+            reference.epoch()
+
+    blocks = max(1, epochs * full_steps // full.S)
+
+    def update_run() -> None:  # the SGD steps alone, on one prepared block of full minibatches
+        for _ in range(blocks):
+            for i in range(full.S):
+                full.step(i)
+
+    sgd.run(epochs)  # warm-up
+    baseline_run()
+    times: dict[str, list[float]] = {"engine": [], "baseline": [], "floor": [], "prepare": [], "update": []}
+    for _ in range(reps):
+        times["engine"].append(per_step(lambda: sgd.run(epochs), epochs * per_epoch))
+        times["baseline"].append(per_step(baseline_run, baseline_epochs * per_epoch))
+        times["floor"].append(per_step(source_run, epochs * per_epoch))
+        times["update"].append(per_step(update_run, blocks * full.S))
+    times["prepare"] = times["floor"]  # the source is the whole per-block preparation
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -162,6 +227,17 @@ def main(argv: list[str] | None = None) -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     rows = []
     for name in args.configs:
+        if CONFIGS[name] is None and args.device != "cpu":
+            print(f"{name}: the binary experiment trains on the CPU only; skipped on {args.device}")
+            continue
+        if CONFIGS[name] is None:
+            b = BinarySettings(dtype=args.dtype)
+            check = max_binary_weight_difference(replace(b, dtype="float64"), args.check_steps)
+            timed = time_binary(
+                b, steps=args.steps, baseline_steps=args.baseline_steps, reps=args.reps, clock_name=args.clock
+            )
+            rows.append({"config": name, "d": b.d, "N": b.N, "K": 1, "batch": b.batch, "check": check, **timed})
+            continue
         s = replace(base, **CONFIGS[name])
         check = max_weight_difference(replace(s, dtype="float64"), args.check_steps)
         timed = time_config(
@@ -179,7 +255,10 @@ def main(argv: list[str] | None = None) -> str:
         ),
         (
             "Times are per seed-step. floor: drawing the step's random numbers alone, with the same generator. "
-            f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps."
+            f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps. binary: "
+            "the binary experiment (K: the label width 1); baseline: the reference loop over onenn.model and "
+            "onenn.gradient; floor: the fixed set's source alone (permuting, gathering the minibatches); "
+            "max abs ΔW: engine against the reference loop on a set of 1 000 prompts."
         ),
     ]
     text = table(rows, header)
