@@ -1,7 +1,6 @@
 """The layering of the package: the workflow's layer never imports torch, so the Snakefile and the jobs that do
 not train start without paying for it (docs/architecture.md)."""
 
-import ast
 import functools
 import json
 import logging
@@ -11,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from onenn.pipeline.startup import KINDS, job_imports
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -19,7 +20,7 @@ def test_pipeline_and_what_the_snakefile_imports_do_not_import_torch_or_pandas()
         "import sys\n"
         "import onenn.pipeline, onenn.pipeline.experiments, onenn.pipeline.validate, onenn.pipeline.resources\n"
         "import onenn.pipeline.settings, onenn.pipeline.io, onenn.pipeline.logs, onenn.pipeline.provenance\n"
-        "import onenn.pipeline.jobs, onenn.pipeline.inputs, onenn.pipeline.paths\n"
+        "import onenn.pipeline.jobs, onenn.pipeline.inputs, onenn.pipeline.paths, onenn.pipeline.startup\n"
         "print('torch' in sys.modules, 'pandas' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -46,20 +47,8 @@ TRAINING_JOBS = {"train_job", "binary_train_job", "use_threads"}
 DRAWING_JOBS = {"figure_job"}
 #: jobs that neither read nor write a table, and so must not import pandas
 NO_TABLE_JOBS = {"test_set_job", "binary_set_job", "report_page_job"}
-
-
-@functools.cache
-def job_imports() -> dict[str, list[str]]:
-    """Every function of onenn/pipeline/jobs.py -> the modules it imports when it runs (its ``from X import``)."""
-    tree = ast.parse((ROOT / "onenn/pipeline/jobs.py").read_text())
-    return {
-        node.name: sorted(
-            {inner.module for inner in ast.walk(node) if isinstance(inner, ast.ImportFrom)}
-            | {alias.name for inner in ast.walk(node) if isinstance(inner, ast.Import) for alias in inner.names}
-        )
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef)
-    }
+#: every function of onenn/pipeline/jobs.py -> the modules it imports when it runs
+JOB_IMPORTS = job_imports()
 
 
 @functools.cache
@@ -76,14 +65,15 @@ def loaded_after_importing(modules: tuple[str, ...]) -> set[str]:
 
 
 def test_the_jobs_are_found():
-    jobs = job_imports()
+    jobs = JOB_IMPORTS
     assert {"evaluate_job", "binary_evaluate_job", "table_job", "figure_job", "summary_job", "claims_job"} <= set(jobs)
     assert "onenn.analysis.evaluate" in jobs["evaluate_job"] and "torch" in jobs["use_threads"]
+    assert {name for functions in KINDS.values() for name in functions} <= set(jobs)  # the benchmark's kinds
 
 
-@pytest.mark.parametrize("job", sorted(set(job_imports()) - TRAINING_JOBS))
+@pytest.mark.parametrize("job", sorted(set(JOB_IMPORTS) - TRAINING_JOBS))
 def test_a_job_that_does_not_train_does_not_import_torch(job):
-    loaded = loaded_after_importing(tuple(job_imports()[job]))
+    loaded = loaded_after_importing(tuple(JOB_IMPORTS[job]))
     assert "torch" not in loaded
     if job not in DRAWING_JOBS:
         assert not loaded & {"matplotlib", "seaborn"}
