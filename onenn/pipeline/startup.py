@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: what Snakemake's preamble imports before the script runs (``snakemake.script.PythonScript``)
-PREAMBLE = "import pickle\nfrom snakemake.logging import logger\nfrom snakemake.iocontainers import Snakemake\n"
+#: what Snakemake's preamble imports before the script runs (``snakemake.script.PythonScript``; besides the
+#: standard library's unpickler, which takes milliseconds)
+PREAMBLE = "from snakemake.logging import logger\nfrom snakemake.iocontainers import Snakemake\n"
 #: what every workflow script imports
 SCRIPT = "import onenn.pipeline.jobs, onenn.pipeline.logs\n"
 #: job kind (a rule, or a rule's kind) -> the job functions of ``onenn/pipeline/jobs.py`` it calls
