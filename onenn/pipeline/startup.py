@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what Snakemake's preamble imports before the script runs (``snakemake.script.PythonScript``; besides the
-#: standard library's unpickler, which takes milliseconds)
+#: standard library's deserialiser, which takes milliseconds)
 PREAMBLE = "from snakemake.logging import logger\nfrom snakemake.iocontainers import Snakemake\n"
 #: what every workflow script imports
 SCRIPT = "import onenn.pipeline.jobs, onenn.pipeline.logs\n"
