@@ -344,7 +344,7 @@ try:
                      identity={"experiment": "convergence", "variant": "N=16", "seed": "0"},
                      weights_path=weights, run_path=record,
                      test_set_paths={"uniform": uniform, "separated": separated},
-                     output=out + "/metrics.parquet", threads=1, log=log)
+                     output=out + "/metrics.parquet", log=log)
 except Exception as err:
     print(type(err).__name__, "torch" in sys.modules)
 """

@@ -83,7 +83,6 @@ def evaluate_small(tmp_path: Path, s: TrainSettings, weights: Path, run: Path) -
         run_path=str(run),
         test_set_paths=paths,
         output=str(out),
-        threads=1,
         log=LOG,
     )
     return pd.read_parquet(out)
@@ -151,11 +150,11 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
     paths = {}
     for test_set, delta in (("uniform", None), ("separated", 0.1)):
         paths[test_set] = f"{out}/{test_set}.npz"
-        test_size = 33_000  # means over more than 32768 values: torch would split them across threads
+        test_size = 33_000  # means over more than 32768 values, which torch would split across threads
         save_arrays(paths[test_set], **make_test_set(test_set, test_size, s.d, s.N, s.K, delta, 11))
     evaluate_job({"K": s.K, "loss": s.loss, "c": s.c, "delta": 0.1, "test_size": test_size}, identity=identity,
                  weights_path=f"{out}/weights.npz", run_path=f"{out}/run.json", test_set_paths=paths,
-                 output=f"{out}/metrics.parquet", threads=threads, log=log)
+                 output=f"{out}/metrics.parquet", log=log)
 """)
 
 
@@ -173,7 +172,7 @@ def determinism_runs(tmp_path_factory) -> dict[tuple[int, int], Path]:
             check=False,
             capture_output=True,
             text=True,
-            env=env,
+            env={**env, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)},  # as Snakemake sets
             timeout=600,
         )
         assert done.returncode == 0, done.stderr[-3000:]

@@ -74,7 +74,7 @@ def binary_set_job(
 
 
 # --------------------------------------------------------------------------------------------------------
-# Training and evaluation (torch)
+# Training (torch) and evaluation (numpy)
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -151,11 +151,11 @@ def evaluate_job(
     run_path: str,
     test_set_paths: dict[str, str],
     output: str,
-    threads: int,
     log: logging.Logger,
 ) -> None:
     """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
-    table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's."""
+    table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's.
+    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``)."""
     from onenn.pipeline.experiments import EVAL_KEYS
     from onenn.prompts import SET_ARRAYS
 
@@ -166,14 +166,10 @@ def evaluate_job(
         for name, path in test_set_paths.items()
     }
 
-    from onenn.analysis.evaluate import evaluate_run  # torch: after the inputs are checked
+    from onenn.analysis.evaluate import evaluate_run  # pandas: after the inputs are checked
     from onenn.analysis.tables import run_table
-    from onenn.losses import Loss
 
-    use_threads(threads)
-    metrics = evaluate_run(
-        weights["steps"], weights["W"], test_sets, settings["K"], Loss(settings["loss"], settings["c"])
-    )
+    metrics = evaluate_run(weights["steps"], weights["W"], test_sets, settings["K"], settings["loss"], settings["c"])
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
     log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))
@@ -228,11 +224,10 @@ def binary_evaluate_job(
     run_path: str,
     set_paths: dict[str, str],
     output: str,
-    threads: int,
     log: logging.Logger,
 ) -> None:
     """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table. ``identity``
-    (experiment, variant, seed) must be the run record's."""
+    (experiment, variant, seed) must be the run record's. numpy only, like ``evaluate_job``."""
     from onenn.pipeline.experiments import BINARY_EVAL_KEYS
     from onenn.prompts import BINARY_SET_ARRAYS
 
@@ -244,10 +239,9 @@ def binary_evaluate_job(
         for name, path in set_paths.items()
     }
 
-    from onenn.analysis.tables import run_table  # torch: after the inputs are checked
-    from onenn.training.binary import evaluate_binary
+    from onenn.analysis.evaluate import evaluate_binary  # pandas: after the inputs are checked
+    from onenn.analysis.tables import run_table
 
-    use_threads(threads)
     metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))

@@ -21,13 +21,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import torch
 
-from onenn.family import diagnostics
 from onenn.init import initial_weights
 from onenn.losses import Loss
-from onenn.model import embed, forward
+from onenn.model import embed
 from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, FixedSet
@@ -131,29 +129,3 @@ def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[st
     W_saved, losses = saved.double().numpy(), minibatch_loss.double().numpy()
     check_finite(W_saved, losses, saved_steps)
     return {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses}
-
-
-# --------------------------------------------------------------------------------------------------------
-# Evaluation
-# --------------------------------------------------------------------------------------------------------
-
-
-def binary_metrics(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
-    """``nn_mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of it."""
-    _, ell = forward(W, x, Y)
-    mse = float(((ell - target) ** 2).mean())
-    return {"nn_mse": mse, "test_loss": 0.5 * mse}
-
-
-def evaluate_binary(
-    steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int
-) -> pd.DataFrame:
-    """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of docs/method.md §5."""
-    tensors = {name: binary_tensors(data, torch.float64) for name, data in sets.items()}
-    rows = []
-    for step, W_np in zip(steps, weights):
-        W = torch.from_numpy(np.ascontiguousarray(W_np)).double()
-        params = diagnostics(W_np, d, 1)
-        for name, (x, Y, target) in tensors.items():
-            rows.append({"step": int(step), "test_set": name, **binary_metrics(W, x, Y, target), **params})
-    return pd.DataFrame(rows)

@@ -10,6 +10,5 @@ with job_log(snakemake.log[0]) as log:
         run_path=i.run,
         test_set_paths={"uniform": i.uniform, "separated": i.separated},
         output=snakemake.output[0],
-        threads=snakemake.threads,
         log=log,
     )
