@@ -8,8 +8,15 @@ import pytest
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
 from onenn.family import diagnostics
 from onenn.pipeline.jobs import beyond_job
+from onenn.prompts import sphere
 from onenn.theory.audit import SOURCES, AuditSettings, run_audit
-from onenn.theory.full_matrix import FullMatrixSettings, embed_active, full_loss_grad, full_matrix_vs_reduced
+from onenn.theory.full_matrix import (
+    FullLossGrad,
+    FullMatrixSettings,
+    embed_active,
+    full_loss_grad,
+    full_matrix_vs_reduced,
+)
 from onenn.theory.landscape import LandscapeSettings, landscape
 from onenn.theory.reduced.dynamics import gradient_descent
 from onenn.theory.reduced.loss import reduced_loss
@@ -102,6 +109,21 @@ def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
         assert diag["xi2"] == pytest.approx(reduced.xi2[step], abs=1e-12)
         A_ -= lr * full_loss_grad(A_, x)[1]
     assert reduced.xi1[-1] > 0.05  # it moved
+
+
+def test_full_loss_grad_on_fixed_prompts_equals_the_definition():
+    """FullLossGrad (prepared once, matmul) against full_loss_grad, at random matrices: the same numbers up to
+    the order of the sums."""
+    rng = np.random.default_rng(4)
+    x = sphere(rng, (300, 7), 5)
+    fast = FullLossGrad(x)
+    for scale in (0.1, 2.0, 20.0):
+        A = scale * rng.standard_normal((6, 6))
+        loss, grad = full_loss_grad(A, x)
+        fast_loss, fast_grad = fast(A)
+        assert fast_loss == pytest.approx(loss, rel=1e-12)
+        np.testing.assert_allclose(fast_grad, grad, rtol=1e-11, atol=1e-14 * np.abs(grad).max())
+        assert np.isnan(fast(A, with_loss=False)[0]) and np.array_equal(fast(A, with_loss=False)[1], fast_grad)
 
 
 def test_full_matrix_vs_reduced_tracks_and_drifts_like_one_over_sqrt_n():

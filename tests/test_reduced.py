@@ -15,6 +15,7 @@ from onenn.theory.reduced.loss import (
     loss_landscape,
     loss_scale,
     monte_carlo_estimate,
+    monte_carlo_estimates,
     reduced_loss,
     reduced_loss_and_grad,
 )
@@ -347,3 +348,62 @@ def test_weighted_gradient_matches_finite_differences(weighted_sample) -> None:
     fd2 = (reduced_loss(xi1, xi2 + h, t, weights=w) - reduced_loss(xi1, xi2 - h, t, weights=w)) / (2 * h)
     assert g1 == pytest.approx(fd1, rel=1e-6)
     assert g2 == pytest.approx(fd2, rel=1e-6)
+
+
+# (f) the fast paths against the definitions ---------------------------------------------------------------
+
+
+def _naive_loss_grad(xi1: float, xi2: float, t: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """(L, dL/dxi1, dL/dxi2) of the weighted sample, from the naive softmax: per prompt f = 1/2 (sum_j q_j^2
+    - 2 q_{i*} + 1), df/ds_k = q_k (g_k - gbar), ds_k/dxi1 = t_k (t_0 = 1 for the query), ds_0/dxi2 = -1."""
+    q = _naive_weights(xi1, xi2, t)  # (n, N+1), the query last
+    rows, i_star = np.arange(t.shape[0]), np.argmax(t, axis=1)
+    f = 0.5 * ((q[:, :-1] ** 2).sum(1) - 2 * q[rows, i_star] + 1)
+    g = np.concatenate([q[:, :-1], np.zeros((t.shape[0], 1))], axis=1)
+    g[rows, i_star] -= 1.0
+    ds = q * (g - (q * g).sum(1, keepdims=True))
+    t_all = np.concatenate([t, np.ones((t.shape[0], 1))], axis=1)
+    return np.array([f @ w, (ds * t_all).sum(1) @ w, -ds[:, -1] @ w])
+
+
+@pytest.mark.parametrize("xi", [(0.0, 3.0), (3.0, 5.0), (12.0, 20.0), (8.0, -4.0), (-2.0, 1.0), (-40.0, 10.0)])
+def test_loss_and_gradient_equal_the_naive_softmax_over_several_chunks(xi: tuple[float, float]) -> None:
+    """The chunked, transposed computation (the query's shift factored out of the context sums when xi1 >= 0)
+    against the softmax written out, weighted, on more prompts than one chunk holds (the last chunk partial)."""
+    from onenn.theory.reduced.loss import _CHUNK_ROWS
+
+    rng = np.random.default_rng(5)
+    t = sample_inner_products(2 * _CHUNK_ROWS + 123, 12, 6, rng)
+    w = rng.random(t.shape[0])
+    w /= w.sum()
+    expected = _naive_loss_grad(*xi, t, w)
+    got = np.array(reduced_loss_and_grad(*xi, t, weights=w))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_loss_landscape_equals_monte_carlo_estimate_at_every_point(
+    weighted_sample, weighted: bool, monkeypatch
+) -> None:
+    """A row of the grid at once (the context sums shared by the row) equals the pointwise estimate, its standard
+    error included, at every point, negative xi1 and xi2 and blocks of the row included."""
+    from onenn.theory.reduced import loss
+
+    monkeypatch.setattr(loss, "_LANDSCAPE_NUMBERS", 3 * 2000)  # blocks of 3 xi2 values, the last partial
+    t, w, _ = weighted_sample
+    t, w = t[::8], (w[::8] if weighted else None)
+    xi1_grid, xi2_grid = np.array([-30.0, -1.0, 0.0, 2.5, 40.0]), np.array([-20.0, 0.0, 1.0, 6.0, 80.0])
+    grid, se = loss_landscape(xi1_grid, xi2_grid, t, K=3, weights=w)
+    for i, xi1 in enumerate(xi1_grid):
+        for k, xi2 in enumerate(xi2_grid):
+            est = monte_carlo_estimate(xi1, xi2, t, K=3, weights=w)
+            assert grid[i, k] == pytest.approx(est.loss, rel=1e-12)
+            assert se[i, k] == pytest.approx(est.loss_se, rel=1e-9, abs=1e-15)
+
+
+def test_monte_carlo_estimates_along_a_trajectory(t_small: np.ndarray) -> None:
+    xi1, xi2 = np.array([0.0, 2.0, 7.5]), np.array([3.0, 4.0, 12.0])
+    along = monte_carlo_estimates(xi1, xi2, t_small, K=3)
+    assert along == [monte_carlo_estimate(a, b, t_small, K=3) for a, b in zip(xi1, xi2)]
+    with pytest.raises(ValueError, match="xi2"):
+        monte_carlo_estimates([1.0], [math.inf], t_small)

@@ -29,7 +29,7 @@ import pandas as pd
 from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
-from onenn.theory.reduced.loss import monte_carlo_estimate
+from onenn.theory.reduced.loss import monte_carlo_estimates
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
 from onenn.theory.reduced.thresholds import resolve_sigma
 
@@ -71,7 +71,7 @@ def _rows(
     step: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Trajectory rows with the reduced loss and its standard error recomputed on the sample ``(t, w)``."""
-    est = [monte_carlo_estimate(float(a), float(b), t, weights=w) for a, b in zip(xi1, xi2)]
+    est = monte_carlo_estimates(xi1, xi2, t, weights=w)
     out = pd.DataFrame(
         {
             "source": source,

@@ -38,8 +38,8 @@ import numpy as np
 
 from onenn.theory.reduced.checks import check_finite, check_integer
 
-#: Prompts per chunk: keeps temporaries near the CPU cache (8192 x 31 float64 = 2 MB).
-_CHUNK_ROWS = 8192
+#: Prompts per chunk: keeps temporaries near the CPU cache (31 x 4096 float64 = 1 MB).
+_CHUNK_ROWS = 4096
 
 
 def _check_inner_products(t: np.ndarray) -> np.ndarray:
@@ -82,7 +82,7 @@ def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray
 class Prepared:
     """A sample of ``t`` rearranged around its nearest neighbour ``i* = argmax_j t_j``."""
 
-    gaps: np.ndarray  # (n, N-1): t_j - t_{i*} for j != i*, all <= 0
+    gaps: np.ndarray  # (N-1, n), prompts innermost: t_j - t_{i*} for j != i*, all <= 0
     gaps_min: np.ndarray  # (n,): the smallest gap (0 when N = 1)
     gap_query: np.ndarray  # (n,): 1 - t_{i*} >= 0, the query's own inner product minus t_{i*}
     weight: np.ndarray | None = None  # (n,): probability weights summing to 1 (None: the plain mean)
@@ -99,40 +99,61 @@ def _check_weights(weights: np.ndarray | None, prompts: int) -> np.ndarray | Non
 
 
 def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
-    """Sort each row of ``t`` descending and store the gaps to the row maximum (and the prompts' weights)."""
+    """Sort each row of ``t`` descending and store the gaps to the row maximum (and the prompts' weights).
+
+    The gaps are stored with the prompts innermost, ``(N-1, n)``: every sum over a prompt's context is then a
+    sum of ``N-1`` contiguous vectors, which numpy vectorises (a sum along short rows of 31 numbers is slow)."""
     t = _check_inner_products(t)
     weight = _check_weights(weights, t.shape[0])
     t_sorted = -np.sort(-t, axis=1)  # (n, N), descending
     t_max = t_sorted[:, 0]
-    gaps = np.ascontiguousarray(t_sorted[:, 1:] - t_max[:, None])  # (n, N-1)
-    gaps_min = gaps[:, -1] if gaps.shape[1] else np.zeros_like(t_max)
+    gaps = np.ascontiguousarray((t_sorted[:, 1:] - t_max[:, None]).T)  # (N-1, n)
+    gaps_min = gaps[-1].copy() if gaps.shape[0] else np.zeros_like(t_max)
     return Prepared(gaps=gaps, gaps_min=gaps_min, gap_query=1.0 - t_max, weight=weight)
 
 
 def _per_prompt(
-    xi1: float, xi2: float, gaps: np.ndarray, gaps_min: np.ndarray, gap_query: np.ndarray, with_grad: bool
+    xi1: float,
+    xi2: float,
+    gaps: np.ndarray,
+    gaps_min: np.ndarray,
+    gap_query: np.ndarray,
+    with_grad: bool,
+    buffers: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample."""
+    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample.
+
+    ``gaps`` is ``(N-1, n)``, the prompts innermost; every per-prompt result is ``(n,)``. ``buffers``: two
+    scratch arrays of at least ``gaps``' shape (made here when None)."""
     # Shift every score by its row maximum: scores relative to s_{i*} are xi1*gap_j (context),
-    # 0 (i*) and xi1*gap_query - xi2 (query).
+    # 0 (i*) and xi1*gap_query - xi2 (query). The context's weights are e_j = exp(xi1 gap_j - shift).
     shift = np.maximum(0.0, xi1 * gap_query - xi2)  # (n,)
     if xi1 < 0:
         shift = np.maximum(shift, xi1 * gaps_min)
-    e = np.exp(xi1 * gaps - shift[:, None])  # (n, N-1)
+    e, work = (np.empty_like(gaps), np.empty_like(gaps)) if buffers is None else buffers
+    e, work = e[:, : gaps.shape[1]], work[:, : gaps.shape[1]]
+    np.multiply(gaps, xi1, out=e)  # (N-1, n)
+    if xi1 < 0:
+        e -= shift  # exp(xi1 gap_j) could overflow: shift first, and c = 1
+        c = np.ones_like(shift)
+    else:
+        c = np.exp(-shift)  # exp(xi1 gap_j) <= 1: factor exp(-shift) out of the context sums (a pass fewer)
+    np.exp(e, out=e)
     e_star = np.exp(-shift)
     e_query = np.exp(xi1 * gap_query - xi2 - shift)
-    s = e.sum(axis=1)
+    s = c * e.sum(axis=0)
     z = e_star + s + e_query  # >= 1: one shifted score is 0
     r = (s + e_query) / z  # 1 - q_{i*}, without cancellation
-    sum_sq = np.einsum("ij,ij->i", e, e) / (z * z)  # sum_{j != i*} q_j^2
+    cz2 = (c / z) ** 2
+    sum_sq = np.einsum("jn,jn->n", e, e) * cz2  # sum_{j != i*} q_j^2
     loss = 0.5 * (r * r + sum_sq)
     if not with_grad:
         return (loss,)
     q_query = e_query / z
     gbar = sum_sq - (e_star / z) * r
-    e_gaps = e * gaps
-    sum_q_gaps = e_gaps.sum(axis=1) / z
-    sum_sq_gaps = np.einsum("ij,ij->i", e_gaps, e) / (z * z)
+    sum_q_gaps = np.einsum("jn,jn->n", e, gaps) * (c / z)  # sum_{j != i*} q_j gap_j
+    np.multiply(e, gaps, out=work)
+    sum_sq_gaps = np.einsum("jn,jn->n", work, e) * cz2  # sum_{j != i*} q_j^2 gap_j
     grad_xi1 = sum_sq_gaps - gbar * (sum_q_gaps + q_query * gap_query)
     grad_xi2 = q_query * gbar
     return loss, grad_xi1, grad_xi2
@@ -141,10 +162,13 @@ def _per_prompt(
 def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool) -> list[np.ndarray]:
     """Per-prompt binary loss (and gradient) over the whole prepared sample, computed in chunks."""
     prompts = prep.gap_query.shape[0]
+    shape = (prep.gaps.shape[0], min(prompts, _CHUNK_ROWS))
+    buffers = (np.empty(shape), np.empty(shape))
     parts: list[tuple[np.ndarray, ...]] = []
     for lo in range(0, prompts, _CHUNK_ROWS):
         hi = min(lo + _CHUNK_ROWS, prompts)
-        parts.append(_per_prompt(xi1, xi2, prep.gaps[lo:hi], prep.gaps_min[lo:hi], prep.gap_query[lo:hi], with_grad))
+        chunk = (prep.gaps[:, lo:hi], prep.gaps_min[lo:hi], prep.gap_query[lo:hi])
+        parts.append(_per_prompt(xi1, xi2, *chunk, with_grad, buffers))
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 
@@ -211,6 +235,18 @@ def monte_carlo_estimate(
     return _estimate(xi1, xi2, prepare(t, weights), loss_scale(K))
 
 
+def monte_carlo_estimates(
+    xi1: np.ndarray, xi2: np.ndarray, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
+) -> list[MonteCarloEstimate]:
+    """``monte_carlo_estimate`` at every point ``(xi1[k], xi2[k])`` of a trajectory, the sample prepared once."""
+    prep, scale = prepare(t, weights), loss_scale(K)
+    points = [(float(a), float(b)) for a, b in zip(xi1, xi2, strict=True)]
+    for a, b in points:
+        check_finite("xi1", a)
+        check_finite("xi2", b)
+    return [_estimate(a, b, prep, scale) for a, b in points]
+
+
 def _estimate(xi1: float, xi2: float, prep: Prepared, scale: float) -> MonteCarloEstimate:
     values = _per_prompt_all(xi1, xi2, prep, with_grad=True)
     prompts = values[0].shape[0]
@@ -232,7 +268,9 @@ def loss_landscape(
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The reduced loss on the grid and its standard error (``monte_carlo_estimate`` at every point), on one
-    sample ``t``: two arrays of shape ``(len(xi1_grid), len(xi2_grid))`` (``'ij'`` indexing)."""
+    sample ``t``: two arrays of shape ``(len(xi1_grid), len(xi2_grid))`` (``'ij'`` indexing).
+
+    Computed a row of the grid at a time (``_landscape_row``): the context's sums depend on ``xi1`` only."""
     xi1_grid = np.asarray(xi1_grid, dtype=np.float64).ravel()
     xi2_grid = np.asarray(xi2_grid, dtype=np.float64).ravel()
     for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):
@@ -242,8 +280,44 @@ def loss_landscape(
     scale = loss_scale(K)
     loss = np.empty((xi1_grid.size, xi2_grid.size))
     loss_se = np.empty_like(loss)
+    block = max(1, _LANDSCAPE_NUMBERS // prep.gap_query.size)  # xi2 values at once
     for i, xi1 in enumerate(xi1_grid):
-        for k, xi2 in enumerate(xi2_grid):
-            est = _estimate(float(xi1), float(xi2), prep, scale)
-            loss[i, k], loss_se[i, k] = est.loss, est.loss_se
+        for lo in range(0, xi2_grid.size, block):
+            hi = min(lo + block, xi2_grid.size)
+            loss[i, lo:hi], loss_se[i, lo:hi] = _landscape_row(float(xi1), xi2_grid[lo:hi], prep, scale)
     return loss, loss_se
+
+
+#: numbers in one block of ``_landscape_row``'s (xi2, prompt) arrays
+_LANDSCAPE_NUMBERS = 1 << 20
+
+
+def _landscape_row(xi1: float, xi2: np.ndarray, prep: Prepared, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(loss, loss_se)`` at ``(xi1, xi2[k])`` for every ``k``: the numbers of ``_estimate``, for a whole row.
+
+    ``_per_prompt``'s context sums ``sum_j exp(xi1 gap_j - shift)`` and ``sum_j exp(2 (xi1 gap_j - shift))``
+    depend on ``xi2`` only through the factor ``exp(-shift)``: they are summed once per ``xi1`` (with the part
+    ``b`` of the shift that does not depend on ``xi2``) and scaled by ``c = exp(b - shift)`` for each ``xi2``."""
+    base = np.maximum(0.0, xi1 * prep.gaps_min) if xi1 < 0 else np.zeros_like(prep.gap_query)  # (n,)
+    e = xi1 * prep.gaps  # (N-1, n)
+    e -= base
+    np.exp(e, out=e)
+    sum_e = e.sum(axis=0)  # (n,)
+    sum_e2 = np.einsum("jn,jn->n", e, e)
+    score_query = xi1 * prep.gap_query - xi2[:, None]  # (k, n)
+    shift = np.maximum(base, score_query)  # as _per_prompt's: max(0, xi1 gap_query - xi2[, xi1 gaps_min])
+    c = np.exp(base - shift)
+    e_star = np.exp(-shift)
+    e_query = np.exp(score_query - shift)
+    s = c * sum_e
+    z = e_star + s + e_query
+    r = (s + e_query) / z
+    per = 0.5 * (r * r + sum_e2 * (c / z) ** 2)  # (k, n): per-prompt loss
+    prompts = per.shape[1]
+    if prep.weight is None:
+        mean = per.mean(axis=1)
+        se = per.std(axis=1, ddof=1) / math.sqrt(prompts) if prompts > 1 else np.full(len(xi2), math.nan)
+    else:
+        mean = per @ prep.weight
+        se = np.sqrt(((per - mean[:, None]) ** 2) @ prep.weight**2) if prompts > 1 else np.full(len(xi2), math.nan)
+    return scale * mean, scale * se
