@@ -56,20 +56,26 @@ def test_rule_totals_sum_the_jobs_benchmark_files(tmp_path):
     assert (totals["evaluate"].cpu_seconds, totals["evaluate"].unmeasured) == (0.0, 1)
 
 
+def cells_of(text: str) -> dict[str, list[str]]:
+    return {line.strip("| ").split(" | ")[0]: line.strip("| ").split(" | ") for line in text.splitlines()}
+
+
 def test_the_table_adds_up():
     rules = {"train": bench_run.RuleTotals(2, 22.0, 20.0), "evaluate": bench_run.RuleTotals(1, 2.0, 0.0, 1)}
     usage = bench_run.RunUsage(
         wall=30.0, tree_user=36.0, tree_system=4.0, snakemake_user=3.0, snakemake_system=1.0, exit_status=0
     )
     text = bench_run.table(rules, usage)
-    cells = {line.split(" | ")[0].lstrip("| "): line.strip("| ").split(" | ") for line in text.splitlines()}
+    cells = cells_of(text)
     assert cells["whole run (process tree)"] == ["whole run (process tree)", "3", "30.0", "36.0", "4.0", "40.0", "100%"]
     assert cells["Snakemake process itself"][5:] == ["4.0", "10.0%"]
     assert cells["rule train"][1:] == ["2", "22.0", "", "", "20.0", "50.0%"]
     assert cells["rule evaluate (1 without cpu_time)"][1] == "1"
     assert cells["jobs' benchmarks, sum"][1:] == ["3", "24.0", "", "", "20.0", "50.0%"]
     assert cells["rest: job start-up, unsampled job CPU"][5:] == ["16.0", "40.0%"]  # 40 - 4 - 20
-    assert "whole run" not in bench_run.table(rules, None)
+    summary = cells_of(bench_run.table(rules, None))  # no run: shares of the jobs' CPU
+    assert "whole run (process tree)" not in summary and summary["part"][6] == "share of the jobs' CPU"
+    assert summary["rule train"][6] == "100.0%" and summary["rule evaluate (1 without cpu_time)"][6] == "0.0%"
 
 
 def test_the_targets():
@@ -95,7 +101,7 @@ def test_summarise_writes_the_table(tmp_path, capsys):
     write_benchmark(tmp_path / "run/benchmarks/tables/convergence.tsv", [("1.5", "1.25")])
     output = tmp_path / "out/run.md"
     bench_run.main(["--summarise", str(tmp_path / "run"), "--output", str(output)])
-    assert "| rule table | 1 | 1.5 |  |  | 1.2 |  |" in output.read_text()
+    assert "| rule table | 1 | 1.5 |  |  | 1.2 | 100.0% |" in output.read_text()
     assert output.read_text() in capsys.readouterr().out + "\n"
     assert output.with_name("run.md.sha256").exists()  # written by onenn.pipeline.io, atomically
 

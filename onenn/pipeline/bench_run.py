@@ -175,11 +175,13 @@ def row(*cells: object) -> str:
 
 
 def table(rules: dict[str, RuleTotals], usage: RunUsage | None) -> str:
-    """One markdown table: the whole tree and Snakemake (when run here), then every rule, then their sums."""
-    lines = [row("part", "jobs", "wall s", "user s", "system s", "CPU s", "share of the tree's CPU"), "|---" * 7 + "|"]
+    """One markdown table: the whole tree and Snakemake (when run here), then every rule, then their sums; shares
+    are of the tree's CPU, or without a run (``usage`` None) of the jobs' CPU."""
+    whole = "the tree's CPU" if usage else "the jobs' CPU"
+    lines = [row("part", "jobs", "wall s", "user s", "system s", "CPU s", f"share of {whole}"), "|---" * 7 + "|"]
     jobs = sum(t.jobs for t in rules.values())
     job_cpu = sum(t.cpu_seconds for t in rules.values())
-    tree = usage.tree_user + usage.tree_system if usage else 0.0
+    tree = usage.tree_user + usage.tree_system if usage else job_cpu  # the shares' whole
     if usage:
         own = usage.snakemake_user + usage.snakemake_system
         u, s = usage.tree_user, usage.tree_system
