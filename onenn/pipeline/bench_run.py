@@ -10,8 +10,8 @@ the ``RUSAGE_CHILDREN`` of this process), the Snakemake process's own CPU (its `
 process itself as it exits), and for each rule its jobs and the sums of the ``s`` (wall) and ``cpu_time``
 columns of their Snakemake benchmark files (``benchmarks/**/*.tsv``). Snakemake samples a job's processes every
 0.5 s for its first 15 s, then every 30 s, and ``cpu_time`` is the last sample: the CPU a job spends after its
-last sample (at most 0.5 s in its first 15 s, up to 30 s later) is missed. The table is printed and written to ``--output``
-(atomically). No torch: only the standard library and onenn.pipeline.
+last sample (at most 0.5 s in its first 15 s, up to 30 s later) is missed. The table is printed and written to
+``--output`` (atomically). No torch: only the standard library and onenn.pipeline.
 """
 
 from __future__ import annotations
