@@ -34,6 +34,14 @@ validate_config(
 )
 
 
+# Without the command line's default job rate limit, Snakemake's scheduler wakes when a job ends, not also once a
+# second for every job that has ended so far (onenn/pipeline/scheduling.py; docs/performance.md).
+onstart:
+    from onenn.pipeline.scheduling import drop_default_rate_limit
+
+    drop_default_rate_limit(workflow.scheduler, workflow.scheduling_settings)
+
+
 # Folder names and numbers; a rule narrows `experiment` to the experiments of the kinds it serves.
 wildcard_constraints:
     experiment=r"[a-z][a-z0-9_]*",

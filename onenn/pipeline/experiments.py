@@ -19,6 +19,15 @@ from onenn.pipeline import paths
 EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels")
 #: experiment kinds: SGD runs evaluated on test sets, or the scaling identity estimated without training
 KINDS = ("train", "scaling", "binary", "audit", "landscape", "full_matrix")
+#: the multiclass paper's experiments 1–6 (its section 5), by their names in config.yaml
+PAPER_EXPERIMENTS = (
+    "convergence",
+    "scaling_identity",
+    "distribution_shift",
+    "number_of_classes",
+    "diagonal_init",
+    "loss_function",
+)
 #: settings a training job depends on (reach it through the rule's params)
 TRAIN_KEYS = (
     "d",

@@ -57,15 +57,6 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("equality", "speed", "tests", "learning", "experiments")
 QUICK = ("config.yaml", "workflow/presets/quick.yaml")
-#: the multiclass paper's experiments 1–6, by their names in config.yaml
-PAPER_EXPERIMENTS = (
-    "convergence",
-    "scaling_identity",
-    "distribution_shift",
-    "number_of_classes",
-    "diagonal_init",
-    "loss_function",
-)
 #: equality: the paper's shapes, a few hundred steps; the largest |ΔW| allowed in each precision
 EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
 #: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
@@ -296,7 +287,7 @@ def copy_workflow(dest: Path) -> None:
 
 def experiments_command(gpu_slots: int) -> list[str]:
     """Snakemake, in the copy: the figures of experiments 1–6, ``gpu_slots`` training jobs at once on the GPU."""
-    targets = [paths.FIGURE_PNG.format(experiment=name) for name in PAPER_EXPERIMENTS]
+    targets = [paths.FIGURE_PNG.format(experiment=name) for name in ex.PAPER_EXPERIMENTS]
     options = ["--cores", "all", "--resources", f"gpu={gpu_slots}", "--keep-going"]
     return [sys.executable, "-m", "snakemake", *targets, *options, "--configfile", "config.yaml", "gpu.yaml"]
 
