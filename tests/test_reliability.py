@@ -268,12 +268,16 @@ WRITE_CALL = re.compile(
 
 def test_every_writer_goes_through_onenn_io():
     """Tables, arrays, records and figures are written only by ``onenn.pipeline.io`` (atomically), or by a callback
-    that ``onenn.pipeline.io.write_with`` hands a temporary path."""
+    that ``onenn.pipeline.io.write_with`` hands a temporary path. A log streamed as it is written says so."""
     offenders = []
     for path in [*ROOT.glob("onenn/**/*.py"), *ROOT.glob("workflow/scripts/*.py")]:
         if path.name == "io.py":
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
-            if WRITE_CALL.search(line) and "write_with(" not in line:
+            if (
+                WRITE_CALL.search(line)
+                and "write_with(" not in line
+                and not line.endswith("# a log, streamed: not an output")
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert offenders == [], "write outputs with onenn.pipeline.io (save_arrays, save_json, save_table, write_with)"

@@ -46,6 +46,7 @@ TARGETS = ("default", "paper", "quick")
 #: ``python -c CHILD USAGE_JSON snakemake-arguments...``
 CHILD = """\
 import json, resource, runpy, sys
+from onenn.pipeline.io import write_with
 usage_path = sys.argv[1]
 sys.argv = ["snakemake", *sys.argv[2:]]
 code = 0
@@ -55,8 +56,8 @@ except SystemExit as exit:
     code = exit.code
 finally:
     own = resource.getrusage(resource.RUSAGE_SELF)
-    with open(usage_path, "w") as f:
-        json.dump({"user": own.ru_utime, "system": own.ru_stime}, f)
+    usage = json.dumps({"user": own.ru_utime, "system": own.ru_stime})
+    write_with(usage_path, lambda tmp: tmp.write_text(usage))
 sys.exit(code)
 """
 
@@ -145,7 +146,7 @@ def run_snakemake(work: Path, arguments: list[str], log: Path) -> RunUsage:
     usage_path = work / ".snakemake-usage.json"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    with open(log, "w") as out:
+    with open(log, "w") as out:  # a log, streamed: not an output
         process = subprocess.run(
             [sys.executable, "-c", CHILD, str(usage_path), *arguments],
             cwd=work,
