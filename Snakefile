@@ -39,7 +39,10 @@ validate_config(
 onstart:
     from onenn.pipeline.scheduling import drop_default_rate_limit
 
-    drop_default_rate_limit(workflow.scheduler, workflow.scheduling_settings)
+    drop_default_rate_limit(
+        getattr(workflow, "scheduler", None),
+        getattr(workflow, "scheduling_settings", None),
+    )
 
 
 # Folder names and numbers; a rule narrows `experiment` to the experiments of the kinds it serves.
