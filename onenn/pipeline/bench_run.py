@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import platform
 import resource
 import shutil
@@ -34,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from onenn.pipeline import paths
 from onenn.pipeline.experiments import PAPER_EXPERIMENTS
 from onenn.pipeline.io import write_with
+from onenn.pipeline.provenance import processors
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what a scratch copy of the workflow holds (as the end-to-end tests copy it)
@@ -204,13 +204,7 @@ def table(rules: dict[str, RuleTotals], usage: RunUsage | None) -> str:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs, Python {platform.python_version()}"
+    return f"{processors()}, Python {platform.python_version()}"
 
 
 def report(title: str, rules: dict[str, RuleTotals], usage: RunUsage | None) -> str:

@@ -1,5 +1,6 @@
 """Which software produced a result: the versions of Python and of the packages the numbers depend on. Every
-run record (``run.json``), and with it every experiment table, and the headline table carry them.
+run record (``run.json``), and with it every experiment table, and the headline table carry them. And, for the
+benchmarks' headers, which machine: ``processors``.
 
 No torch import: ``importlib.metadata`` reads the installed distributions' metadata, so jobs that do not use
 torch stay free of it.
@@ -7,6 +8,7 @@ torch stay free of it.
 
 from __future__ import annotations
 
+import os
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
@@ -34,3 +36,14 @@ def versions() -> dict[str, str]:
 def describe(found: dict[str, str]) -> str:
     """``python 3.11.7, torch 2.13.0+cpu, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS`` present)."""
     return ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
+
+
+def processors() -> str:
+    """``AMD EPYC ..., 2 logical CPUs``: the CPU's model name (from /proc/cpuinfo where there is one) and count."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs"

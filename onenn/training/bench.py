@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from onenn.pipeline.io import write_with
+from onenn.pipeline.provenance import processors
 from onenn.prompts import make_binary_set
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
@@ -169,13 +170,7 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs, torch {torch.__version__}, {platform.python_version()}"
+    return f"{processors()}, torch {torch.__version__}, {platform.python_version()}"
 
 
 def table(rows: list[dict], header: list[str]) -> str:
