@@ -1,5 +1,5 @@
 """Provenance: every run record, every experiment table and the headline table (and with it the report) carry the
-versions of python, torch, numpy and snakemake that made them, as importlib.metadata reports them."""
+versions of python, torch, numba, numpy and snakemake that made them, as importlib.metadata reports them."""
 
 import logging
 import platform
@@ -21,11 +21,12 @@ LOG = logging.getLogger("test")
 EXPECTED = {
     "python": platform.python_version(),
     "torch": version("torch"),
+    "numba": version("numba"),
     "numpy": version("numpy"),
     "snakemake": version("snakemake"),
 }
 MADE_WITH = (
-    f"This table was made with python {EXPECTED['python']}, torch {EXPECTED['torch']}, "
+    f"This table was made with python {EXPECTED['python']}, torch {EXPECTED['torch']}, numba {EXPECTED['numba']}, "
     f"numpy {EXPECTED['numpy']}, snakemake {EXPECTED['snakemake']}."
 )
 

@@ -9,7 +9,7 @@ paper (docs/method.md §7): the binary experiment's final metrics (mean ± sd ov
 (``onenn.analysis.tables.audit_summary``, ``xi1/xi2`` next to 7/15 in ``reference``) and its reduced loss at
 log-spaced times (``quantity`` ``reduced_loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance
 to the family (over the blocks that can move) and to the reduced trajectory. Every row also records the software that made it (``onenn.pipeline.provenance``: the versions of
-python, torch, numpy and snakemake), which the Markdown states at its end.
+python, torch, numba, numpy and snakemake), which the Markdown states at its end.
 """
 
 from __future__ import annotations
@@ -254,7 +254,8 @@ def summarise(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.Data
         parts.append(SUMMARISERS[kind](table))
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
-    out = out.assign(**provenance.versions())  # python, torch, numpy, snakemake: the software that made this table
+    # python, torch, numba, numpy, snakemake: the software that made this table
+    out = out.assign(**provenance.versions())
     return normalise_types(out)
 
 

@@ -13,7 +13,7 @@ import platform
 from importlib.metadata import PackageNotFoundError, version
 
 #: the packages whose versions a result records, besides Python
-PACKAGES = ("torch", "numpy", "snakemake")
+PACKAGES = ("torch", "numba", "numpy", "snakemake")
 #: the keys of ``versions()``, in order: python, then ``PACKAGES``
 KEYS = ("python", *PACKAGES)
 #: the value for a package that is not installed
@@ -29,12 +29,13 @@ def package_version(name: str) -> str:
 
 
 def versions() -> dict[str, str]:
-    """``{"python": "3.11.7", "torch": ..., "numpy": ..., "snakemake": ...}`` of this interpreter."""
+    """``{"python": "3.11.7", "torch": ..., "numba": ..., "numpy": ..., "snakemake": ...}`` of this interpreter."""
     return {"python": platform.python_version(), **{name: package_version(name) for name in PACKAGES}}
 
 
 def describe(found: dict[str, str]) -> str:
-    """``python 3.11.7, torch 2.13.0+cpu, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS`` present)."""
+    """``python 3.11.7, torch 2.13.0+cpu, numba 0.68.1, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS``
+    present)."""
     return ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
 
 

@@ -3,7 +3,9 @@
 Per seed-step, on one thread, in one run on one machine:
 
 - **engine**: a step of the eager engine ``onenn.training.engine`` (drawing the minibatch included; the fused
-  CUDA kernel is timed by the GPU check, ``onenn.training.gpu_check``);
+  CUDA kernel is timed by the GPU check, ``onenn.training.gpu_check``), with its compiled CPU kernels
+  (``onenn.training.kernels``);
+- **torch passes**: the same engine without them, its torch operations alone (``make_engine(…, "torch")``);
 - **baseline**: the autograd baseline ``onenn.training.baseline`` (full attention matrix, ``loss.backward()``,
   ``torch.optim.SGD``) on the same minibatches;
 - **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine;
@@ -73,6 +75,7 @@ def max_weight_difference(settings: TrainSettings, steps: int) -> float:
 def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, reps: int, clock_name: str) -> dict:
     """Median seconds per step of the engine, the baseline and the floor, timed in interleaved repetitions."""
     engine, baseline = make_engine(settings, "eager"), Baseline(settings)
+    torch_engine = make_engine(settings, "torch")
     device = engine.W.device
     now, floor = clock(clock_name, device), floor_step(settings, device)
 
@@ -97,14 +100,15 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
 
     def update_run() -> None:  # the SGD steps alone, on one prepared block
         for _ in range(blocks):
-            for i in range(engine.S):
-                engine.step(i)
+            engine.steps(0, engine.S)
 
     engine.run(steps)  # warm-up
+    torch_engine.run(steps)
     baseline_run()
-    times: dict[str, list[float]] = {"engine": [], "baseline": [], "floor": [], "prepare": [], "update": []}
+    times: dict[str, list[float]] = {name: [] for name in ("engine", "torch", "baseline", "floor", "prepare", "update")}
     for _ in range(reps):
         times["engine"].append(per_step(lambda: engine.run(steps), steps))
+        times["torch"].append(per_step(lambda: torch_engine.run(steps), steps))
         times["baseline"].append(per_step(baseline_run, baseline_steps))
         times["floor"].append(per_step(floor_run, steps))
         times["prepare"].append(per_step(prepare_run, blocks * engine.S))
@@ -130,6 +134,7 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
     loop in the baseline's place, and the ``FixedSet`` source alone as the floor."""
     train_set = binary_training_set(settings)
     sgd, reference = FixedSetSGD(settings, train_set), BinaryReference(settings, train_set)
+    torch_sgd = FixedSetSGD(settings, train_set, compiled=False)
     per_epoch = sgd.steps_per_epoch
     epochs, baseline_epochs = max(1, steps // per_epoch), max(1, baseline_steps // per_epoch)
     full, full_steps = sgd.engines[0]
@@ -154,14 +159,15 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
 
     def update_run() -> None:  # the SGD steps alone, on one prepared block of full minibatches
         for _ in range(blocks):
-            for i in range(full.S):
-                full.step(i)
+            full.steps(0, full.S)
 
     sgd.run(epochs)  # warm-up
+    torch_sgd.run(epochs)
     baseline_run()
-    times: dict[str, list[float]] = {"engine": [], "baseline": [], "floor": [], "prepare": [], "update": []}
+    times: dict[str, list[float]] = {name: [] for name in ("engine", "torch", "baseline", "floor", "prepare", "update")}
     for _ in range(reps):
         times["engine"].append(per_step(lambda: sgd.run(epochs), epochs * per_epoch))
+        times["torch"].append(per_step(lambda: torch_sgd.run(epochs), epochs * per_epoch))
         times["baseline"].append(per_step(baseline_run, baseline_epochs * per_epoch))
         times["floor"].append(per_step(source_run, epochs * per_epoch))
         times["update"].append(per_step(update_run, blocks * full.S))
@@ -177,16 +183,17 @@ def table(rows: list[dict], header: list[str]) -> str:
     lines = header + [
         "",
         (
-            "| config | d | N | K | batch | engine µs | baseline µs | floor µs | engine/baseline | engine/floor "
-            "| engine µs/(N+1) | max abs ΔW (float64) |"
+            "| config | d | N | K | batch | engine µs | torch passes µs | baseline µs | floor µs | engine/baseline "
+            "| engine/floor | torch passes/floor | engine µs/(N+1) | max abs ΔW (float64) |"
         ),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['d']} | {r['N']} | {r['K']} | {r['batch']} | {r['engine'] * 1e6:.1f} "
-            f"| {r['baseline'] * 1e6:.1f} | {r['floor'] * 1e6:.1f} | {r['engine'] / r['baseline']:.3f} "
-            f"| {r['engine'] / r['floor']:.2f} | {r['engine'] * 1e6 / (r['N'] + 1):.2f} | {r['check']:.1e} |"
+            f"| {r['torch'] * 1e6:.1f} | {r['baseline'] * 1e6:.1f} | {r['floor'] * 1e6:.1f} "
+            f"| {r['engine'] / r['baseline']:.3f} | {r['engine'] / r['floor']:.2f} | {r['torch'] / r['floor']:.2f} "
+            f"| {r['engine'] * 1e6 / (r['N'] + 1):.2f} | {r['check']:.1e} |"
         )
     lines += [
         "",
@@ -249,7 +256,8 @@ def main(argv: list[str] | None = None) -> str:
             f"floor steps and {args.baseline_steps} baseline steps; load average {load:.2f} at the start."
         ),
         (
-            "Times are per seed-step. floor: drawing the step's random numbers alone, with the same generator. "
+            "Times are per seed-step. engine: with its compiled CPU kernels; torch passes: the same engine with "
+            "torch operations alone. floor: drawing the step's random numbers alone, with the same generator. "
             f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps. binary: "
             "the binary experiment (K: the label width 1); baseline: the reference loop over onenn.model and "
             "onenn.gradient; floor: the fixed set's source alone (permuting, gathering the minibatches); "

@@ -83,9 +83,10 @@ class FixedSetSGD:
     """SGD over a fixed training set on the training engine (``onenn.training.engine``), reshuffled every epoch:
     an engine of ``batch`` prompts for the epoch's full minibatches and, when ``batch`` does not divide
     ``train_size``, a second engine of the remainder's size for its last one; both update the same ``W`` in
-    place and take their minibatches from one ``FixedSet`` source."""
+    place and take their minibatches from one ``FixedSet`` source. ``compiled``: as ``Engine``'s (by default the
+    compiled kernels, on the CPU)."""
 
-    def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
+    def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray], *, compiled: bool | None = None) -> None:
         if train_set["x"].shape != (s.train_size, s.N + 1, s.d):
             raise ValueError(
                 f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
@@ -94,7 +95,15 @@ class FixedSetSGD:
         self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
         source = FixedSet(*embedded_set(train_set, dtype), torch.Generator().manual_seed(s.seed + 1))
         full, remainder = divmod(s.train_size, s.batch)
-        common = {"d": s.d, "N": s.N, "K": 1, "lr": s.lr, "loss": Loss("square"), "source": source}
+        common = {
+            "d": s.d,
+            "N": s.N,
+            "K": 1,
+            "lr": s.lr,
+            "loss": Loss("square"),
+            "source": source,
+            "compiled": compiled,
+        }
         #: (engine, its steps per epoch)
         self.engines = [(Engine(self.W, batch=s.batch, **common), full)] if full else []
         if remainder:

@@ -60,6 +60,7 @@ class Engine:
         generator: torch.Generator | None = None,
         source: FreshDraws | FixedSet | None = None,
         block: int = BLOCK,
+        compiled: bool | None = None,
     ) -> None:
         D, T, B, S = d + K + 1, N + 1, batch, block
         if W.shape != (D, D):
@@ -68,6 +69,13 @@ class Engine:
             raise ValueError("Engine takes either a generator (fresh draws) or a minibatch source, not both")
         self.W, self.d, self.N, self.K, self.B, self.S = W, d, N, K, batch, block
         self.loss, self.generator = loss, generator
+        if compiled is None:
+            compiled = W.device.type == "cpu" and loss.name == "square"
+        if compiled and (W.device.type != "cpu" or loss.name != "square"):
+            raise ValueError(
+                f"the compiled kernels are for the square loss on the CPU; got {loss.name!r} on {W.device}"
+            )
+        self.compiled = compiled
         # the learning rate as a number of the training precision, as in `W -= lr * grad` (1e39 is inf in float32)
         self.lr = torch.tensor(lr, dtype=W.dtype).item()
         dev = W.device
@@ -100,6 +108,21 @@ class Engine:
         self.step_views = [self._step_views(i) for i in range(S)]
         self.source = FreshDraws(generator) if source is None else source
         self.source.attach(self)
+        if compiled:
+            self._attach_kernels()
+
+    def _attach_kernels(self) -> None:
+        """numpy views of the buffers (no copies) for ``onenn.training.kernels``, imported only here: numba is
+        needed on the CPU alone."""
+        from onenn.training import kernels
+
+        if not self.W.is_contiguous():
+            raise ValueError("the compiled kernels update W in place: W must be contiguous")
+        self.kernels = kernels
+        self.step_size = self.W.numpy().dtype.type(self.lr / self.B)
+        scratch = (self.v, self.s, self.a, self.r, self.lg[0])
+        self.step_arrays = tuple(t.numpy() for t in (self.W, self.H, self.U, self.G))
+        self.scratch = tuple(t.numpy() for t in scratch)
 
     def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:
         H = self.H[i]  # (D, T, B)
@@ -120,11 +143,14 @@ class Engine:
         for start in range(0, steps, self.S):
             n = min(self.S, steps - start)
             self.prepare_block(n)
-            for i in range(n):
+            i = 0
+            while i < n:
                 while k < len(saved_steps) and saved_steps[k] == start + i:
                     saved[k].copy_(W)
                     k += 1
-                self.step(i)
+                stop = min(n, saved_steps[k] - start) if k < len(saved_steps) else n
+                self.steps(i, stop)
+                i = stop
             self.block_losses(n, losses[start : start + n])
         for rest in range(k, len(saved_steps)):  # the saved steps equal to `steps`
             saved[rest].copy_(W)
@@ -133,6 +159,14 @@ class Engine:
     def prepare_block(self, n: int) -> None:
         """The next ``n`` minibatches from the source, with everything that does not depend on ``W``."""
         self.source.prepare(self, n)
+
+    def steps(self, first: int, last: int) -> None:
+        """SGD steps on the prepared minibatches ``first..last-1`` of the block: the compiled kernel, or ``step``."""
+        if self.compiled:
+            self.kernels.sgd_steps(*self.step_arrays, first, last, self.step_size, *self.scratch)
+        else:
+            for i in range(first, last):
+                self.step(i)
 
     def step(self, i: int) -> None:
         """One SGD step on the prepared minibatch ``i`` of the block. Shapes: (D, T, B) for the embedding."""
@@ -201,6 +235,11 @@ class FreshDraws:
         self.inner_max = torch.empty(S, B, **new)
         self.nn = torch.empty(S, B, **index)
         self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
+        if e.compiled:
+            self.kernel_arrays = tuple(t.numpy() for t in (e.H, self.C, e.U, e.target_class))
+            one, shift = (torch.tensor(x, dtype=e.W.dtype) for x in (1.0, 1.0 / K))
+            self.codes = ((one - shift).numpy()[()], (-shift).numpy()[()])  # u_c's entries, as torch rounds them
+            self.kernel_scratch = tuple(torch.empty(2, B, **new).numpy())
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
@@ -211,6 +250,9 @@ class FreshDraws:
         X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
         if self.Z is not self.X:
             X.copy_(self.Z[:n])
+        if engine.compiled:
+            engine.kernels.prepare_fresh(*self.kernel_arrays, n, *self.codes, *self.kernel_scratch)
+            return
         torch.sum(torch.mul(X, X, out=X_tmp), 1, keepdim=True, out=sq_norm)
         X.mul_(sq_norm.rsqrt_())
         # u_c = e_c − 1/K

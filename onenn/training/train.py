@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-#: auto: the fused kernel on CUDA, the eager engine elsewhere (the benchmark and the tests choose one)
-ENGINES = ("auto", "eager", "fused")
+#: auto: the fused kernel on CUDA, the eager engine elsewhere (the benchmark and the tests choose one); the eager
+#: engine runs the square loss on the CPU through its compiled kernels, ``torch`` is it without them
+ENGINES = ("auto", "eager", "torch", "fused")
 ON_DIVERGENCE = ("error", "record")
 
 
@@ -81,7 +82,8 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | Fused
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
     device); the minibatches from seed + 1: the eager engine's generator on the training device, or the fused
     kernel's Philox stream. ``engine`` auto: the fused kernel on CUDA, the eager engine elsewhere (``fused`` on
-    a CPU tensor only under Triton's interpreter, as in the tests)."""
+    a CPU tensor only under Triton's interpreter, as in the tests); ``torch``: the eager engine without its compiled
+    kernels (``onenn.training.kernels``), its torch operations alone."""
     s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
@@ -93,7 +95,8 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | Fused
         fused_engine = import_fused_engine()
         return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1)
     gen = torch.Generator(device=device).manual_seed(s.seed + 1)
-    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen)
+    compiled = False if engine == "torch" else None
+    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
 
 
 def import_fused_engine() -> type[FusedEngine]:

@@ -1,0 +1,193 @@
+"""The training engine's compiled CPU kernels (numba): a run of SGD steps, and the preparation of a block of
+fresh minibatches, each one compiled loop nest instead of a dozen torch operations, each a pass over memory.
+
+They compute what ``Engine.step`` and ``FreshDraws.prepare`` compute with torch operations
+(``onenn.training.engine``, where the mathematics is commented), on the same ``(D, N+1, B)`` layout with the
+prompt index innermost: every inner loop runs over the ``B`` prompts of a contiguous row, and the compiler turns
+it into vector instructions. The arrays are the engine's own buffers, shared with torch without a copy.
+
+Rounding: the preparation performs torch's operations in torch's order: bit for bit the same numbers when the
+minibatch size is a multiple of 32, as the paper's 128 (torch sums the other sizes' last columns in another order,
+which changes a last bit here and there; the tests check both). The
+step rounds differently in the last bits (its sums in another order, multiply-adds fused, the ``W`` update's sum
+over the minibatch in vector lanes, float32 ``exp`` by the polynomial below); the tests hold it to the torch
+step and to the readable reference.
+
+Compiled on first use and cached on disk next to this file (numba's ``cache=True``; the environment variable
+``NUMBA_CACHE_DIR`` moves the cache), so a training job loads them in milliseconds after the first job.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+_f32 = np.float32
+#: float32 exp (Cephes' ``expf``): exp(x) = 2^n · e^g with n = round(x·log2 e), g = x − n·ln 2 (ln 2 in two parts),
+#: e^g ≈ 1 + g + g²·P(g) on |g| ≤ ln2/2; within 2 ulp of exp (the tests check it)
+_LOG2E, _LN2_HI, _LN2_LO = _f32(1.44269504088896341), _f32(0.693359375), _f32(-2.12194440e-4)
+_P0, _P1, _P2 = _f32(1.9875691500e-4), _f32(1.3981999507e-3), _f32(8.3334519073e-3)
+_P3, _P4, _P5 = _f32(4.1665795894e-2), _f32(1.6666665459e-1), _f32(5.0000001201e-1)
+_HALF, _ONE = _f32(0.5), _f32(1.0)
+#: log of float32's smallest normal number 2^-126 (1.2e-38): exp of anything below it is returned as about 2^-126
+_EXP_MIN = _f32(-87.33654)
+#: 2^n for n = -127..0, looked up (vectorises as a gather, where ldexp would be a library call)
+_POW2 = np.ldexp(_f32(1.0), np.arange(-127, 1)).astype(np.float32)
+
+
+def exp_nonpositive(x):
+    """exp(x) for x ≤ 0 in x's precision: ``math.exp`` in float64; in float32 the polynomial above, which, unlike
+    the library call, vectorises with the loop around it."""
+    return math.exp(x)
+
+
+@overload(exp_nonpositive, inline="always")
+def _exp_nonpositive(x):
+    if x == types.float32:
+        return _expf
+    return lambda x: math.exp(x)
+
+
+def _expf(x):
+    x = max(x, _EXP_MIN)
+    n = np.floor(x * _LOG2E + _HALF)
+    g = x - n * _LN2_HI - n * _LN2_LO
+    p = ((((_P0 * g + _P1) * g + _P2) * g + _P3) * g + _P4) * g + _P5
+    return (p * g * g + g + _ONE) * _POW2[np.int32(n) + 127]
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def sgd_steps(W, H, U, G, first, last, step_size, v, s, a, r, norm):
+    """SGD steps ``first..last-1`` of a prepared block, square loss; ``W`` (D, D) is updated in place.
+
+    ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+K-1``, the query last); ``U`` (S, K, B): the
+    1-NN targets. Writes ``G`` (S, K, B) = ℓ − u_{c_{i*}}, from which the engine takes the minibatch losses.
+    ``step_size`` is lr / B in W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm``
+    (B,) are scratch."""
+    D, T, B = H.shape[1], H.shape[2], H.shape[3]
+    K = U.shape[1]
+    d = D - K - 1
+    for i in range(first, last):
+        Hi, g = H[i], G[i]
+        # v = W h_{N+1}
+        for k in range(D):
+            for b in range(B):
+                v[k, b] = 0
+            for m in range(D):
+                w = W[k, m]
+                for b in range(B):
+                    v[k, b] += w * Hi[m, T - 1, b]
+        # s_j = h_j^T v, and its maximum over j (the softmax's shift)
+        for b in range(B):
+            norm[b] = -np.inf
+        for j in range(T):
+            for b in range(B):
+                s[j, b] = 0
+            for k in range(D):
+                for b in range(B):
+                    s[j, b] += Hi[k, j, b] * v[k, b]
+            for b in range(B):
+                norm[b] = max(norm[b], s[j, b])
+        # q = softmax_j(s), into s (the sum into v's first row)
+        for j in range(T):
+            for b in range(B):
+                s[j, b] = exp_nonpositive(s[j, b] - norm[b])
+        for b in range(B):
+            v[0, b] = 0
+        for j in range(T):
+            for b in range(B):
+                v[0, b] += s[j, b]
+        for j in range(T):
+            for b in range(B):
+                s[j, b] /= v[0, b]
+        # g = ℓ − u_{c_{i*}} with ℓ = Σ_j q_j y_j
+        for c in range(K):
+            for b in range(B):
+                g[c, b] = 0
+            for j in range(T):
+                for b in range(B):
+                    g[c, b] += Hi[d + c, j, b] * s[j, b]
+            for b in range(B):
+                g[c, b] -= U[i, c, b]
+        # p_j = q_j a_j with a_j = ⟨y_j, g⟩, into a; ⟨ℓ, g⟩ = Σ_j p_j, into norm
+        for b in range(B):
+            norm[b] = 0
+        for j in range(T):
+            for b in range(B):
+                a[j, b] = 0
+            for c in range(K):
+                for b in range(B):
+                    a[j, b] += Hi[d + c, j, b] * g[c, b]
+            for b in range(B):
+                a[j, b] *= s[j, b]
+                norm[b] += a[j, b]
+        # ∂loss/∂s_j = p_j − q_j ⟨ℓ, g⟩, into a; r = Σ_j ∂loss/∂s_j h_j
+        for j in range(T):
+            for b in range(B):
+                a[j, b] -= s[j, b] * norm[b]
+        for k in range(D):
+            for b in range(B):
+                r[k, b] = 0
+            for j in range(T):
+                for b in range(B):
+                    r[k, b] += a[j, b] * Hi[k, j, b]
+        _rank_one_update(W, r, Hi, step_size)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
+def _rank_one_update(W, r, Hi, step_size):
+    """W −= step_size · Σ_b r_b h_{N+1,b}^T, the sum over the minibatch in vector lanes (``reassoc``)."""
+    D, T, B = Hi.shape
+    for k in range(D):
+        for m in range(D):
+            total = W[k, m] - W[k, m]  # 0 in W's precision
+            for b in range(B):
+                total += r[k, b] * Hi[m, T - 1, b]
+            W[k, m] -= step_size * total
+
+
+@njit(cache=True, error_model="numpy")
+def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
+    """The first ``n`` minibatches of a block of fresh draws, in place, as ``FreshDraws.prepare``: the inputs in
+    ``H[:, :d]`` (S, d, T, B), drawn Gaussian, onto the sphere; the label codes ``u_c`` (``code_on`` at the class,
+    ``code_off`` elsewhere) of the classes ``C`` (S, N, B) into ``H[:, d:d+K, :N]``; the nearest neighbour's class
+    into ``target_class`` (S, B) and its code into ``U`` (S, K, B). ``norm``, ``best`` (B,) are scratch."""
+    D, T, B = H.shape[1], H.shape[2], H.shape[3]
+    K = U.shape[1]
+    d, N = D - K - 1, T - 1
+    for i in range(n):
+        X = H[i]  # the inputs are its first d rows, the label codes the next K
+        # x / ‖x‖: Σ_k x_k², then x · (1/√·), as torch's sum and rsqrt
+        for t in range(T):
+            for b in range(B):
+                norm[b] = 0
+            for k in range(d):
+                for b in range(B):
+                    norm[b] += X[k, t, b] * X[k, t, b]
+            for b in range(B):
+                norm[b] = 1 / math.sqrt(norm[b])
+            for k in range(d):
+                for b in range(B):
+                    X[k, t, b] *= norm[b]
+        # u_c = e_c − 1/K of each context point's class
+        for c in range(K):
+            for j in range(N):
+                for b in range(B):
+                    X[d + c, j, b] = code_on if C[i, j, b] == c else code_off
+        # 1-NN: the first context point with the largest ⟨x_j, x_{N+1}⟩
+        for j in range(N):
+            for b in range(B):
+                norm[b] = 0
+            for k in range(d):
+                for b in range(B):
+                    norm[b] += X[k, j, b] * X[k, N, b]
+            for b in range(B):
+                if j == 0 or norm[b] > best[b]:
+                    best[b] = norm[b]
+                    target_class[i, b] = C[i, j, b]
+        for c in range(K):
+            for b in range(B):
+                U[i, c, b] = code_on if target_class[i, b] == c else code_off
