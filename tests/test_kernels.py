@@ -96,3 +96,14 @@ def test_exp_of_the_softmax(dtype):
     ulp = np.spacing(exact[normal].astype(np.float32)).astype(np.float64)
     assert (np.abs(out[normal] - exact[normal]) <= 2 * ulp).all()
     assert (out[~normal] >= 0).all() and out[~normal].max() <= 2.0**-125
+
+
+def test_compiled_gather_of_a_fixed_set_is_torchs_copy():
+    """The fixed-set source: the same prompts in the same places, blocks crossing from one pass into the next."""
+    s = BinarySettings(N=6, d=3, train_size=80, batch=16, epochs=1)  # 5 minibatches a pass
+    train_set = make_binary_set("train", s.train_size, s.d, s.N, s.labels, None, seed=0)
+    full = [FixedSetSGD(s, train_set, compiled=compiled).engines[0][0] for compiled in (False, True)]
+    for _ in range(5):  # blocks of 3 minibatches: the second starts a new pass after its second minibatch
+        for engine in full:
+            engine.prepare_block(3)
+        assert torch.equal(full[0].H[:3], full[1].H[:3]) and torch.equal(full[0].U[:3], full[1].U[:3])

@@ -279,7 +279,8 @@ class FixedSet:
     engine of its size).
 
     A block is gathered prompt-major, rows of ``H_set``, then transposed into the engine's ``(D, N+1, B)``
-    minibatches in one copy: gathering along the innermost axis directly costs twice as much."""
+    minibatches in one copy (gathering along the innermost axis directly costs twice as much); with the engine's
+    compiled kernels, in one pass (``kernels.gather_block``)."""
 
     def __init__(self, H_set: torch.Tensor, U_set: torch.Tensor, generator: torch.Generator) -> None:
         self.H_set, self.U_set, self.generator = H_set, U_set, generator
@@ -307,21 +308,30 @@ class FixedSet:
             self.index = torch.empty(self.rows, dtype=torch.long, device=self.H_set.device)
             self.H_rows = torch.empty(self.rows, D, T, **new)
             self.U_rows = torch.empty(self.rows, e.K, **new)
+        if e.compiled:  # the set as the compiled gather reads it (no copy)
+            self.H_set_array, self.U_set_array = self.H_set.contiguous().numpy(), self.U_set.contiguous().numpy()
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block, contiguous."""
         B, rows = engine.B, n * engine.B
         index = self.index[:rows]
-        for i in range(n):
+        i = 0
+        while i < n:
             if self.position == self.size:
                 self.perm = torch.randperm(self.size, generator=self.generator).to(self.H_set.device)
                 self.position = 0
-            if self.position + B > self.size:
+            m = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass
+            if m == 0:
                 raise ValueError(
                     f"a minibatch of {B} prompts would cross the end of a pass ({self.size - self.position} left)"
                 )
-            index[i * B : (i + 1) * B] = self.perm[self.position : self.position + B]
-            self.position += B
+            index[i * B : (i + m) * B] = self.perm[self.position : self.position + m * B]
+            self.position += m * B
+            i += m
+        if engine.compiled:
+            H, U = engine.step_arrays[1:3]
+            engine.kernels.gather_block(self.H_set_array, self.U_set_array, index.numpy(), H, U, n)
+            return
         H_rows, U_rows = self.H_rows[:rows], self.U_rows[:rows]
         torch.index_select(self.H_set, 0, index, out=H_rows)  # (n·B, D, T)
         torch.index_select(self.U_set, 0, index, out=U_rows)  # (n·B, K)

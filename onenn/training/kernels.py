@@ -191,3 +191,22 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
         for c in range(K):
             for b in range(B):
                 U[i, c, b] = code_on if target_class[i, b] == c else code_off
+
+
+@njit(cache=True)
+def gather_block(H_set, U_set, index, H, U, n):
+    """The first ``n`` minibatches of a block from a fixed prompt set, as ``FixedSet.prepare`` (a copy: the same
+    numbers): minibatch ``i`` holds the prompts ``index[i·B : (i+1)·B]`` of ``H_set`` (n_set, D, T) and ``U_set``
+    (n_set, K), copied into ``H`` (S, D, T, B) and ``U`` (S, K, B) with the prompt index innermost, one plane at a
+    time."""
+    D, T, B = H.shape[1], H.shape[2], H.shape[3]
+    K = U.shape[1]
+    for i in range(n):
+        rows = index[i * B : (i + 1) * B]
+        for k in range(D):
+            for t in range(T):
+                for b in range(B):
+                    H[i, k, t, b] = H_set[rows[b], k, t]
+        for c in range(K):
+            for b in range(B):
+                U[i, c, b] = U_set[rows[b], c]
