@@ -171,12 +171,13 @@ def test_a_short_training_run_learns_like_the_eager_engine():
 def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
     s = replace(SMALL, steps=3)
     assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: the eager engine
+    assert make_engine(s).compiled and not make_engine(s, "torch").compiled  # with its compiled kernels, or without
     on_device = replace(s, device=DEVICE.type)
     assert isinstance(make_engine(on_device, "fused"), FusedEngine)
     assert train(on_device, "fused")["device"].startswith(DEVICE.type)
     if DEVICE.type == "cuda":
         assert isinstance(make_engine(on_device), FusedEngine)  # auto on CUDA: the fused kernel
-    with pytest.raises(ValueError, match="engine must be one of auto, eager, fused"):
+    with pytest.raises(ValueError, match="engine must be one of auto, eager, torch, fused"):
         make_engine(s, "triton")
     W = make_engine(on_device, "eager").W
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(9, 9\)"):
