@@ -16,11 +16,13 @@ from onenn.training.engine import Engine
 from onenn.training.kernels import exp_nonpositive
 
 
-def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0, loss="square") -> Engine:
+def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0, loss="square", c=0.0) -> Engine:
     D = d + K + 1
     W = 0.3 * torch.randn(D, D, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     generator = torch.Generator().manual_seed(seed + 1)
-    return Engine(W.to(dtype), d=d, N=N, K=K, batch=B, lr=0.5, loss=Loss(loss), generator=generator, compiled=compiled)
+    return Engine(
+        W.to(dtype), d=d, N=N, K=K, batch=B, lr=0.5, loss=Loss(loss, c), generator=generator, compiled=compiled
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -42,10 +44,21 @@ def test_compiled_preparation_is_torchs(dtype, shape):
 
 
 @pytest.mark.parametrize(("dtype", "atol", "rtol"), [(torch.float64, 1e-13, 1e-12), (torch.float32, 2e-6, 2e-5)])
-@pytest.mark.parametrize("shape", [{}, {"K": 10, "N": 5, "B": 7}, {"K": 2, "N": 1, "d": 3}])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {},
+        {"K": 10, "N": 5, "B": 7},
+        {"K": 2, "N": 1, "d": 3},
+        {"loss": "cross_entropy"},
+        {"loss": "mixture", "c": 0.3, "K": 5},
+        {"loss": "mixture", "c": 0.0},
+        {"loss": "squentropy", "K": 4, "N": 6},
+    ],
+)
 def test_compiled_steps_follow_the_torch_steps(dtype, atol, rtol, shape):
-    """Same minibatches, a few hundred steps, saved steps inside and at the ends of blocks: W and the minibatch
-    losses agree to the precision's rounding."""
+    """Same minibatches, a few hundred steps, saved steps inside and at the ends of blocks, every loss: W and the
+    minibatch losses agree to the precision's rounding."""
     saved_steps = [0, 1, 15, 16, 17, 100, 250]
     runs = [engine(compiled, dtype=dtype, **shape).run(250, saved_steps) for compiled in (False, True)]
     (W_torch, loss_torch), (W_compiled, loss_compiled) = runs
@@ -65,11 +78,9 @@ def test_compiled_binary_sgd_follows_the_torch_steps(dtype):
     torch.testing.assert_close(W[1], W[0], atol=atol, rtol=0)
 
 
-def test_the_compiled_path_is_the_cpu_square_loss_default_only():
-    assert engine(None).compiled
-    assert not engine(None, loss="cross_entropy").compiled
-    with pytest.raises(ValueError, match="square loss on the CPU"):
-        engine(True, loss="squentropy")
+def test_the_compiled_path_is_the_cpu_default():
+    assert engine(None).compiled and engine(None, loss="squentropy").compiled
+    assert not engine(False).compiled
 
 
 @njit

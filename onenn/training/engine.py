@@ -16,7 +16,9 @@ multiclass runs: normalising the inputs, the label codes, the 1-NN targets), ``F
 minibatches of a fixed, pre-embedded prompt set in reshuffled passes (the binary experiment, label width 1).
 The random numbers are still drawn one step at a time (``draw_step``), so the results do not depend on the
 block size nor on the run length. The engine runs on any device; on CUDA
-every buffer and the generator live on the GPU and nothing leaves it until the run ends.
+every buffer and the generator live on the GPU and nothing leaves it until the run ends. On the CPU the steps
+and the sources' preparation run as compiled loops over the same buffers
+(``onenn.training.kernels``): the torch operations below are then the definition they are tested against.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, generator: torch.G
 class Engine:
     """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``K`` is the label width: the number of classes,
     or 1 for scalar labels. The minibatches come from ``source``, or, given ``generator`` (on ``W``'s device)
-    instead, from ``FreshDraws(generator)``."""
+    instead, from ``FreshDraws(generator)``. ``compiled``: the steps and the source's preparation through the
+    compiled kernels of ``onenn.training.kernels`` (numba) instead of torch operations; by default on the CPU."""
 
     def __init__(
         self,
@@ -70,11 +73,9 @@ class Engine:
         self.W, self.d, self.N, self.K, self.B, self.S = W, d, N, K, batch, block
         self.loss, self.generator = loss, generator
         if compiled is None:
-            compiled = W.device.type == "cpu" and loss.name == "square"
-        if compiled and (W.device.type != "cpu" or loss.name != "square"):
-            raise ValueError(
-                f"the compiled kernels are for the square loss on the CPU; got {loss.name!r} on {W.device}"
-            )
+            compiled = W.device.type == "cpu"
+        if compiled and W.device.type != "cpu":
+            raise ValueError(f"the compiled kernels run on the CPU; W is on {W.device}")
         self.compiled = compiled
         # the learning rate as a number of the training precision, as in `W -= lr * grad` (1e39 is inf in float32)
         self.lr = torch.tensor(lr, dtype=W.dtype).item()
@@ -88,7 +89,7 @@ class Engine:
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
         self.U = torch.empty(S, K, B, **new)  # u_{c_{i*}} (y_{i*} for scalar labels)
         self.G = torch.empty(S, K, B, **new)  # g
-        self.L = torch.empty(S, **new)  # minibatch losses of the losses other than the square loss
+        self.L = torch.empty(S, **new)  # minibatch losses (the torch steps': of the losses other than the square loss)
         self.target_class = torch.empty(S, B, **index)  # c_{i*}, the class of the nearest neighbour
         self.G_sq = torch.empty(S, K, B, **new)
         # step scratch
@@ -120,9 +121,9 @@ class Engine:
             raise ValueError("the compiled kernels update W in place: W must be contiguous")
         self.kernels = kernels
         self.step_size = self.W.numpy().dtype.type(self.lr / self.B)
-        scratch = (self.v, self.s, self.a, self.r, self.lg[0])
-        self.step_arrays = tuple(t.numpy() for t in (self.W, self.H, self.U, self.G))
-        self.scratch = tuple(t.numpy() for t in scratch)
+        self.step_arrays = tuple(t.numpy() for t in (self.W, self.H, self.U, self.target_class, self.G, self.L))
+        self.loss_code = (kernels.LOSS_CODES[self.loss.name], self.loss.c)
+        self.scratch = tuple(t.numpy() for t in (self.v, self.s, self.a, self.r, self.lg[0]))
 
     def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:
         H = self.H[i]  # (D, T, B)
@@ -163,7 +164,7 @@ class Engine:
     def steps(self, first: int, last: int) -> None:
         """SGD steps on the prepared minibatches ``first..last-1`` of the block: the compiled kernel, or ``step``."""
         if self.compiled:
-            self.kernels.sgd_steps(*self.step_arrays, first, last, self.step_size, *self.scratch)
+            self.kernels.sgd_steps(*self.step_arrays, first, last, self.step_size, *self.loss_code, *self.scratch)
         else:
             for i in range(first, last):
                 self.step(i)
@@ -195,8 +196,9 @@ class Engine:
         self.L[i] = loss.mean()
 
     def block_losses(self, n: int, out: torch.Tensor) -> None:
-        """The minibatch losses of the block's ``n`` steps into ``out`` (the square loss from the stored g)."""
-        if self.loss.name != "square":
+        """The minibatch losses of the block's ``n`` steps into ``out`` (the torch steps' square loss from the stored
+        g)."""
+        if self.compiled or self.loss.name != "square":
             out.copy_(self.L[:n])
             return
         G = self.G[:n]

@@ -6,6 +6,8 @@ They compute what ``Engine.step`` and ``FreshDraws.prepare`` compute with torch 
 prompt index innermost: every inner loop runs over the ``B`` prompts of a contiguous row, and the compiler turns
 it into vector instructions. The arrays are the engine's own buffers, shared with torch without a copy.
 
+Every loss of ``onenn.losses`` has its gradient in the step kernel.
+
 Rounding: the preparation performs torch's operations in torch's order: bit for bit the same numbers when the
 minibatch size is a multiple of 32, as the paper's 128 (torch sums the other sizes' last columns in another order,
 which changes a last bit here and there; the tests check both). The
@@ -59,14 +61,18 @@ def _expf(x):
     return (p * g * g + g + _ONE) * _POW2[np.int32(n) + 127]
 
 
+#: the losses of ``onenn.losses`` by number, as ``sgd_steps`` takes them
+LOSS_CODES = {"square": 0, "cross_entropy": 1, "mixture": 2, "squentropy": 3}
+
+
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
-def sgd_steps(W, H, U, G, first, last, step_size, v, s, a, r, norm):
-    """SGD steps ``first..last-1`` of a prepared block, square loss; ``W`` (D, D) is updated in place.
+def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm):
+    """SGD steps ``first..last-1`` of a prepared block; ``W`` (D, D) is updated in place.
 
     ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+K-1``, the query last); ``U`` (S, K, B): the
-    1-NN targets. Writes ``G`` (S, K, B) = ℓ − u_{c_{i*}}, from which the engine takes the minibatch losses.
-    ``step_size`` is lr / B in W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm``
-    (B,) are scratch."""
+    1-NN targets, ``target_class`` (S, B) their classes. Writes ``G`` (S, K, B) = ∂loss/∂ℓ and ``L`` (S,) the
+    minibatch losses. ``loss``: a number of ``LOSS_CODES``, ``c`` the mixture's weight; ``step_size`` is lr / B in
+    W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm`` (B,) are scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     K = U.shape[1]
     d = D - K - 1
@@ -103,24 +109,23 @@ def sgd_steps(W, H, U, G, first, last, step_size, v, s, a, r, norm):
         for j in range(T):
             for b in range(B):
                 s[j, b] /= v[0, b]
-        # g = ℓ − u_{c_{i*}} with ℓ = Σ_j q_j y_j
-        for c in range(K):
+        # ℓ = Σ_j q_j y_j, into g; then g = ∂loss/∂ℓ, and the minibatch loss
+        for k in range(K):
             for b in range(B):
-                g[c, b] = 0
+                g[k, b] = 0
             for j in range(T):
                 for b in range(B):
-                    g[c, b] += Hi[d + c, j, b] * s[j, b]
-            for b in range(B):
-                g[c, b] -= U[i, c, b]
+                    g[k, b] += Hi[d + k, j, b] * s[j, b]
+        L[i] = _loss_gradient(g, U[i], target_class[i], loss, c, norm)
         # p_j = q_j a_j with a_j = ⟨y_j, g⟩, into a; ⟨ℓ, g⟩ = Σ_j p_j, into norm
         for b in range(B):
             norm[b] = 0
         for j in range(T):
             for b in range(B):
                 a[j, b] = 0
-            for c in range(K):
+            for k in range(K):
                 for b in range(B):
-                    a[j, b] += Hi[d + c, j, b] * g[c, b]
+                    a[j, b] += Hi[d + k, j, b] * g[k, b]
             for b in range(B):
                 a[j, b] *= s[j, b]
                 norm[b] += a[j, b]
@@ -135,6 +140,60 @@ def sgd_steps(W, H, U, G, first, last, step_size, v, s, a, r, norm):
                 for b in range(B):
                     r[k, b] += a[j, b] * Hi[k, j, b]
         _rank_one_update(W, r, Hi, step_size)
+
+
+@njit(cache=True, error_model="numpy")
+def _loss_gradient(g, u, target_class, loss, c, loss_b):
+    """ℓ (K, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.losses``; returns the mean loss over the minibatch. ``u``
+    (K, B) are the targets u_{c_{i*}}, ``target_class`` (B,) their classes; ``loss_b`` (B,) is scratch."""
+    K, B = g.shape
+    if loss == 0:  # square: ½‖ℓ − u‖², gradient ℓ − u
+        for b in range(B):
+            loss_b[b] = 0
+        for k in range(K):
+            for b in range(B):
+                g[k, b] -= u[k, b]
+                loss_b[b] += g[k, b] * g[k, b]
+        total = loss_b[0] - loss_b[0]  # 0 in g's precision
+        for b in range(B):
+            total += loss_b[b]
+        return total * 0.5 / B
+    total = 0.0
+    for b in range(B):
+        # cross entropy from log p = ℓ − max ℓ − log Σ exp(ℓ − max ℓ), as torch.log_softmax; gradient p − e_{c*}
+        target = target_class[b]
+        top = g[0, b]
+        for k in range(1, K):
+            top = max(top, g[k, b])
+        sum_exp = g[0, b] - g[0, b]
+        for k in range(K):
+            sum_exp += math.exp(g[k, b] - top)
+        log_sum = math.log(sum_exp)
+        square = g[0, b] - g[0, b]
+        penalty = cross_entropy = square
+        for k in range(K):
+            ell, log_p = g[k, b], g[k, b] - top - log_sum
+            grad_ce = math.exp(log_p) - (k == target)
+            if k == target:
+                cross_entropy = -log_p
+            if loss == 1:
+                g[k, b] = grad_ce
+            elif loss == 2:  # (1 − c) square + c cross entropy
+                residual = ell - u[k, b]
+                square += residual * residual
+                g[k, b] = (1 - c) * residual + c * grad_ce
+            elif k != target:  # squentropy: cross entropy + Σ_{k≠c*} ℓ_k² / (K − 1)
+                penalty += ell * ell
+                g[k, b] = grad_ce + 2 * ell / (K - 1)
+            else:
+                g[k, b] = grad_ce
+        if loss == 1:
+            total += cross_entropy
+        elif loss == 2:
+            total += (1 - c) * 0.5 * square + c * cross_entropy
+        else:
+            total += cross_entropy + penalty / (K - 1)
+    return total / B
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 #: auto: the fused kernel on CUDA, the eager engine elsewhere (the benchmark and the tests choose one); the eager
-#: engine runs the square loss on the CPU through its compiled kernels, ``torch`` is it without them
+#: engine runs on the CPU through its compiled kernels, ``torch`` is it without them
 ENGINES = ("auto", "eager", "torch", "fused")
 ON_DIVERGENCE = ("error", "record")
 
