@@ -1,22 +1,21 @@
-"""The training engine's compiled CPU kernels (numba): a run of SGD steps, and the preparation of a block of
-fresh minibatches, each one compiled loop nest instead of a dozen torch operations, each a pass over memory.
+"""The training engine's compiled CPU kernels (numba): a run of SGD steps (every loss of ``onenn.losses``), the
+preparation of a block of fresh minibatches, and the gather of a block from a fixed prompt set; each one compiled
+loop nest instead of a dozen torch operations, each a pass over memory.
 
-They compute what ``Engine.step`` and ``FreshDraws.prepare`` compute with torch operations
+They compute what ``Engine.step``, ``FreshDraws.prepare`` and ``FixedSet.prepare`` compute with torch operations
 (``onenn.training.engine``, where the mathematics is commented), on the same ``(D, N+1, B)`` layout with the
 prompt index innermost: every inner loop runs over the ``B`` prompts of a contiguous row, and the compiler turns
 it into vector instructions. The arrays are the engine's own buffers, shared with torch without a copy.
 
-Every loss of ``onenn.losses`` has its gradient in the step kernel.
-
-Rounding: the preparation performs torch's operations in torch's order: bit for bit the same numbers when the
-minibatch size is a multiple of 32, as the paper's 128 (torch sums the other sizes' last columns in another order,
-which changes a last bit here and there; the tests check both). The
-step rounds differently in the last bits (its sums in another order, multiply-adds fused, the ``W`` update's sum
-over the minibatch in vector lanes, float32 ``exp`` by the polynomial below); the tests hold it to the torch
-step and to the readable reference.
+Rounding. The gather is a copy. The preparation performs torch's operations in torch's order: the same numbers,
+bit for bit, when the minibatch size is a multiple of 32, as the paper's 128 (torch sums other sizes' last
+columns in another order, which moves a last bit here and there). The step rounds differently in the last bits:
+its sums in another order, multiply-adds fused, the ``W`` update's sum over the minibatch in vector lanes, the
+float32 softmax's ``exp`` by the polynomial below. The tests hold each kernel to the torch operations and the
+engine to the readable reference.
 
 Compiled on first use and cached on disk next to this file (numba's ``cache=True``; the environment variable
-``NUMBA_CACHE_DIR`` moves the cache), so a training job loads them in milliseconds after the first job.
+``NUMBA_CACHE_DIR`` moves the cache), so a training job loads them in a fraction of a second after the first job.
 """
 
 from __future__ import annotations
