@@ -37,6 +37,7 @@ _HALF, _ONE = _f32(0.5), _f32(1.0)
 _EXP_MIN = _f32(-87.33654)
 #: 2^n for n = -127..0, looked up (vectorises as a gather, where ldexp would be a library call)
 _POW2 = np.ldexp(_f32(1.0), np.arange(-127, 1)).astype(np.float32)
+_N_MIN, _N_MAX = _f32(-127.0), _f32(0.0)
 
 
 def exp_nonpositive(x):
@@ -57,6 +58,9 @@ def _expf(x):
     n = np.floor(x * _LOG2E + _HALF)
     g = x - n * _LN2_HI - n * _LN2_LO
     p = ((((_P0 * g + _P1) * g + _P2) * g + _P3) * g + _P4) * g + _P5
+    # the table's index kept in -127..0 whatever x is (a NaN compares false: it reads 2^-127, and g carries the NaN)
+    n = n if n > _N_MIN else _N_MIN  # noqa: FURB136 (not max: the comparison decides what a NaN becomes)
+    n = n if n < _N_MAX else _N_MAX  # noqa: FURB136
     return (p * g * g + g + _ONE) * _POW2[np.int32(n) + 127]
 
 
