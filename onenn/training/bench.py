@@ -66,6 +66,18 @@ def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], No
     return lambda: draw_step(z, classes, s.K, generator)
 
 
+def interleaved_medians(now: Callable[[], float], runs: dict[str, tuple[Callable[[], object], int]], reps: int) -> dict:
+    """Median seconds per step of each of ``runs`` (name → the run and the steps it takes), timed one after the other
+    in ``reps`` repetitions, so that a slow spell of a shared machine hits them all alike."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(reps):
+        for name, (run, n) in runs.items():
+            start = now()
+            run()
+            times[name].append((now() - start) / n)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def max_weight_difference(settings: TrainSettings, steps: int) -> float:
     """max |W_engine − W_baseline| over the saved steps of a run of ``steps`` steps."""
     s = replace(settings, steps=steps, n_eval=min(8, steps + 1))
@@ -78,11 +90,6 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
     torch_engine = make_engine(settings, "torch")
     device = engine.W.device
     now, floor = clock(clock_name, device), floor_step(settings, device)
-
-    def per_step(run: Callable[[], object], n: int) -> float:
-        start = now()
-        run()
-        return (now() - start) / n
 
     def floor_run() -> None:
         for _ in range(steps):
@@ -105,15 +112,15 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
     engine.run(steps)  # warm-up
     torch_engine.run(steps)
     baseline_run()
-    times: dict[str, list[float]] = {name: [] for name in ("engine", "torch", "baseline", "floor", "prepare", "update")}
-    for _ in range(reps):
-        times["engine"].append(per_step(lambda: engine.run(steps), steps))
-        times["torch"].append(per_step(lambda: torch_engine.run(steps), steps))
-        times["baseline"].append(per_step(baseline_run, baseline_steps))
-        times["floor"].append(per_step(floor_run, steps))
-        times["prepare"].append(per_step(prepare_run, blocks * engine.S))
-        times["update"].append(per_step(update_run, blocks * engine.S))
-    return {name: statistics.median(t) for name, t in times.items()}
+    runs = {
+        "engine": (lambda: engine.run(steps), steps),
+        "torch": (lambda: torch_engine.run(steps), steps),
+        "baseline": (baseline_run, baseline_steps),
+        "floor": (floor_run, steps),
+        "prepare": (prepare_run, blocks * engine.S),
+        "update": (update_run, blocks * engine.S),
+    }
+    return interleaved_medians(now, runs, reps)
 
 
 def binary_training_set(s: BinarySettings) -> dict[str, np.ndarray]:
@@ -140,11 +147,6 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
     full, full_steps = sgd.engines[0]
     now = clock(clock_name, sgd.W.device)
 
-    def per_step(run: Callable[[], object], n: int) -> float:
-        start = now()
-        run()
-        return (now() - start) / n
-
     def source_run() -> None:  # whole epochs of the source: the pass stays aligned with the epochs
         for _ in range(epochs):
             for engine, n in sgd.engines:
@@ -164,15 +166,15 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
     sgd.run(epochs)  # warm-up
     torch_sgd.run(epochs)
     baseline_run()
-    times: dict[str, list[float]] = {name: [] for name in ("engine", "torch", "baseline", "floor", "prepare", "update")}
-    for _ in range(reps):
-        times["engine"].append(per_step(lambda: sgd.run(epochs), epochs * per_epoch))
-        times["torch"].append(per_step(lambda: torch_sgd.run(epochs), epochs * per_epoch))
-        times["baseline"].append(per_step(baseline_run, baseline_epochs * per_epoch))
-        times["floor"].append(per_step(source_run, epochs * per_epoch))
-        times["update"].append(per_step(update_run, blocks * full.S))
-    times["prepare"] = times["floor"]  # the source is the whole per-block preparation
-    return {name: statistics.median(t) for name, t in times.items()}
+    runs = {
+        "engine": (lambda: sgd.run(epochs), epochs * per_epoch),
+        "torch": (lambda: torch_sgd.run(epochs), epochs * per_epoch),
+        "baseline": (baseline_run, baseline_epochs * per_epoch),
+        "floor": (source_run, epochs * per_epoch),
+        "update": (update_run, blocks * full.S),
+    }
+    medians = interleaved_medians(now, runs, reps)
+    return {**medians, "prepare": medians["floor"]}  # the source is the whole per-block preparation
 
 
 def machine() -> str:

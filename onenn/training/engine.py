@@ -121,7 +121,13 @@ class Engine:
             raise ValueError("the compiled kernels update W in place: W must be contiguous")
         self.kernels = kernels
         self.step_size = self.W.numpy().dtype.type(self.lr / self.B)
-        self.step_arrays = tuple(t.numpy() for t in (self.W, self.H, self.U, self.target_class, self.G, self.L))
+        self.H_array, self.U_array = self.H.numpy(), self.U.numpy()  # also the sources' kernels' output
+        self.step_arrays = (
+            self.W.numpy(),
+            self.H_array,
+            self.U_array,
+            *(t.numpy() for t in (self.target_class, self.G, self.L)),
+        )
         self.loss_code = (kernels.LOSS_CODES[self.loss.name], self.loss.c)
         self.scratch = tuple(t.numpy() for t in (self.v, self.s, self.a, self.r, self.lg[0]))
 
@@ -331,8 +337,8 @@ class FixedSet:
             self.position += m * B
             i += m
         if engine.compiled:
-            H, U = engine.step_arrays[1:3]
-            engine.kernels.gather_block(self.H_set_array, self.U_set_array, index.numpy(), H, U, n)
+            arrays = (self.H_set_array, self.U_set_array, index.numpy(), engine.H_array, engine.U_array)
+            engine.kernels.gather_block(*arrays, n)
             return
         H_rows, U_rows = self.H_rows[:rows], self.U_rows[:rows]
         torch.index_select(self.H_set, 0, index, out=H_rows)  # (n·B, D, T)

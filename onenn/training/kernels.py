@@ -224,11 +224,7 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
         X = H[i]  # the inputs are its first d rows, the label codes the next K
         # x / ‖x‖: Σ_k x_k², then x · (1/√·), as torch's sum and rsqrt
         for t in range(T):
-            for b in range(B):
-                norm[b] = 0
-            for k in range(d):
-                for b in range(B):
-                    norm[b] += X[k, t, b] * X[k, t, b]
+            _column_products(X, d, t, t, norm)
             for b in range(B):
                 norm[b] = 1 / math.sqrt(norm[b])
             for k in range(d):
@@ -241,11 +237,7 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
                     X[d + c, j, b] = code_on if C[i, j, b] == c else code_off
         # 1-NN: the first context point with the largest ⟨x_j, x_{N+1}⟩
         for j in range(N):
-            for b in range(B):
-                norm[b] = 0
-            for k in range(d):
-                for b in range(B):
-                    norm[b] += X[k, j, b] * X[k, N, b]
+            _column_products(X, d, j, N, norm)
             for b in range(B):
                 if j == 0 or norm[b] > best[b]:
                     best[b] = norm[b]
@@ -253,6 +245,17 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
         for c in range(K):
             for b in range(B):
                 U[i, c, b] = code_on if target_class[i, b] == c else code_off
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _column_products(X, d, t, u, out):
+    """``out[b] = Σ_{k<d} X[k, t, b] X[k, u, b]``, the products of tokens ``t`` and ``u`` of every prompt, summed over
+    the input coordinates in order (as torch's sum of the products)."""
+    for b in range(out.shape[0]):
+        out[b] = 0
+    for k in range(d):
+        for b in range(out.shape[0]):
+            out[b] += X[k, t, b] * X[k, u, b]
 
 
 @njit(cache=True)
