@@ -25,7 +25,7 @@ os.environ.update(
 # Before any job: the schema (types, bounds, unknown keys) and what a schema cannot check, every problem named by
 # its key path. Schema defaults only document the keys: filling them into every experiment would override
 # `defaults`, so (unlike snakemake.utils.validate) nothing is filled in.
-from onenn.pipeline.validate import validate_config
+from onenn.plan.validate import validate_config
 
 validate_config(
     config,
@@ -35,9 +35,9 @@ validate_config(
 
 
 # Without the command line's default job rate limit, Snakemake's scheduler wakes when a job ends, not also once a
-# second for every job that has ended so far (onenn/pipeline/scheduling.py; docs/performance.md).
+# second for every job that has ended so far (onenn/plan/scheduling.py; docs/performance.md).
 onstart:
-    from onenn.pipeline.scheduling import drop_default_rate_limit
+    from onenn.plan.scheduling import drop_default_rate_limit
 
     drop_default_rate_limit(
         getattr(workflow, "scheduler", None),

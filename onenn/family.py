@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Lemma 12's invariant of the binary paper on the family: ``xi1 <= (7/15) xi2``.
+XI_RATIO_BOUND = 7.0 / 15.0
+
 
 def label_columns(d: int, m: int) -> slice:
     """Columns of ``W`` that multiply the query's zero label block (``W12, W22, W32``)."""

@@ -18,7 +18,7 @@ BINARY_TEST_SETS = ("train", "uniform", "separated")
 #: the binary label distributions
 LABELS = ("gaussian", "rademacher")
 #: the arrays of a multiclass prompt set and of a binary one, as its file stores them: the inputs, the labels and
-#: the 1-NN index (the loader, onenn.pipeline.inputs.load_prompt_set, checks for these names)
+#: the 1-NN index (the loader, onenn.jobs.inputs.load_prompt_set, checks for these names)
 SET_ARRAYS = ("x", "classes", "nn")
 BINARY_SET_ARRAYS = ("x", "y", "nn")
 

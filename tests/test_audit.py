@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
-from onenn.family import diagnostics
-from onenn.pipeline.jobs import beyond_job
+from onenn.family import XI_RATIO_BOUND, diagnostics
+from onenn.jobs.beyond import beyond_job
 from onenn.prompts import sphere
 from onenn.theory.audit import SOURCES, AuditSettings, run_audit
 from onenn.theory.full_matrix import (
@@ -21,7 +21,7 @@ from onenn.theory.landscape import LandscapeSettings, landscape
 from onenn.theory.reduced.dynamics import gradient_descent
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.reduced.sampling import sample_inner_products
-from onenn.theory.reduced.thresholds import XI_RATIO_BOUND, resolve_sigma
+from onenn.theory.reduced.thresholds import resolve_sigma
 
 
 def test_resolve_sigma():

@@ -1,6 +1,6 @@
 """The benchmark runs end to end and writes its table (no timings are asserted)."""
 
-from onenn.training.bench import main
+from tools.bench import main
 
 
 def test_bench_writes_its_table(tmp_path):

@@ -1,5 +1,5 @@
-"""The whole-run benchmark (onenn.pipeline.bench_run) and the scheduler setting of the Snakefile
-(onenn.pipeline.scheduling), without running the workflow; tests/workflow/test_bench_run.py runs it."""
+"""The whole-run benchmark (tools.bench_run) and the scheduler setting of the Snakefile
+(onenn.plan.scheduling), without running the workflow; tests/workflow/test_bench_run.py runs it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from onenn.pipeline import bench_run
-from onenn.pipeline.scheduling import drop_default_rate_limit
+from onenn.plan.scheduling import drop_default_rate_limit
 from tests.configs import ROOT
+from tools import bench_run
 
 RULE = re.compile(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", re.DOTALL | re.MULTILINE)
 BENCHMARK = re.compile(r'benchmark:\n\s+"benchmarks/([^"]+)"')
@@ -103,7 +103,7 @@ def test_summarise_writes_the_table(tmp_path, capsys):
     bench_run.main(["--summarise", str(tmp_path / "run"), "--output", str(output)])
     assert "| rule table | 1 | 1.5 |  |  | 1.2 | 100.0% |" in output.read_text()
     assert output.read_text() in capsys.readouterr().out + "\n"
-    assert output.with_name("run.md.sha256").exists()  # written by onenn.pipeline.io, atomically
+    assert output.with_name("run.md.sha256").exists()  # written by onenn.base.io, atomically
 
 
 # --- the scheduler ----------------------------------------------------------------------------------------------

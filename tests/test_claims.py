@@ -13,8 +13,8 @@ import yaml
 from scipy.stats import chi2, norm
 
 from onenn.analysis.claims import LEVEL, VERDICTS, chi2_limit, scorecard, to_markdown
-from onenn.pipeline.claims import Claim, Point, Quantity, catalogue, check_claims, load_claims
-from onenn.pipeline.validate import ConfigError
+from onenn.plan.claims import Claim, Point, Quantity, catalogue, check_claims, load_claims
+from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
 
 CLAIMS = ROOT / "workflow/claims.yaml"
@@ -360,6 +360,6 @@ def test_a_variant_the_repository_defines_but_a_run_trims_is_known(config):
 
 
 def test_the_scorecard_does_not_import_torch():
-    code = "import sys, onenn.analysis.claims, onenn.pipeline.claims; print('torch' in sys.modules)"
+    code = "import sys, onenn.analysis.claims, onenn.plan.claims; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr

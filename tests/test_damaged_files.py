@@ -1,4 +1,4 @@
-"""Damaged intermediate files: each loader of onenn.pipeline.inputs refuses a file that does not open, lacks an
+"""Damaged intermediate files: each loader of onenn.jobs.inputs refuses a file that does not open, lacks an
 array or column, has the wrong shape or type, holds NaN where it must not, belongs to another run or changed
 since it was written, with ``DamagedFile`` naming the file, the problem, the rule that makes it and the command
 that remakes it. The checksums beside every output; the rule of every path. Synthetic files in tmp_path; the same
@@ -13,17 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.analysis.tables import METRICS
-from onenn.pipeline import paths
-from onenn.pipeline.inputs import (
-    NUMBER,
-    WEIGHTS_ARRAYS,
-    load_checked_table,
-    load_prompt_set,
-    load_run_record,
-    load_weights,
-)
-from onenn.pipeline.io import (
+from onenn.base import paths
+from onenn.base.columns import METRICS
+from onenn.base.io import (
     DamagedFile,
     checksum_path,
     file_digest,
@@ -34,7 +26,15 @@ from onenn.pipeline.io import (
     save_table,
     verify_checksum,
 )
-from onenn.pipeline.logs import job_log
+from onenn.jobs.inputs import (
+    NUMBER,
+    WEIGHTS_ARRAYS,
+    load_checked_table,
+    load_prompt_set,
+    load_run_record,
+    load_weights,
+)
+from onenn.jobs.logs import job_log
 from onenn.prompts import BINARY_SET_ARRAYS, SET_ARRAYS, make_binary_set, make_test_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -335,8 +335,8 @@ def test_a_table_without_its_columns_is_refused(tmp_path):
 
 EVALUATE_DAMAGED = """
 import sys
-from onenn.pipeline.jobs import evaluate_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.evaluate import evaluate_job
+from onenn.jobs.logs import job_log
 out, weights, record, uniform, separated = sys.argv[1:]
 try:
     with job_log(out + "/job.log") as log:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from onenn.pipeline import experiments as ex
+from onenn.plan import experiments as ex
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -103,7 +103,7 @@ def test_an_experiments_table_is_made_from_what_its_kind_produces():
 
 
 def test_the_rules_spell_no_output_path():
-    """Every results/ path pattern is spelled once, in onenn/pipeline/paths.py; the rules use it from there."""
+    """Every results/ path pattern is spelled once, in onenn/base/paths.py; the rules use it from there."""
     sources = [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]
     spelled = [
         f"{path.name}: {line.strip()}"

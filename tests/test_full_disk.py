@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onenn.pipeline import jobs, paths
-from onenn.pipeline.inputs import load_prompt_set
-from onenn.pipeline.io import CannotWrite, checksum_path, save_arrays
-from onenn.pipeline.logs import job_log
+from onenn.base import paths
+from onenn.base.io import CannotWrite, checksum_path, save_arrays
+from onenn.jobs import datasets
+from onenn.jobs.inputs import load_prompt_set
+from onenn.jobs.logs import job_log
 from onenn.prompts import SET_ARRAYS
 
 LOG = logging.getLogger("test")
@@ -61,7 +62,7 @@ def unwritable(tmp_path):
     folder.mkdir()
     why_not = mount_tmpfs(folder, "1m")
     earlier = folder / paths.UNIFORM_SET.format(d=D, N=N, K=K, size=SMALL)
-    jobs.test_set_job("uniform", SMALL, D, N, K, None, 0, str(earlier), log=LOG)
+    datasets.test_set_job("uniform", SMALL, D, N, K, None, 0, str(earlier), log=LOG)
     if why_not is None:
         fill(folder)
         yield "No space left on device", folder, earlier
@@ -84,7 +85,7 @@ def test_a_job_that_cannot_write_fails_clearly_and_leaves_the_earlier_results(un
     for target in (new, earlier):  # a new output, and a rewrite of an earlier one
         log_file = tmp_path / "job.log"
         with pytest.raises(CannotWrite) as err, job_log(str(log_file)) as log:
-            jobs.test_set_job("uniform", LARGE, D, N, K, None, 0, str(target), log=log)
+            datasets.test_set_job("uniform", LARGE, D, N, K, None, 0, str(target), log=log)
         assert str(err.value) == (
             f"[Errno {err.value.errno}] could not write {target}: {problem}. Nothing of it was left behind, and the "
             f"files already there are unchanged; free space on the file system of {target.parent} (or make it "

@@ -24,9 +24,9 @@ from onenn.analysis.evaluate import evaluate_run
 from onenn.losses import Loss
 from onenn.prompts import separated_prompts
 from onenn.training.fused import FusedEngine, draw_stream, interpreting
-from onenn.training.gpu_check import predrawn as eager_minibatches  # the eager engine's minibatches, its layout
 from onenn.training.train import TrainSettings, make_engine, train
 from tests.configs import ROOT
+from tools.gpu_check import predrawn as eager_minibatches  # the eager engine's minibatches, its layout
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU
 DEVICE = torch.device("cpu" if interpreting() else "cuda")

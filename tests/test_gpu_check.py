@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from onenn.training import gpu_check
 from onenn.training.train import TrainSettings
 from tests.configs import ROOT
+from tools import gpu_check
 
 CPU = torch.device("cpu")
 TINY = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=20, n_eval=3, device="cpu")

@@ -1,6 +1,16 @@
-"""The layering of the package: the workflow's layer never imports torch, so the Snakefile and the jobs that do
-not train start without paying for it (docs/architecture.md)."""
+"""The package's layers point one way, and each job pays only for what it imports (docs/architecture.md).
 
+The layers, bottom to top; a module may import its own part and the layers below, never a layer above nor a
+sibling part of its own layer:
+
+    0  the mathematics (onenn/*.py)   |  the foundation (onenn.base)
+    1  onenn.training  |  onenn.theory  |  onenn.analysis  |  onenn.plan (what the Snakefile imports)
+    2  onenn.jobs (one module per stage; the only code that reads and writes the workflow's files)
+
+The developer tools (``tools/``) and the tests sit outside: the package imports neither.
+"""
+
+import ast
 import functools
 import json
 import logging
@@ -10,24 +20,101 @@ from pathlib import Path
 
 import pytest
 
-from onenn.pipeline.startup import KINDS, job_imports
-
 ROOT = Path(__file__).resolve().parents[1]
 
+#: part -> its layer (0 at the bottom)
+LAYERS = {"maths": 0, "base": 0, "training": 1, "theory": 1, "analysis": 1, "plan": 1, "jobs": 2}
+#: the sub-packages of onenn that are parts of their own; every other module of onenn is the mathematics
+PACKAGES = {"base", "training", "theory", "analysis", "plan", "jobs"}
 
-def test_pipeline_and_what_the_snakefile_imports_do_not_import_torch_or_pandas():
-    code = (
-        "import sys\n"
-        "import onenn.pipeline, onenn.pipeline.experiments, onenn.pipeline.validate, onenn.pipeline.resources\n"
-        "import onenn.pipeline.settings, onenn.pipeline.io, onenn.pipeline.logs, onenn.pipeline.provenance\n"
-        "import onenn.pipeline.jobs, onenn.pipeline.inputs, onenn.pipeline.paths, onenn.pipeline.startup\n"
-        "print('torch' in sys.modules, 'pandas' in sys.modules)\n"
+
+def part_of(module: str) -> str | None:
+    """The part of onenn a dotted module name belongs to; ``None`` outside onenn (or the package itself)."""
+    names = module.split(".")
+    if names[0] != "onenn" or len(names) == 1:
+        return None
+    return names[1] if names[1] in PACKAGES else "maths"
+
+
+def imported_modules(path: Path, package: str) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, anywhere in it (function-level and ``TYPE_CHECKING`` imports too), with
+    its line; relative imports resolved against ``package``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module or "").split(".")]).strip(".")
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names if part_of(module) is None]
+    return found
+
+
+def layer_violations(root: Path) -> list[str]:
+    """``file:line: a imports b (why)`` for every import of the package under ``root/onenn`` that points up, to
+    a sibling part, or out to the tools or the tests."""
+    out = []
+    for path in sorted((root / "onenn").rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        here = part_of(module)
+        for line, target in imported_modules(path, package):
+            where = f"{path.relative_to(root)}:{line}: {module} imports {target}"
+            if target.split(".")[0] in ("tools", "tests"):
+                out.append(f"{where} (the package never imports the {target.split('.')[0]})")
+            there = part_of(target)
+            if here is None or there is None or there == here:
+                continue
+            if LAYERS[there] > LAYERS[here]:
+                out.append(f"{where} (layer {LAYERS[there]} {there} is above layer {LAYERS[here]} {here})")
+            elif LAYERS[there] == LAYERS[here]:
+                out.append(f"{where} ({there} and {here} are siblings in layer {LAYERS[here]})")
+    return out
+
+
+def test_every_import_points_down():
+    assert layer_violations(ROOT) == []
+
+
+@pytest.mark.parametrize(
+    "planted, why",
+    [
+        ("onenn/training/x.py:from onenn.jobs.train import train_job", "is above"),
+        ("onenn/base/x.py:import onenn.model", "siblings"),
+        ("onenn/analysis/x.py:    from onenn.theory import audit", "siblings"),
+        ("onenn/model.py:from onenn.plan.experiments import runs", "is above"),
+        ("onenn/plan/x.py:from ..training import train", "siblings"),
+        ("onenn/jobs/x.py:import tools.bench", "never imports the tools"),
+    ],
+)
+def test_the_layer_check_finds_a_planted_import(tmp_path, planted, why):
+    """The check itself: a tree with one wrong import (a top-level, indented or relative one) is refused, and
+    the message names the file, the line and the reason."""
+    file, code = planted.split(":", 1)
+    path = tmp_path / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    inside_a_function = code.startswith(" ")
+    path.write_text("import numpy\n" + ("def f():\n" if inside_a_function else "") + code + "\n")
+    (found,) = layer_violations(tmp_path)
+    assert found.startswith(f"{file}:{3 if inside_a_function else 2}: ") and why in found
+
+
+def test_plan_and_base_do_not_import_torch_or_pandas():
+    """The Snakefile imports the plan: building the plan of a few hundred jobs must not pay torch's start-up, and
+    on a cluster it is built on a login node that may have no working CUDA."""
+    modules = sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for part in ("plan", "base")
+        for p in (ROOT / "onenn" / part).glob("*.py")
     )
+    code = "import sys\n" + "".join(f"import {m}\n" for m in modules)
+    code += "print('torch' in sys.modules, 'pandas' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False", out.stderr
 
 
-def test_the_snakefile_imports_only_the_pipeline_layer():
+def test_the_snakefile_imports_only_the_plan_and_the_foundation():
     sources = [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]
     imports = [
         line.strip()
@@ -36,18 +123,38 @@ def test_the_snakefile_imports_only_the_pipeline_layer():
         if line.strip().startswith(("from onenn", "import onenn"))
     ]
     assert imports, "the Snakefile imports nothing from onenn?"
-    assert all(line.split()[1].startswith("onenn.pipeline") for line in imports), imports
+    assert all(line.split()[1].startswith(("onenn.plan", "onenn.base")) for line in imports), imports
 
 
 # --- each job pays only for what it uses (docs/performance.md, per-job fixed cost) ----------------------------
 
 #: the jobs that train, the only ones that may import torch and numba (the engine's compiled kernels)
-TRAINING_JOBS = {"train_job", "binary_train_job", "use_threads"}
+TRAINING_JOBS = {"train.train_job", "train.binary_train_job", "train.use_threads"}
 #: the only job that draws, and so may import matplotlib and seaborn
-DRAWING_JOBS = {"figure_job"}
+DRAWING_JOBS = {"figures.figure_job"}
 #: jobs that neither read nor write a table, and so must not import pandas
-NO_TABLE_JOBS = {"test_set_job", "binary_set_job", "report_page_job"}
-#: every function of onenn/pipeline/jobs.py -> the modules it imports when it runs
+NO_TABLE_JOBS = {"datasets.test_set_job", "datasets.binary_set_job", "summary.report_page_job"}
+
+
+def job_imports() -> dict[str, tuple[str, ...]]:
+    """``stage.function`` of every function of ``onenn/jobs/<stage>.py`` -> what a job calling it imports: its
+    stage's module and the modules the function imports when it runs."""
+    out = {}
+    for path in sorted((ROOT / "onenn/jobs").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                inner = imported_modules_of(node)
+                out[f"{path.stem}.{node.name}"] = (f"onenn.jobs.{path.stem}", *inner)
+    return out
+
+
+def imported_modules_of(node: ast.AST) -> list[str]:
+    found = {n.module for n in ast.walk(node) if isinstance(n, ast.ImportFrom) and n.module}
+    found |= {alias.name for n in ast.walk(node) if isinstance(n, ast.Import) for alias in n.names}
+    return sorted(found)
+
+
 JOB_IMPORTS = job_imports()
 
 
@@ -56,7 +163,7 @@ def loaded_after_importing(modules: tuple[str, ...]) -> set[str]:
     """The heavy packages a fresh interpreter holds after the workflow script's imports and ``modules``."""
     code = (
         "import sys, json\n"
-        "import onenn.pipeline.jobs, onenn.pipeline.logs\n"
+        "import onenn.jobs.logs\n"
         + "".join(f"import {m}\n" for m in modules)
         + "print(json.dumps(sorted({'torch', 'numba', 'pandas', 'matplotlib', 'seaborn'} & set(sys.modules))))\n"
     )
@@ -66,14 +173,14 @@ def loaded_after_importing(modules: tuple[str, ...]) -> set[str]:
 
 def test_the_jobs_are_found():
     jobs = JOB_IMPORTS
-    assert {"evaluate_job", "binary_evaluate_job", "table_job", "figure_job", "summary_job", "claims_job"} <= set(jobs)
-    assert "onenn.analysis.evaluate" in jobs["evaluate_job"] and "torch" in jobs["use_threads"]
-    assert {name for functions in KINDS.values() for name in functions} <= set(jobs)  # the benchmark's kinds
+    expected = {"evaluate.evaluate_job", "tables.table_job", "figures.figure_job", "summary.summary_job"}
+    assert expected | TRAINING_JOBS | DRAWING_JOBS | NO_TABLE_JOBS <= set(jobs)
+    assert "onenn.analysis.evaluate" in jobs["evaluate.evaluate_job"] and "torch" in jobs["train.use_threads"]
 
 
 @pytest.mark.parametrize("job", sorted(set(JOB_IMPORTS) - TRAINING_JOBS))
 def test_a_job_that_does_not_train_does_not_import_torch(job):
-    loaded = loaded_after_importing(tuple(JOB_IMPORTS[job]))
+    loaded = loaded_after_importing(JOB_IMPORTS[job])
     assert not loaded & {"torch", "numba"}
     if job not in DRAWING_JOBS:
         assert not loaded & {"matplotlib", "seaborn"}
@@ -83,7 +190,7 @@ def test_a_job_that_does_not_train_does_not_import_torch(job):
 
 EVALUATE_BOTH = """
 import logging, sys
-from onenn.pipeline.jobs import binary_evaluate_job, evaluate_job
+from onenn.jobs.evaluate import binary_evaluate_job, evaluate_job
 folder = sys.argv[1]
 log = logging.getLogger("evaluate")
 identity = {"experiment": "e", "variant": "v", "seed": "0"}
@@ -101,8 +208,8 @@ print("torch" in sys.modules)
 
 def test_the_evaluation_jobs_run_without_torch(tmp_path):
     """Both evaluation jobs, run for real in a fresh interpreter, on runs trained here."""
-    from onenn.pipeline.io import save_arrays
-    from onenn.pipeline.jobs import binary_train_job, train_job
+    from onenn.base.io import save_arrays
+    from onenn.jobs.train import binary_train_job, train_job
     from onenn.prompts import make_binary_set, make_test_set
     from onenn.training.binary import BinarySettings
     from onenn.training.train import TrainSettings

@@ -3,7 +3,9 @@ their legends: the paper's figures as before, ``sweep`` for any training experim
 training."""
 
 import copy
+import dataclasses
 import json
+import logging
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -13,10 +15,12 @@ import pytest
 import yaml
 from PIL import Image
 
-from onenn.analysis.plots import FIGURES, PlotStyle, figure, grouping, render
+from onenn.analysis.plots import FIGURES, PlotStyle, figure, grouping
 from onenn.analysis.tables import concat_tables
-from onenn.pipeline import experiments as ex
-from onenn.pipeline.validate import check_config, load_schema
+from onenn.base.io import save_table
+from onenn.jobs.figures import figure_job
+from onenn.plan import experiments as ex
+from onenn.plan.validate import check_config, load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -177,10 +181,13 @@ def test_a_grouping_the_table_lacks_is_a_clear_error():
         grouping(table, ["width"])
 
 
-def test_render_records_the_legends_in_the_png(tmp_path):
+def test_the_figure_job_records_the_legends_in_the_png(tmp_path):
     config = with_experiment(sweep={"d": [4, 8, 16]})
     outputs = [tmp_path / "new.png", tmp_path / "new.pdf"]
-    render("sweep", synthetic_table(config, "new"), STYLE, outputs, ex.group_by(config, "new"))
+    save_table(tmp_path / "new.parquet", synthetic_table(config, "new"))
+    style = {f.name: getattr(STYLE, f.name) for f in dataclasses.fields(STYLE)}
+    figure_job("sweep", str(tmp_path / "new.parquet"), style, [str(o) for o in outputs],
+               group_by=ex.group_by(config, "new"), log=logging.getLogger("test"))  # fmt: skip
     text = Image.open(outputs[0]).text
     assert text["Title"] == "onenn figure sweep, grouped by d"
     assert json.loads(text["Legends"])[0] == {"title": "d", "entries": ["4", "8", "16"]}

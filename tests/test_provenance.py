@@ -9,9 +9,9 @@ from importlib.metadata import version
 
 from onenn.analysis.report import markdown_to_html
 from onenn.analysis.summary import summarise, to_markdown
-from onenn.pipeline import provenance
-from onenn.pipeline.io import load_json, save_arrays
-from onenn.pipeline.jobs import binary_train_job, train_job
+from onenn.base import provenance
+from onenn.base.io import load_json, save_arrays
+from onenn.jobs.train import binary_train_job, train_job
 from onenn.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
 from onenn.training.train import TrainSettings
@@ -42,7 +42,7 @@ def test_versions_are_what_importlib_metadata_reports():
 
 
 def test_reading_the_versions_does_not_import_torch():
-    code = "import sys, onenn.pipeline.provenance, onenn.analysis.summary; onenn.pipeline.provenance.versions(); print('torch' in sys.modules)"
+    code = "import sys, onenn.base.provenance, onenn.analysis.summary; onenn.base.provenance.versions(); print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

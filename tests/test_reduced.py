@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import softmax
 
+from onenn.family import XI_RATIO_BOUND
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import (
     attention_weights,
@@ -20,7 +21,7 @@ from onenn.theory.reduced.loss import (
     reduced_loss_and_grad,
 )
 from onenn.theory.reduced.sampling import audit_sample, inner_product_cdf, inner_product_density, sample_inner_products
-from onenn.theory.reduced.thresholds import XI_RATIO_BOUND, lemma12_a, sigma_threshold_lemma12, sigma_threshold_theorem1
+from onenn.theory.reduced.thresholds import lemma12_a, sigma_threshold_lemma12, sigma_threshold_theorem1
 
 
 def _naive_weights(xi1: float, xi2: float, t: np.ndarray) -> np.ndarray:

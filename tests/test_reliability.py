@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 import torch
 
-from onenn.pipeline.io import load_arrays, load_json, save_arrays, save_json, write_with
-from onenn.pipeline.jobs import evaluate_job, train_job
+from onenn.base.io import load_arrays, load_json, save_arrays, save_json, write_with
+from onenn.jobs.evaluate import evaluate_job
+from onenn.jobs.train import train_job
 from onenn.prompts import make_test_set
 from onenn.training.train import Diverged, TrainSettings, find_divergence, train
 
@@ -135,8 +136,9 @@ def test_auto_records_the_device_used_in_the_table(tmp_path):
 DETERMINISM_SCRIPT = textwrap.dedent("""
     import logging, sys
     import torch
-    from onenn.pipeline.io import save_arrays
-    from onenn.pipeline.jobs import evaluate_job, train_job
+    from onenn.base.io import save_arrays
+    from onenn.jobs.evaluate import evaluate_job
+    from onenn.jobs.train import train_job
     from onenn.prompts import make_test_set
     from onenn.training.train import TrainSettings
 
@@ -221,7 +223,7 @@ def test_a_killed_writer_leaves_no_file_that_looks_complete(tmp_path):
     target = tmp_path / "weights.npz"
     script = textwrap.dedent(f"""
         import time
-        from onenn.pipeline.io import write_with
+        from onenn.base.io import write_with
         def slow(tmp):
             tmp.write_bytes(b"PK partial")
             time.sleep(60)
@@ -267,8 +269,8 @@ WRITE_CALL = re.compile(
 
 
 def test_every_writer_goes_through_onenn_io():
-    """Tables, arrays, records and figures are written only by ``onenn.pipeline.io`` (atomically), or by a callback
-    that ``onenn.pipeline.io.write_with`` hands a temporary path. A log streamed as it is written says so."""
+    """Tables, arrays, records and figures are written only by ``onenn.base.io`` (atomically), or by a callback
+    that ``onenn.base.io.write_with`` hands a temporary path. A log streamed as it is written says so."""
     offenders = []
     for path in [*ROOT.glob("onenn/**/*.py"), *ROOT.glob("workflow/scripts/*.py")]:
         if path.name == "io.py":
@@ -280,4 +282,4 @@ def test_every_writer_goes_through_onenn_io():
                 and not line.endswith("# a log, streamed: not an output")
             ):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
-    assert offenders == [], "write outputs with onenn.pipeline.io (save_arrays, save_json, save_table, write_with)"
+    assert offenders == [], "write outputs with onenn.base.io (save_arrays, save_json, save_table, write_with)"

@@ -1,14 +1,14 @@
 """The settings dataclasses of the jobs: an unknown key is refused by name, with the allowed ones; the workflow
 hands each job every setting it has; and every run of the shipped configurations gets the values the configuration
 gives it (defaults, then the experiment's keys, then the variant's), resolved here independently of
-onenn.pipeline.experiments."""
+onenn.plan.experiments."""
 
 import itertools
 from dataclasses import fields
 
 import pytest
 
-from onenn.pipeline import experiments as ex
+from onenn.plan import experiments as ex
 from onenn.theory.audit import AuditSettings
 from onenn.theory.full_matrix import FullMatrixSettings
 from onenn.theory.landscape import LandscapeSettings

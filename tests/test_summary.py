@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.summary import summarise, to_markdown
-from onenn.analysis.tables import first_and_last, normalise_types, variant_order
+from onenn.analysis.tables import first_and_last, variant_order
+from onenn.base.columns import normalise_types
 
 
 def train_table() -> pd.DataFrame:

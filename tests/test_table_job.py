@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.analysis.tables import BINARY_RUN_METRICS, METRICS
-from onenn.pipeline.experiments import KINDS
-from onenn.pipeline.io import save_table
-from onenn.pipeline.jobs import table_job
+from onenn.base.columns import BINARY_RUN_METRICS, METRICS
+from onenn.base.io import save_table
+from onenn.jobs.tables import table_job
+from onenn.plan.experiments import KINDS
 
 LOG = logging.getLogger("test")
 

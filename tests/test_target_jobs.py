@@ -7,7 +7,7 @@ import pytest
 from snakemake.target_jobs import parse_target_jobs_cli_args
 from snakemake_interface_executor_plugins.utils import TargetSpec, encode_target_jobs_cli_args
 
-from onenn.pipeline import experiments as ex
+from onenn.plan import experiments as ex
 from tests.configs import FULL, QUICK, load_config
 
 

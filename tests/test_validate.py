@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from onenn.pipeline import experiments as ex
-from onenn.pipeline.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
+from onenn.plan import experiments as ex
+from onenn.plan.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
 from tests.configs import QUICK, load_config
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,8 +30,8 @@ import pandas as pd
 from scipy.special import gammaincinv
 
 from onenn.analysis.summary import markdown_table
-from onenn.pipeline.claims import Claim, Point
-from onenn.pipeline.experiments import variant_name
+from onenn.base.claims import Claim, Point
+from onenn.base.columns import variant_name
 
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))

@@ -1,14 +1,14 @@
 """Seaborn figures, one function per figure name of the config. They only draw: the statistics come from
 ``onenn.analysis.tables``. A figure of a training experiment groups its curves by the settings the experiment's
-variants vary, which it receives as ``group_by`` (from the config: ``onenn.pipeline.experiments.group_by``);
+variants vary, which it receives as ``group_by`` (from the config: ``onenn.plan.experiments.group_by``);
 ``sweep`` draws any training experiment."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -27,8 +27,7 @@ from onenn.analysis.tables import (
     seed_stats,
     variant_order,
 )
-from onenn.pipeline.io import write_with
-from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
+from onenn.family import XI_RATIO_BOUND
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ class Grouping:
 
 def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
     """The settings the experiment's variants vary (``group_by``, from the config through the figure rule's
-    params: ``onenn.pipeline.experiments.group_by``) as a grouping of the table's rows. One setting: its own
+    params: ``onenn.plan.experiments.group_by``) as a grouping of the table's rows. One setting: its own
     column, its values sorted (numbers as numbers); several: one group per variant, in ``variant_order``, titled
     by the settings and sorted by them in their order; none (an experiment of one variant): its variant."""
     missing = [k for k in group_by if k not in table]
@@ -520,7 +519,7 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] =
 
 
 #: figure name (the config's ``figure``) -> its function: (table, style, group_by) -> figure. The figures of
-#: training experiments (``onenn.pipeline.experiments.TRAIN_FIGURES``) and ``binary`` group their curves by
+#: training experiments (``onenn.plan.experiments.TRAIN_FIGURES``) and ``binary`` group their curves by
 #: ``group_by``; the others ignore it.
 FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure]] = {
     "convergence": convergence,
@@ -563,16 +562,15 @@ def figure(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
     return FIGURES[name](table, style, list(group_by))
 
 
-def render(
-    name: str, table: pd.DataFrame, style: PlotStyle, outputs: list[str | Path], group_by: Sequence[str] = ()
-) -> None:
-    """Draw figure ``name``, its curves grouped by ``group_by``, and save it (atomically) to every path in
-    ``outputs`` (PNG, PDF, ...)."""
+@contextmanager
+def draw(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> Iterator[plt.Figure]:
+    """Figure ``name`` of an experiment's table, its curves grouped by ``group_by``, laid out, inside the style's
+    seaborn context (the caller saves it there, so that the context's settings reach the file too), and closed
+    on leaving."""
     with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
         fig = figure(name, table, style, group_by)
-        fig.tight_layout()
-        for path in outputs:
-            fmt = Path(path).suffix.lstrip(".")
-            meta = metadata(fmt, name, fig, group_by)
-            write_with(path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, dpi=style.dpi, metadata=meta))
-    plt.close(fig)
+        try:
+            fig.tight_layout()
+            yield fig
+        finally:
+            plt.close(fig)

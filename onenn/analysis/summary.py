@@ -8,7 +8,7 @@ errors) and the ratio with its interval, next to the prediction ``(K − 1)/K`` 
 paper (docs/method.md §7): the binary experiment's final metrics (mean ± sd over seeds); the audit's numbers per sigma
 (``onenn.analysis.tables.audit_summary``, ``xi1/xi2`` next to 7/15 in ``reference``) and its reduced loss at
 log-spaced times (``quantity`` ``reduced_loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance
-to the family (over the blocks that can move) and to the reduced trajectory. Every row also records the software that made it (``onenn.pipeline.provenance``: the versions of
+to the family (over the blocks that can move) and to the reduced trajectory. Every row also records the software that made it (``onenn.base.provenance``: the versions of
 python, torch, numba, numpy and snakemake), which the Markdown states at its end.
 """
 
@@ -27,9 +27,9 @@ from onenn.analysis.tables import (
     seed_stats,
     variant_order,
 )
-from onenn.pipeline import provenance
-from onenn.pipeline.experiments import variant_name
-from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
+from onenn.base import provenance
+from onenn.base.columns import variant_name
+from onenn.family import XI_RATIO_BOUND
 
 COLUMNS = (
     "experiment",

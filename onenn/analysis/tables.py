@@ -9,13 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onenn.theory.reduced.thresholds import XI_RATIO_BOUND
-
-ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
-#: the metrics of a run's table, per saved step and test set: a multiclass run's (onenn.analysis.evaluate) and a
-#: binary run's (onenn.training.binary; no argmax accuracy with real-valued labels)
-METRICS = ("logit_error", "accuracy", "test_loss")
-BINARY_RUN_METRICS = ("nn_mse", "test_loss")
+from onenn.base.columns import ID_COLUMNS, normalise_types
+from onenn.family import XI_RATIO_BOUND
 
 
 def window_means(minibatch_loss: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -42,20 +37,6 @@ def run_table(
     first = [c for c in ID_COLUMNS if c in table]
     table = table[first + [c for c in table.columns if c not in first]]
     return normalise_types(table)
-
-
-def normalise_types(table: pd.DataFrame) -> pd.DataFrame:
-    """Integers as int64, reals as float64, text as strings: stable Parquet types across runs."""
-    table = table.copy()
-    for col in table.columns:
-        kind = table[col].dtype.kind
-        if kind in "iub":
-            table[col] = table[col].astype("int64" if kind != "b" else "bool")
-        elif kind == "f":
-            table[col] = table[col].astype("float64")
-        else:
-            table[col] = table[col].astype("string")
-    return table
 
 
 def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.pipeline.settings import Settings
+from onenn.base.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import monte_carlo_estimates

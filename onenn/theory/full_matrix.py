@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from onenn.base.settings import Settings
 from onenn.family import diagnostics
-from onenn.pipeline.settings import Settings
 from onenn.prompts import nearest_neighbour, sphere
 from onenn.steps import log_spaced_steps
 from onenn.theory.reduced.dynamics import gradient_descent

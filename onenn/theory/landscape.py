@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.pipeline.settings import Settings
+from onenn.base.settings import Settings
 from onenn.theory.reduced.loss import loss_landscape
 from onenn.theory.reduced.sampling import sample_inner_products
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.tables import normalise_types
+from onenn.base.columns import normalise_types
 from onenn.family import family_matrix
 from onenn.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from onenn.base.settings import Settings
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import embed
-from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, FixedSet
 from onenn.training.train import DTYPES, check_finite

@@ -47,8 +47,8 @@ import torch
 import triton
 import triton.language as tl
 
+from onenn.base.io import write_with
 from onenn.losses import LOSSES, Loss
-from onenn.pipeline.io import write_with
 
 #: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
 BLOCK_STEPS = 1024

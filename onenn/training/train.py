@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from onenn.base.settings import DEVICES, Settings
 from onenn.init import initial_weights
 from onenn.losses import Loss
-from onenn.pipeline.resources import DEVICES
-from onenn.pipeline.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, draw_step
 

@@ -10,4 +10,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-exec timeout -k 10 600 "${PYTHON:-python3}" -m onenn.training.gpu_check "$@"
+exec timeout -k 10 600 "${PYTHON:-python3}" -m tools.gpu_check "$@"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from onenn.pipeline import bench_run
+from tools import bench_run
 
 
 def cells(text: str) -> dict[str, list[str]]:

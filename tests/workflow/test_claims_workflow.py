@@ -10,7 +10,7 @@ import pandas as pd
 import yaml
 
 from onenn.analysis.claims import VERDICTS
-from onenn.pipeline.claims import catalogue, load_claims, reference_configs
+from onenn.plan.claims import catalogue, load_claims, reference_configs
 from tests.configs import ROOT
 from tests.workflow.helpers import copy_workflow, snakemake
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onenn.pipeline import paths
-from onenn.pipeline.io import load_arrays
+from onenn.base import paths
+from onenn.base.io import load_arrays
 from onenn.prompts import SET_ARRAYS
 from tests.workflow.helpers import QUICK, snakemake
 

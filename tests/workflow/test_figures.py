@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 import seaborn as sns
 
-from onenn.analysis.plots import PlotStyle, figure, render
-from onenn.pipeline import experiments as ex
+from onenn.analysis import plots
+from onenn.analysis.plots import PlotStyle, figure, metadata
+from onenn.plan import experiments as ex
 from tests.configs import QUICK, load_config
 
 CONFIG = load_config(*QUICK)
@@ -69,7 +70,11 @@ def pdf_page_and_streams(path: Path) -> tuple[tuple[float, float], list[bytes]]:
 def test_the_figure_files_are_the_drawing_of_the_table(quick_run, tmp_path, experiment):
     """Drawn again here from the table, with the configuration's style: the same pixels and the same PDF."""
     again = [tmp_path / "again.png", tmp_path / "again.pdf"]
-    render(figure_of(experiment), table_of(quick_run, experiment), STYLE, again, ex.group_by(CONFIG, experiment))
+    name, group_by = figure_of(experiment), ex.group_by(CONFIG, experiment)
+    with plots.draw(name, table_of(quick_run, experiment), STYLE, group_by) as fig:
+        for path in again:
+            fmt = path.suffix.lstrip(".")
+            fig.savefig(path, format=fmt, dpi=STYLE.dpi, metadata=metadata(fmt, name, fig, group_by))
     pixels = mpimg.imread(quick_run / f"results/figures/{experiment}.png")
     assert np.array_equal(pixels, mpimg.imread(again[0])), "the PNG is not its table drawn with the config's style"
     assert len(np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)) > 50  # not a blank page

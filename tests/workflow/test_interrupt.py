@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from onenn.pipeline.io import load_arrays, load_json
+from onenn.base.io import load_arrays, load_json
 from tests.workflow.helpers import ROOT, copy_workflow
 
 RUN = "results/runs/interrupt/default/seed0"

@@ -4,7 +4,7 @@ table and their provenance (its figures: test_figures.py)."""
 import pandas as pd
 import pytest
 
-from onenn.pipeline.io import load_json
+from onenn.base.io import load_json
 from tests.test_provenance import EXPECTED, MADE_WITH, recorded
 from tests.workflow.helpers import ROOT, snakemake
 

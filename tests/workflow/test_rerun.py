@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from onenn.pipeline.io import CHECKSUM_SUFFIX
+from onenn.base.io import CHECKSUM_SUFFIX
 from tests.workflow.helpers import ROOT, snakemake
 
 QUICK = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())

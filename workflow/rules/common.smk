@@ -1,9 +1,9 @@
-# Input and parameter functions of the rules, named get_*. The logic lives in onenn.pipeline (no torch): the
-# experiments, their runs and settings in experiments.py, every output path pattern in paths.py.
-from onenn.pipeline import claims
-from onenn.pipeline import experiments as ex
-from onenn.pipeline import paths
-from onenn.pipeline import resources as res
+# Input and parameter functions of the rules, named get_*. The logic lives in onenn.plan (no torch): the
+# experiments, their runs and settings in experiments.py; every output path pattern in onenn/base/paths.py.
+from onenn.base import paths
+from onenn.plan import claims
+from onenn.plan import experiments as ex
+from onenn.plan import resources as res
 
 
 def one_of(names):

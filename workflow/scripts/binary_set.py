@@ -1,5 +1,5 @@
-from onenn.pipeline.jobs import binary_set_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.datasets import binary_set_job
+from onenn.jobs.logs import job_log
 
 w, s = snakemake.wildcards, snakemake.params.settings
 with job_log(snakemake.log[0]) as log:

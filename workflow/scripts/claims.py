@@ -1,5 +1,5 @@
-from onenn.pipeline.jobs import claims_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.claims import claims_job
+from onenn.jobs.logs import job_log
 
 s = snakemake.params.settings
 with job_log(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
-from onenn.pipeline.jobs import evaluate_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.evaluate import evaluate_job
+from onenn.jobs.logs import job_log
 
 i = snakemake.input
 with job_log(snakemake.log[0]) as log:

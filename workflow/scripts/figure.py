@@ -1,5 +1,5 @@
-from onenn.pipeline.jobs import figure_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.figures import figure_job
+from onenn.jobs.logs import job_log
 
 with job_log(snakemake.log[0]) as log:
     figure_job(

@@ -1,5 +1,5 @@
-from onenn.pipeline.jobs import table_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.tables import table_job
+from onenn.jobs.logs import job_log
 
 with job_log(snakemake.log[0]) as log:
     table_job(

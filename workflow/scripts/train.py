@@ -1,5 +1,5 @@
-from onenn.pipeline.jobs import train_job
-from onenn.pipeline.logs import job_log
+from onenn.jobs.train import train_job
+from onenn.jobs.logs import job_log
 
 with job_log(snakemake.log[0]) as log:
     train_job(

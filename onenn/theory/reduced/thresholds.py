@@ -6,9 +6,6 @@ import math
 
 from onenn.theory.reduced.checks import check_integer
 
-#: Lemma 12's invariant of the binary paper: ``xi1 <= (7/15) xi2``.
-XI_RATIO_BOUND = 7.0 / 15.0
-
 #: the thresholds a config may name as ``sigma``
 SIGMA_RULES = ("theorem1", "lemma12")
 

@@ -1,6 +1,6 @@
 """Where the workflow writes: every path pattern of ``results/``, spelled once.
 
-The rules use the patterns as they are (Snakemake fills the ``{wildcards}``); ``onenn.pipeline.experiments``
+The rules use the patterns as they are (Snakemake fills the ``{wildcards}``); ``onenn.plan.experiments``
 fills them with ``str.format`` to name the files one run or experiment needs. One wildcard per folder level,
 the seed in the path. No torch, no Snakemake: the Snakefile imports this.
 """

@@ -1,5 +1,5 @@
 """The loaders of the workflow's intermediate files, one per kind: run records, saved weights, prompt sets and
-tables. Each checks what it reads before the job computes anything: the file opens (``onenn.pipeline.io``), the
+tables. Each checks what it reads before the job computes anything: the file opens (``onenn.base.io``), the
 expected keys, arrays or columns are there with their shapes and types, the values are finite where they must
 be, the file belongs to the run that asks for it, and last, it matches the checksum written beside it. Any
 failure is ``DamagedFile``, whose message names the file, what is wrong, the rule that makes it and the command
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from onenn.pipeline.io import DamagedFile, load_arrays, load_json, load_table, verify_checksum
+from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, verify_checksum
 
 #: the arrays of a run's ``weights.npz``: the saved steps (S,), the weights saved there ``W`` (S, D, D) and the
 #: minibatch loss of every step; the training jobs write exactly these

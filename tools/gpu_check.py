@@ -1,4 +1,4 @@
-"""The GPU check of the fused CUDA engine: ``bash tests/gpu/check.sh`` (``python -m onenn.training.gpu_check``;
+"""The GPU check of the fused CUDA engine: ``bash tests/gpu/check.sh`` (``python -m tools.gpu_check``;
 ``--help`` for the options, ``--dry-run`` for the plan without a GPU).
 
 On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints one table (and writes it to
@@ -42,19 +42,19 @@ import torch
 import yaml
 
 from onenn.analysis.evaluate import evaluate_run
+from onenn.base import paths
+from onenn.base.io import write_with
 from onenn.losses import LOSSES, Loss
-from onenn.pipeline import experiments as ex
-from onenn.pipeline import paths
-from onenn.pipeline.io import write_with
+from onenn.plan import experiments as ex
 from onenn.prompts import make_test_set
-from onenn.training.bench import clock, machine
 from onenn.training.engine import draw_step
 from onenn.training.train import TrainSettings, make_engine, train
+from tools.bench import clock, machine
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("equality", "speed", "tests", "learning", "experiments")
 QUICK = ("config.yaml", "workflow/presets/quick.yaml")
 #: equality: the paper's shapes, a few hundred steps; the largest |ΔW| allowed in each precision
@@ -62,7 +62,7 @@ EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
 #: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
 EQUALITY_SHAPES = {"N=64, K=10, batch=100": {"N": 64, "K": 10, "batch": 100, "epsilon": 0.3}}
 TOLERANCE = {"float64": 1e-11, "float32": 2e-5}
-#: speed: the benchmark's configurations (onenn.training.bench)
+#: speed: the benchmark's configurations (tools.bench)
 SPEED_CONFIGS = {"defaults": {}, "N=64": {"N": 64}, "K=10": {"K": 10}}
 #: the fused kernel with other numbers of warps a program (default 8), at the first configuration
 OTHER_WARPS = (4, 16)
@@ -351,7 +351,7 @@ def plan(args: argparse.Namespace) -> str:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m onenn.training.gpu_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.gpu_check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stages", nargs="+", default=list(STAGES), choices=STAGES)
     parser.add_argument("--budget", type=float, default=540, help="seconds for the whole check (default 540)")
     parser.add_argument("--steps", type=int, default=2048, help="speed: steps a repetition")

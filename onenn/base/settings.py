@@ -10,6 +10,10 @@ if TYPE_CHECKING:
     from typing import Self  # Python 3.11; the package supports 3.10
 
 
+#: the devices a training run may name: ``auto`` (CUDA where torch sees a GPU, else the CPU), ``cpu``, ``cuda``
+DEVICES = ("auto", "cpu", "cuda")
+
+
 class Settings:
     """Mixin for a frozen dataclass: ``from_dict`` rejects unknown keys by name, ``to_dict`` is ``asdict``."""
 

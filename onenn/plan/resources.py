@@ -10,7 +10,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-DEVICES = ("auto", "cpu", "cuda")
+from onenn.base.settings import DEVICES
+
 NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")  # one folder per GPU the NVIDIA driver sees
 
 

@@ -1,9 +1,9 @@
 """The benchmark of a whole run: Snakemake from an empty ``results/`` in a scratch copy of the workflow.
 
-    python -m onenn.pipeline.bench_run                    # the default target (the full run, about 25 min on 2 cores)
-    python -m onenn.pipeline.bench_run --target paper     # the paper's experiments 1–6 alone
-    python -m onenn.pipeline.bench_run --target quick     # the quick preset, a few minutes
-    python -m onenn.pipeline.bench_run --summarise DIR    # an existing run folder's benchmarks/, without running
+    python -m tools.bench_run                    # the default target (the full run, about 25 min on 2 cores)
+    python -m tools.bench_run --target paper     # the paper's experiments 1–6 alone
+    python -m tools.bench_run --target quick     # the quick preset, a few minutes
+    python -m tools.bench_run --summarise DIR    # an existing run folder's benchmarks/, without running
 
 One table: the wall time and the user and system CPU of the whole process tree (Snakemake and every job, from
 the ``RUSAGE_CHILDREN`` of this process), the Snakemake process's own CPU (its ``RUSAGE_SELF``, written by the
@@ -11,7 +11,7 @@ process itself as it exits), and for each rule its jobs and the sums of the ``s`
 columns of their Snakemake benchmark files (``benchmarks/**/*.tsv``). Snakemake samples a job's processes every
 0.5 s for its first 15 s, then every 30 s, and ``cpu_time`` is the last sample: the CPU a job spends after its
 last sample (at most 0.5 s in its first 15 s, up to 30 s later) is missed. The table is printed and written to
-``--output`` (atomically). No torch: only the standard library and onenn.pipeline.
+``--output`` (atomically). No torch: only the standard library and onenn.base.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from onenn.pipeline import paths
-from onenn.pipeline.experiments import PAPER_EXPERIMENTS
-from onenn.pipeline.io import write_with
-from onenn.pipeline.provenance import processors
+from onenn.base import paths
+from onenn.base.io import write_with
+from onenn.base.provenance import processors
+from onenn.plan.experiments import PAPER_EXPERIMENTS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 #: what a scratch copy of the workflow holds (as the end-to-end tests copy it)
 WORKFLOW_FILES = ("Snakefile", "config.yaml")
 WORKFLOW_FOLDERS = ("workflow", "onenn")
@@ -46,7 +46,7 @@ TARGETS = ("default", "paper", "quick")
 #: ``python -c CHILD USAGE_JSON snakemake-arguments...``
 CHILD = """\
 import json, resource, runpy, sys
-from onenn.pipeline.io import write_with
+from onenn.base.io import write_with
 usage_path = sys.argv[1]
 sys.argv = ["snakemake", *sys.argv[2:]]
 code = 0
@@ -216,7 +216,7 @@ def report(title: str, rules: dict[str, RuleTotals], usage: RunUsage | None) -> 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m onenn.pipeline.bench_run",
+        prog="python -m tools.bench_run",
         description="Benchmark a whole run of the workflow from an empty results/ in a scratch copy, or summarise "
         "an existing run's benchmarks/. Arguments after -- go to Snakemake.",
     )

@@ -1,9 +1,9 @@
-"""Benchmark of the training engine, side by side: ``python -m onenn.training.bench`` (``--help`` for the options).
+"""Benchmark of the training engine, side by side: ``python -m tools.bench`` (``--help`` for the options).
 
 Per seed-step, on one thread, in one run on one machine:
 
 - **engine**: a step of the eager engine ``onenn.training.engine`` (drawing the minibatch included; the fused
-  CUDA kernel is timed by the GPU check, ``onenn.training.gpu_check``), with its compiled CPU kernels
+  CUDA kernel is timed by the GPU check, ``tools.gpu_check``), with its compiled CPU kernels
   (``onenn.training.kernels``);
 - **torch passes**: the same engine without them, its torch operations alone (``make_engine(…, "torch")``);
 - **baseline**: the autograd baseline ``onenn.training.baseline`` (full attention matrix, ``loss.backward()``,
@@ -37,8 +37,8 @@ from datetime import datetime, timezone
 import numpy as np
 import torch
 
-from onenn.pipeline.io import write_with
-from onenn.pipeline.provenance import processors
+from onenn.base.io import write_with
+from onenn.base.provenance import processors
 from onenn.prompts import make_binary_set
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
@@ -214,7 +214,7 @@ def table(rows: list[dict], header: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(prog="python -m onenn.training.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="training precision")
     parser.add_argument("--clock", default="cpu", choices=["cpu", "wall"], help="CPU time of the process, or wall")
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> str:
         rows.append({"config": name, "d": s.d, "N": s.N, "K": s.K, "batch": s.batch, "check": check, **timed})
     clock_name = "wall time" if args.device == "cuda" or args.clock == "wall" else "CPU time of the process"
     header = [
-        "# Training engine benchmark (`python -m onenn.training.bench`)",
+        "# Training engine benchmark (`python -m tools.bench`)",
         "",
         (
             f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "

@@ -1,12 +1,12 @@
 """The fixed cost of each kind of job: the CPU time of a fresh interpreter that does only what the job's
-``workflow/scripts/*.py`` imports (Snakemake's script preamble, ``onenn.pipeline.jobs`` and ``.logs``, then the
-modules the job functions import when they run), before any input is read.
+``workflow/scripts/*.py`` imports (Snakemake's script preamble, ``onenn.jobs.logs`` and the stage's module of
+``onenn/jobs/``, then the modules the job functions import when they run), before any input is read.
 
-``python -m onenn.pipeline.startup`` prints the median of a few interpreters per kind (docs/performance.md,
+``python -m tools.startup`` prints the median of a few interpreters per kind (docs/performance.md,
 per-job fixed cost); ``--tree`` compares checkouts side by side, in interleaved repetitions, e.g. this one and
 a copy of an older commit (``git archive <commit> | tar -x -C /tmp/old``)::
 
-    python -m onenn.pipeline.startup --tree /tmp/old --tree .
+    python -m tools.startup --tree /tmp/old --tree .
 """
 
 from __future__ import annotations
@@ -21,35 +21,36 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 #: what Snakemake's preamble imports before the script runs (``snakemake.script.PythonScript``; besides the
 #: standard library's deserialiser, which takes milliseconds)
 PREAMBLE = "from snakemake.logging import logger\nfrom snakemake.iocontainers import Snakemake\n"
-#: what every workflow script imports
-SCRIPT = "import onenn.pipeline.jobs, onenn.pipeline.logs\n"
-#: job kind (a rule, or a rule's kind) -> the job functions of ``onenn/pipeline/jobs.py`` it calls
-KINDS: dict[str, tuple[str, ...]] = {
-    "make_test_set": ("test_set_job",),
-    "binary_set": ("binary_set_job",),
-    "train": ("train_job", "use_threads"),
-    "binary_train": ("binary_train_job", "use_threads"),
-    "evaluate": ("evaluate_job", "load_run"),
-    "binary_evaluate": ("binary_evaluate_job", "load_run"),
-    "beyond (audit)": ("beyond_job", "audit_job"),
-    "beyond (full_matrix)": ("beyond_job", "full_matrix_job"),
-    "table (of runs)": ("table_job", "aggregate_job", "table_columns"),
-    "table (scaling)": ("table_job", "scaling_job"),
-    "table (landscape)": ("table_job", "landscape_job"),
-    "figure": ("figure_job",),
-    "summary": ("summary_job", "table_columns"),
-    "claims": ("claims_job",),
-    "report_page": ("report_page_job",),
+#: what every workflow script imports besides its stage's module
+SCRIPT = "import onenn.jobs.logs\n"
+#: job kind (a rule, or a rule's kind) -> the stage module of ``onenn/jobs/`` its script imports, and the
+#: functions of that module it calls
+KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "make_test_set": ("datasets", ("test_set_job",)),
+    "binary_set": ("datasets", ("binary_set_job",)),
+    "train": ("train", ("train_job", "use_threads")),
+    "binary_train": ("train", ("binary_train_job", "use_threads")),
+    "evaluate": ("evaluate", ("evaluate_job", "load_run")),
+    "binary_evaluate": ("evaluate", ("binary_evaluate_job", "load_run")),
+    "beyond (audit)": ("beyond", ("beyond_job", "audit_job")),
+    "beyond (full_matrix)": ("beyond", ("beyond_job", "full_matrix_job")),
+    "table (of runs)": ("tables", ("table_job", "aggregate_job", "table_columns")),
+    "table (scaling)": ("tables", ("table_job", "scaling_job")),
+    "table (landscape)": ("tables", ("table_job", "landscape_job")),
+    "figure": ("figures", ("figure_job",)),
+    "summary": ("summary", ("summary_job", "table_columns")),
+    "claims": ("claims", ("claims_job",)),
+    "report_page": ("summary", ("report_page_job",)),
 }
 
 
-def job_imports(jobs_py: Path = ROOT / "onenn/pipeline/jobs.py") -> dict[str, list[str]]:
-    """Every function of ``jobs_py`` -> the modules it imports when it runs (its function-level imports)."""
-    tree = ast.parse(Path(jobs_py).read_text())
+def function_imports(module_py: Path) -> dict[str, list[str]]:
+    """Every function of ``module_py`` -> the modules it imports when it runs (its function-level imports)."""
+    tree = ast.parse(Path(module_py).read_text())
     imports = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -59,11 +60,11 @@ def job_imports(jobs_py: Path = ROOT / "onenn/pipeline/jobs.py") -> dict[str, li
     return imports
 
 
-def kind_code(tree: Path, functions: Sequence[str]) -> str:
+def kind_code(tree: Path, stage: str, functions: Sequence[str]) -> str:
     """The Python code of a job kind's imports, as its script does them in checkout ``tree``."""
-    imports = job_imports(tree / "onenn/pipeline/jobs.py")
+    imports = function_imports(tree / f"onenn/jobs/{stage}.py")
     modules = sorted({module for name in functions for module in imports.get(name, [])})
-    return PREAMBLE + SCRIPT + "".join(f"import {module}\n" for module in modules)
+    return PREAMBLE + SCRIPT + f"import onenn.jobs.{stage}\n" + "".join(f"import {module}\n" for module in modules)
 
 
 def cpu_seconds(code: str, tree: Path) -> float:
@@ -78,9 +79,9 @@ def cpu_seconds(code: str, tree: Path) -> float:
 def measure(trees: Sequence[Path], reps: int) -> dict[str, list[float]]:
     """Job kind -> the median CPU seconds in each of ``trees``, over ``reps`` interleaved repetitions (the
     order of the trees alternates), with the baselines: Python alone, the preamble, and the scripts' imports."""
-    codes = {"python alone": "pass\n", "snakemake preamble": PREAMBLE, "+ script imports": PREAMBLE + SCRIPT}
+    codes = {"python alone": "pass\n", "snakemake preamble": PREAMBLE, "+ job log": PREAMBLE + SCRIPT}
     rows = {name: [code] * len(trees) for name, code in codes.items()}
-    rows |= {kind: [kind_code(tree, functions) for tree in trees] for kind, functions in KINDS.items()}
+    rows |= {kind: [kind_code(tree, *stage) for tree in trees] for kind, stage in KINDS.items()}
     times: dict[str, list[list[float]]] = {name: [[] for _ in trees] for name in rows}
     for rep in range(reps):
         indices = list(range(len(trees)))[:: 1 if rep % 2 == 0 else -1]

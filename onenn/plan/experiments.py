@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from onenn.pipeline import paths
+from onenn.base import paths
+from onenn.base.columns import format_value, variant_name
 
 #: keys of an experiment that are not run settings
 EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels")
@@ -50,25 +51,6 @@ TRAIN_KEYS = (
 EVAL_KEYS = ("delta", "test_size")
 #: settings a scaling-identity job depends on (besides its ``panels``)
 SCALING_KEYS = ("d", "N", "seed", "ci_level")
-
-
-def format_value(value: Any) -> str:
-    """``3.0 -> '3'``, ``0.1 -> '0.1'``, ``'label' -> 'label'``: the spelling used in paths."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-#: joins the key=value pairs of a variant name (never a comma: see the module docstring)
-NAME_SEPARATOR = "+"
-
-
-def variant_name(overrides: dict[str, Any]) -> str:
-    if not overrides:
-        return "default"
-    return NAME_SEPARATOR.join(f"{k}={format_value(v)}" for k, v in overrides.items())
 
 
 def experiment_names(config: dict, kind: str | None = None) -> list[str]:

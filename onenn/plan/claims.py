@@ -1,7 +1,7 @@
 """The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs. No torch, no pandas:
 the Snakefile's claims rule calls ``load_claims`` while it builds the plan.
 
-Two layers, as for the config (``onenn.pipeline.validate``): the schema (``workflow/schemas/claims.schema.yaml``)
+Two layers, as for the config (``onenn.plan.validate``): the schema (``workflow/schemas/claims.schema.yaml``)
 gives every key its type and rejects unknown keys; this module adds what the schema cannot say, each problem named
 by its key path (``claims[4].experiment``): the experiment exists and has a table the scorecard reads (kind
 ``train`` or ``scaling``), the column is one of that table's, the variants and panels exist, and the check has what
@@ -17,14 +17,14 @@ function), so a workflow whose own config has none of the paper's experiments ca
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from onenn.pipeline import experiments as ex
-from onenn.pipeline.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
+from onenn.base.claims import Claim, Point, Quantity
+from onenn.plan import experiments as ex
+from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
 
 #: kind train: columns measured on a test set (``test_set`` required), and columns of the run's weights
 TEST_SET_COLUMNS = ("accuracy", "logit_error", "test_loss")
@@ -38,50 +38,6 @@ KINDS = ("train", "scaling")
 #: checks that compare with a value of the paper, and checks that judge our numbers alone
 VALUE_CHECKS = ("equal", "below", "above")
 ORDER_CHECKS = ("increasing", "decreasing")
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A column of an experiment's table, at the first or the last saved step, or per seed last/first or
-    last − first; optionally divided by (K − 1)/K."""
-
-    column: str
-    test_set: str | None = None
-    step: str = "last"
-    of: str = "value"
-    divide_by: str | None = None
-
-    def describe(self) -> str:
-        where = f" ({self.test_set})" if self.test_set else ""
-        scaled = " / ((K−1)/K)" if self.divide_by else ""
-        at = {"value": f"at the {self.step} step", "ratio": "last / first step", "change": "last − first step"}
-        return f"{self.column}{where}{scaled}, {at[self.of]}"
-
-
-@dataclass(frozen=True)
-class Point:
-    """One variant (kind train) or the rows ``where`` selects (kind scaling), with the paper's value there."""
-
-    variant: str | None = None
-    where: dict[str, Any] = field(default_factory=dict)
-    value: float | str | None = None
-    spread: float = 0.0
-    baseline: float | None = None
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    figure: int
-    paper: str
-    experiment: str
-    kind: str
-    quantity: Quantity
-    check: str
-    points: tuple[Point, ...]
-    resolution: float = 0.0
-    by: str | None = None
-    note: str = ""
 
 
 class ClaimsError(ConfigError):

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from onenn.pipeline.paths import rules_making
+from onenn.base.paths import rules_making
 
 #: the suffix of a file's checksum, beside it
 CHECKSUM_SUFFIX = ".sha256"
@@ -193,7 +193,7 @@ def save_table(path: str | os.PathLike, frame) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Reading: the container opens, and (unless ``verify=False``: the loaders of onenn.pipeline.inputs verify it
+# Reading: the container opens, and (unless ``verify=False``: the loaders of onenn.jobs.inputs verify it
 # last, after the checks that say more) the file matches its checksum. Every failure is ``DamagedFile``.
 # --------------------------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ enumeration, and rejects unknown keys. This module adds what a schema cannot say
   schema (``K: [1]`` fails as ``defaults: {K: 1}`` does);
 - variant names are distinct folders, no two variants of an experiment resolve to the same settings, and every
   experiment has at least one run;
-- a figure of training experiments (``onenn.pipeline.experiments.TRAIN_FIGURES``) belongs to a training
+- a figure of training experiments (``onenn.plan.experiments.TRAIN_FIGURES``) belongs to a training
   experiment whose variants vary a setting it can group its curves by;
 - per-kind checks (``KIND_CHECKS``): a new experiment kind adds an ``if``/``then`` entry to the schema and, if it
   needs any, its checks here.
@@ -30,7 +30,8 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-from onenn.pipeline import experiments as ex
+from onenn.base.columns import variant_name
+from onenn.plan import experiments as ex
 
 KeyPath = tuple[str | int, ...]
 
@@ -285,7 +286,7 @@ def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accept
         problems += [
             Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted, "setting")
         ]
-        name = ex.variant_name({key: v})
+        name = variant_name({key: v})
         if name in seen:
             problems.append(
                 Problem(
@@ -314,7 +315,7 @@ class Variant:
 
 
 def declared_variants(name: str, exp: dict) -> list[Variant]:
-    """The variants in declaration order, as ``onenn.pipeline.experiments.variants`` builds them, duplicates kept."""
+    """The variants in declaration order, as ``onenn.plan.experiments.variants`` builds them, duplicates kept."""
     base: KeyPath = ("experiments", name)
     out = []
     sweep = exp.get("sweep") or {}
@@ -322,13 +323,13 @@ def declared_variants(name: str, exp: dict) -> list[Variant]:
     for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
         overrides = {k: v for k, (_, v) in zip(keys, picks)}
         paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
-        out.append(Variant(ex.variant_name(overrides), overrides, (*base, "sweep"), paths))
+        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths))
     for i, entry in enumerate(exp.get("variants") or []):
         overrides = {k: v for k, v in entry.items() if k != "name"}
         where = (*base, "variants", i)
         paths = {k: (*where, k) for k in overrides}
         name_path = (*where, "name") if "name" in entry else None
-        out.append(Variant(entry.get("name") or ex.variant_name(overrides), overrides, where, paths, name_path))
+        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, name_path))
     if not sweep and not exp.get("variants"):
         out.append(Variant("default", {}, base))
     return out
@@ -345,7 +346,7 @@ def resolved(config: dict, exp: dict, variant: Variant) -> dict[str, Any]:
     return {**config["defaults"], **{k: v for k, v in exp.items() if k not in ex.EXPERIMENT_KEYS}, **variant.overrides}
 
 
-# no comma: Snakemake splits a cluster job's --target-jobs wildcards at commas (see onenn.pipeline.experiments)
+# no comma: Snakemake splits a cluster job's --target-jobs wildcards at commas (see onenn.plan.experiments)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$"
 
 

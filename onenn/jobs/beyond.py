@@ -1,0 +1,64 @@
+"""The per-variant jobs of the experiments beyond the paper (numpy and scipy): one audit sigma, one full-matrix variant."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from onenn.base.columns import AUDIT_FIRST, FULL_MATRIX_FIRST, normalise_types
+from onenn.base.io import save_table
+
+
+def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """One sigma of an audit experiment: its five trajectories as a Parquet table with the settings."""
+    from onenn.family import XI_RATIO_BOUND
+    from onenn.theory.audit import AuditSettings, run_audit
+
+    s = AuditSettings.from_dict(settings)
+    table = run_audit(s, log)
+    info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
+    for key, value in info.items():
+        table[key] = value
+    first = list(AUDIT_FIRST)
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    end = table[table["source"] == "continuation"].iloc[-1]
+    log.info(
+        "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
+        end["time"],
+        end["xi1"],
+        end["xi2"],
+        end["xi_ratio"],
+        XI_RATIO_BOUND,
+        end["reduced_loss"],
+    )
+
+
+def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
+    from onenn.theory.full_matrix import FullMatrixSettings, full_matrix_vs_reduced
+
+    s = FullMatrixSettings.from_dict(settings)
+    started = time.perf_counter()
+    table = full_matrix_vs_reduced(s)
+    for key, value in {**identity, **s.to_dict()}.items():
+        table[key] = value
+    first = list(FULL_MATRIX_FIRST)
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    log.info(
+        "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
+        s.steps,
+        time.perf_counter() - started,
+        table["xi_gap"].max(),
+        table["dist_family_active"].max(),
+    )
+
+
+#: the kinds whose jobs write one table per variant (rule ``beyond``)
+PER_VARIANT_JOBS = {"audit": audit_job, "full_matrix": full_matrix_job}
+
+
+def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+    """The per-variant job of an ``audit`` or ``full_matrix`` experiment."""
+    if kind not in PER_VARIANT_JOBS:
+        raise ValueError(f"kind must be one of {', '.join(PER_VARIANT_JOBS)}; got {kind!r}")
+    PER_VARIANT_JOBS[kind](settings, identity=identity, output=output, log=log)

@@ -1,0 +1,91 @@
+"""The evaluation jobs (numpy, no torch): a run's metrics at every saved step on its test sets."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from onenn.base.io import save_table
+from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
+
+
+def load_run(
+    weights_path: str,
+    run_path: str,
+    identity: dict,
+    settings: dict,
+    label_width: int | None,
+    needed: tuple[str, ...] = (),
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run's record and its saved weights, checked (``onenn.jobs.inputs``): the record belongs to the run
+    ``identity`` trained with ``settings`` and has the keys ``needed``, and the weights ``W`` (S, D, D),
+    ``D = d + m + 1``, fit it, with ``m = label_width`` (``None``: the run's ``K``, the width of the simplex
+    code)."""
+    needed = ("d", "N", "steps", *(("K",) if label_width is None else ()), *needed)
+    run = load_run_record(run_path, identity, settings, needed=needed)
+    weights = load_weights(weights_path, run, D=run["d"] + (label_width or run["K"]) + 1)
+    return run, weights
+
+
+def evaluate_job(
+    settings: dict,
+    *,
+    identity: dict,
+    weights_path: str,
+    run_path: str,
+    test_set_paths: dict[str, str],
+    output: str,
+    log: logging.Logger,
+) -> None:
+    """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
+    table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's.
+    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``)."""
+    from onenn.plan.experiments import EVAL_KEYS
+    from onenn.prompts import SET_ARRAYS
+
+    trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
+    run, weights = load_run(weights_path, run_path, identity, trained_with, None)
+    test_sets = {
+        name: load_prompt_set(path, SET_ARRAYS, n=settings["test_size"], N=run["N"], d=run["d"], K=run["K"])
+        for name, path in test_set_paths.items()
+    }
+
+    from onenn.analysis.evaluate import evaluate_run  # pandas: after the inputs are checked
+    from onenn.analysis.tables import run_table
+
+    metrics = evaluate_run(weights["steps"], weights["W"], test_sets, settings["K"], settings["loss"], settings["c"])
+    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))
+
+
+def binary_evaluate_job(
+    settings: dict,
+    *,
+    identity: dict,
+    weights_path: str,
+    run_path: str,
+    set_paths: dict[str, str],
+    output: str,
+    log: logging.Logger,
+) -> None:
+    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table. ``identity``
+    (experiment, variant, seed) must be the run record's. numpy only, like ``evaluate_job``."""
+    from onenn.plan.experiments import BINARY_EVAL_KEYS
+    from onenn.prompts import BINARY_SET_ARRAYS
+
+    trained_with = {k: v for k, v in settings.items() if k not in BINARY_EVAL_KEYS}
+    run, weights = load_run(weights_path, run_path, identity, trained_with, 1, needed=("train_size",))
+    sizes = {name: run["train_size"] if name == "train" else settings["test_size"] for name in set_paths}
+    sets = {
+        name: load_prompt_set(path, BINARY_SET_ARRAYS, n=sizes[name], N=run["N"], d=run["d"], K=None)
+        for name, path in set_paths.items()
+    }
+
+    from onenn.analysis.evaluate import evaluate_binary  # pandas: after the inputs are checked
+    from onenn.analysis.tables import run_table
+
+    metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
+    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(sets))

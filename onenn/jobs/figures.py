@@ -1,0 +1,33 @@
+"""The figure job: an experiment's table drawn, saved as PNG and PDF."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from onenn.base.io import write_with
+from onenn.jobs.inputs import load_checked_table
+
+
+def figure_job(
+    figure: str,
+    table_path: str,
+    style: dict,
+    outputs: Sequence[str],
+    *,
+    group_by: Sequence[str],
+    log: logging.Logger,
+) -> None:
+    """Draw figure ``figure`` of an experiment table, its curves grouped by the settings ``group_by``, and save
+    it to every path in ``outputs`` (PNG, PDF)."""
+    from onenn.analysis.plots import PlotStyle, draw, metadata
+
+    table = load_checked_table(table_path)
+    style = PlotStyle(**style)
+    with draw(figure, table, style, group_by) as fig:
+        for path in outputs:
+            fmt = Path(path).suffix.lstrip(".")
+            meta = metadata(fmt, figure, fig, group_by)
+            write_with(path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, dpi=style.dpi, metadata=meta))
+    log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))

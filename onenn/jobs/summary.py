@@ -1,0 +1,31 @@
+"""The headline table, and a table's page of the HTML report."""
+
+from __future__ import annotations
+
+import logging
+
+from onenn.base.io import load_text, save_table, write_with
+from onenn.jobs.inputs import load_checked_table
+from onenn.jobs.tables import table_columns
+
+
+def summary_job(
+    paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: logging.Logger
+) -> None:
+    """Read every experiment table, write the headline table twice (Parquet and Markdown)."""
+    from onenn.analysis.summary import summarise, to_markdown
+
+    tables = {name: load_checked_table(path, table_columns(kinds[name])) for name, path in paths.items()}
+    summary = summarise(tables, kinds)
+    save_table(table_path, summary)
+    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary)))
+    log.info("summarised %d experiments into %d rows", len(paths), len(summary))
+
+
+def report_page_job(markdown_path: str, html_path: str, *, title: str, log: logging.Logger) -> None:
+    """A table's Markdown (the headline table, the scorecard) as an HTML page of the report."""
+    from onenn.analysis.report import markdown_to_html
+
+    page = markdown_to_html(load_text(markdown_path), title=title)
+    write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    log.info("wrote %s", html_path)

@@ -1,0 +1,88 @@
+"""The table job: an experiment's table, its runs' or variants' tables concatenated, or computed from its settings."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from onenn.base.columns import AUDIT_FIRST, BINARY_RUN_METRICS, FULL_MATRIX_FIRST, ID_COLUMNS, METRICS, normalise_types
+from onenn.base.io import save_table
+from onenn.jobs.inputs import ANY, NUMBER, load_checked_table
+
+
+def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger) -> None:
+    """A ``kind: scaling`` experiment: estimate every point, write one table."""
+    from onenn.theory.scaling import scaling_table
+
+    table = scaling_table(settings, experiment)
+    save_table(output, table)
+    for row in table.itertuples():
+        log.info(
+            "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
+            row.panel,
+            row.xi1,
+            row.xi2,
+            row.K,
+            row.prompts,
+            row.ratio,
+            row.ratio_lower,
+            row.ratio_upper,
+            row.reference,
+        )
+
+
+def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.Logger) -> None:
+    """A ``kind: landscape`` experiment: the reduced loss on its grid, with the sample's settings."""
+    from onenn.theory.landscape import LandscapeSettings, landscape
+
+    s = LandscapeSettings.from_dict(settings)
+    started = time.perf_counter()
+    table = landscape(s)
+    table.insert(0, "experiment", experiment)
+    for key in ("d", "N", "prompts", "seed"):
+        table[key] = getattr(s, key)
+    save_table(output, normalise_types(table))
+    log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
+
+
+def table_columns(kind: str) -> dict[str, str]:
+    """The columns a table of an experiment of ``kind`` (or of one of its runs or variants) must have, as
+    ``onenn.jobs.inputs.load_checked_table`` takes them; none for the kinds that compute their table."""
+    runs = dict.fromkeys(ID_COLUMNS, ANY)
+    return {
+        "train": {**runs, **dict.fromkeys(METRICS, NUMBER)},
+        "binary": {**runs, **dict.fromkeys(BINARY_RUN_METRICS, NUMBER)},
+        "audit": dict.fromkeys(AUDIT_FIRST, ANY),
+        "full_matrix": dict.fromkeys(FULL_MATRIX_FIRST, ANY),
+    }.get(kind, {})
+
+
+def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str = "") -> None:
+    """Concatenate per-run (or per-variant) tables of an experiment of ``kind`` into one experiment table."""
+    from onenn.analysis.tables import concat_tables
+
+    tables = [load_checked_table(p, table_columns(kind)) for p in paths]  # all checked before any is used
+    table = concat_tables(tables)
+    save_table(output, table)
+    log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
+
+
+def table_job(
+    kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger
+) -> None:
+    """An experiment's table, by kind (``experiments.TABLE_SOURCES``): its runs' or variants' tables
+    concatenated, or, for the kinds without runs (``scaling``, ``landscape``), computed from ``settings``."""
+    from onenn.plan.experiments import TABLE_SOURCES
+
+    if kind not in TABLE_SOURCES:
+        raise ValueError(f"kind must be one of {', '.join(TABLE_SOURCES)}; got {kind!r}")
+    if TABLE_SOURCES[kind] != "settings":
+        aggregate_job(inputs, output, log=log, kind=kind)
+    elif kind == "scaling":
+        scaling_job(settings, experiment=experiment, output=output, log=log)
+    elif kind == "landscape":
+        landscape_job(settings, experiment=experiment, output=output, log=log)
+    else:
+        raise ValueError(f"no table job computes kind {kind!r} (TABLE_SOURCES names it, table_job does not)")

@@ -1,0 +1,98 @@
+"""The training jobs (torch): a multiclass run and a binary run, each written as its weights and its run record."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from onenn.base.io import save_arrays, save_json
+from onenn.base.provenance import versions
+from onenn.jobs.inputs import WEIGHTS_ARRAYS, load_prompt_set
+
+
+def use_threads(threads: int) -> None:
+    """Give torch the job's ``threads`` (at least one)."""
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
+
+
+def describe_run(identity: dict) -> str:
+    """``experiment convergence, variant N=16, seed 0``."""
+    return ", ".join(f"{k} {v}" for k, v in identity.items()) or "training run"
+
+
+def train_job(
+    settings: dict, *, identity: dict, weights_path: str, run_path: str, threads: int, log: logging.Logger
+) -> None:
+    """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
+    seed) goes into the record and into any divergence error."""
+    from onenn.training.train import Diverged, TrainSettings, train
+
+    use_threads(threads)
+    s = TrainSettings.from_dict(settings)
+    log.info("training %s with %s", identity, s.to_dict())
+    started = time.perf_counter()
+    try:
+        result = train(s)
+    except Diverged as err:
+        raise Diverged(
+            f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
+            "the steps before the divergence"
+        ) from err
+    seconds = time.perf_counter() - started
+    if result["diverged_step"] >= 0:
+        log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
+    save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
+    record = {
+        **identity,
+        **s.to_dict(),
+        "device_used": result["device"],
+        **versions(),
+        "diverged": result["diverged_step"] >= 0,
+        "diverged_step": result["diverged_step"],
+    }
+    record["seed"] = s.seed
+    save_json(run_path, record)
+    log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
+
+
+def binary_train_job(
+    settings: dict,
+    *,
+    identity: dict,
+    train_path: str,
+    weights_path: str,
+    run_path: str,
+    threads: int,
+    log: logging.Logger,
+) -> None:
+    """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json)."""
+    from onenn.prompts import BINARY_SET_ARRAYS
+
+    train_set = load_prompt_set(
+        train_path, BINARY_SET_ARRAYS, n=settings["train_size"], N=settings["N"], d=settings["d"], K=None
+    )
+
+    from onenn.training.binary import BinarySettings, train_binary  # torch: after the input is checked
+
+    use_threads(threads)
+    s = BinarySettings.from_dict(settings)
+    log.info("binary training %s with %s (%d steps)", identity, s.to_dict(), s.steps)
+    started = time.perf_counter()
+    try:
+        result = train_binary(s, train_set)
+    except FloatingPointError as err:
+        raise FloatingPointError(f"{identity}: {err}") from err
+    seconds = time.perf_counter() - started
+    save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
+    record = {
+        **identity,
+        **s.to_dict(),
+        "steps": s.steps,
+        "seconds": seconds,
+        "ms_per_step": 1e3 * seconds / s.steps,
+        **versions(),
+    }
+    save_json(run_path, record)
+    log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
