@@ -106,6 +106,23 @@ def test_summarise_writes_the_table(tmp_path, capsys):
     assert output.with_name("run.md.sha256").exists()  # written by onenn.base.io, atomically
 
 
+def test_each_target_has_its_own_file_by_default(tmp_path, monkeypatch):
+    names = {
+        target: bench_run.default_output(bench_run.parse(["--target", target])).as_posix()
+        for target in bench_run.TARGETS
+    }
+    assert names == {t: f"benchmarks/run-{t}.md" for t in ("default", "paper", "quick")}
+    write_benchmark(tmp_path / "run/benchmarks/tables/convergence.tsv", [("1.5", "1.25")])
+    monkeypatch.chdir(tmp_path)
+    bench_run.main(["--summarise", "run"])
+    assert "| rule table | 1 | 1.5 |" in (tmp_path / "benchmarks/run-summary.md").read_text()
+
+
+def test_a_run_records_the_load_average_it_started_under():
+    assert "Load average 1.25 when the run started." in bench_run.report("t", {}, None, load=1.25)
+    assert "Load average" not in bench_run.report("t", {}, None)
+
+
 # --- the scheduler ----------------------------------------------------------------------------------------------
 
 

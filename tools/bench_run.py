@@ -11,7 +11,8 @@ process itself as it exits), and for each rule its jobs and the sums of the ``s`
 columns of their Snakemake benchmark files (``benchmarks/**/*.tsv``). Snakemake samples a job's processes every
 0.5 s for its first 15 s, then every 30 s, and ``cpu_time`` is the last sample: the CPU a job spends after its
 last sample (at most 0.5 s in its first 15 s, up to 30 s later) is missed. The table is printed and written to
-``--output`` (atomically). No torch: only the standard library and onenn.base.
+``--output`` (atomically; by default ``benchmarks/run-TARGET.md``, or ``benchmarks/run-summary.md`` with
+``--summarise``). No torch: only the standard library and onenn.base.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import platform
 import resource
 import shutil
@@ -207,8 +209,10 @@ def machine() -> str:
     return f"{processors()}, Python {platform.python_version()}"
 
 
-def report(title: str, rules: dict[str, RuleTotals], usage: RunUsage | None) -> str:
-    lines = [f"# {title}", "", f"Machine: {machine()}. Written {time.strftime('%Y-%m-%d %H:%M:%S')}.", ""]
+def report(title: str, rules: dict[str, RuleTotals], usage: RunUsage | None, load: float | None = None) -> str:
+    """The Markdown file: title, machine, date (and the load average when the run started), the table."""
+    started = "" if load is None else f" Load average {load:.2f} when the run started."
+    lines = [f"# {title}", "", f"Machine: {machine()}. Written {time.strftime('%Y-%m-%d %H:%M:%S')}.{started}", ""]
     if usage and usage.exit_status != 0:
         lines += [f"**Snakemake exited with status {usage.exit_status}: the run is not complete.**", ""]
     return "\n".join([*lines, table(rules, usage), ""])
@@ -231,9 +235,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cores", default="all", help="Snakemake's --cores (default: %(default)s)")
     parser.add_argument("--source", type=Path, default=ROOT, help="the checkout whose workflow is copied")
     parser.add_argument("--workdir", type=Path, help="run in this new folder and keep it (default: a temporary one)")
-    parser.add_argument("--output", type=Path, default=Path("benchmarks/run.md"), help="default: %(default)s")
+    parser.add_argument(
+        "--output", type=Path, help="default: benchmarks/run-TARGET.md, or benchmarks/run-summary.md with --summarise"
+    )
     parser.add_argument("snakemake", nargs="*", help="more arguments for Snakemake, after --")
     return parser.parse_args(argv)
+
+
+def default_output(args: argparse.Namespace) -> Path:
+    """One file a target, so that the quick preset's table does not overwrite the full run's."""
+    return Path("benchmarks") / f"run-{'summary' if args.summarise else args.target}.md"
 
 
 def run(args: argparse.Namespace) -> str:
@@ -245,10 +256,11 @@ def run(args: argparse.Namespace) -> str:
             raise SystemExit(f"--workdir {args.workdir} exists; give a new folder")
         copy_workflow(args.source, work)
         log = Path(tmp) / "snakemake.log"
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
         usage = run_snakemake(work, arguments, log)
         if usage.exit_status != 0:
             print(log.read_text()[-4000:], file=sys.stderr)
-        return report(title, rule_totals(work / "benchmarks"), usage)
+        return report(title, rule_totals(work / "benchmarks"), usage, load)
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -261,7 +273,7 @@ def main(argv: list[str] | None = None) -> str:
     else:
         text = run(args)
     print(text)
-    write_with(args.output, lambda tmp: tmp.write_text(text))
+    write_with(args.output or default_output(args), lambda tmp: tmp.write_text(text))
     return text
 
 

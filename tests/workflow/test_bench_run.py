@@ -1,5 +1,5 @@
 """The whole-run benchmark runs Snakemake in a scratch copy and accounts for its CPU (one small job here; the
-quick preset's table is in docs/performance.md)."""
+quick preset's table is benchmarks/run-quick.md, docs/performance.md)."""
 
 from __future__ import annotations
 
