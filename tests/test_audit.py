@@ -138,6 +138,8 @@ def test_full_matrix_vs_reduced_tracks_and_drifts_like_one_over_sqrt_n():
 
 def test_beyond_job_rejects_unknown_kind(tmp_path):
     with pytest.raises(ValueError, match="kind must be one of"):
+        beyond_job("trian", {}, identity={}, output=str(tmp_path / "x.parquet"), log=None)
+    with pytest.raises(ValueError, match="kind 'train' has no per-variant job: its table comes from runs"):
         beyond_job("train", {}, identity={}, output=str(tmp_path / "x.parquet"), log=None)
     with pytest.raises(ValueError, match="unknown audit settings"):
         AuditSettings.from_dict({"K": 3})

@@ -99,7 +99,6 @@ def test_an_experiments_table_is_made_from_what_its_kind_produces():
     assert ex.table_inputs(CONFIG, "scaling_identity") == ex.table_inputs(CONFIG, "landscape") == []
     assert ex.table_settings(CONFIG, "convergence") == {}
     assert ex.table_settings(CONFIG, "landscape")["grid"] == CONFIG["experiments"]["landscape"]["grid"]
-    assert set(ex.TABLE_SOURCES) == set(ex.KINDS)
 
 
 def test_the_rules_spell_no_output_path():

@@ -20,6 +20,7 @@ from onenn.analysis.tables import concat_tables
 from onenn.base.io import save_table
 from onenn.jobs.figures import figure_job
 from onenn.plan import experiments as ex
+from onenn.plan import kinds
 from onenn.plan.validate import check_config, load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def synthetic_table(config: dict, experiment: str, seeds: int = 2) -> pd.DataFra
     rows = []
     for variant in ex.variants(config, experiment):
         s = ex.settings(config, experiment, variant)
-        run = {k: s[k] for k in (*ex.TRAIN_KEYS, *ex.EVAL_KEYS)}
+        run = {k: s[k] for k in (*kinds.TRAIN_KEYS, *kinds.EVAL_KEYS)}
         for seed in range(seeds):
             for step in (0, 10, 100):
                 for test_set in ("uniform", "separated"):
@@ -92,7 +93,7 @@ def test_group_by_is_what_the_variants_vary_in_declared_order():
 
 
 def test_every_training_figure_exists_and_has_a_caption():
-    assert set(ex.TRAIN_FIGURES) <= set(FIGURES)
+    assert set(kinds.TRAIN_FIGURES) <= set(FIGURES)
     assert (ROOT / "workflow/report/figures/sweep.rst").exists()
 
 

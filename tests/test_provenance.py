@@ -8,7 +8,14 @@ import sys
 from importlib.metadata import version
 
 from onenn.analysis.report import markdown_to_html
-from onenn.analysis.summary import summarise, to_markdown
+from onenn.analysis.summary import (
+    scaling_markdown,
+    scaling_summary,
+    summarise,
+    to_markdown,
+    train_markdown,
+    train_summary,
+)
 from onenn.base import provenance
 from onenn.base.io import load_json, save_arrays
 from onenn.jobs.train import binary_train_job, train_job
@@ -76,9 +83,9 @@ def test_binary_run_record_carries_the_versions(tmp_path):
 
 
 def test_headline_table_and_its_page_carry_the_versions():
-    summary = summarise({"e": train_table(), "s": scaling_table()}, {"e": "train", "s": "scaling"})
+    summary = summarise({"e": train_table(), "s": scaling_table()}, {"e": train_summary, "s": scaling_summary})
     for key, value in EXPECTED.items():
         assert summary[key].dtype == "string" and (summary[key] == value).all(), key
-    markdown = to_markdown(summary)
+    markdown = to_markdown(summary, {"train": train_markdown, "scaling": scaling_markdown})
     assert markdown.endswith(f"## Software\n\n{MADE_WITH}\n")
     assert f"<p>{MADE_WITH}</p>" in markdown_to_html(markdown, title="Headline table")

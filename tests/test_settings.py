@@ -9,6 +9,7 @@ from dataclasses import fields
 import pytest
 
 from onenn.plan import experiments as ex
+from onenn.plan import kinds
 from onenn.theory.audit import AuditSettings
 from onenn.theory.full_matrix import FullMatrixSettings
 from onenn.theory.landscape import LandscapeSettings
@@ -27,11 +28,11 @@ def test_an_unknown_key_is_named_with_the_allowed_ones(cls):
 
 #: kind -> (its job's settings, the keys the workflow's params give that job)
 JOBS = {
-    "train": (TrainSettings, (*ex.TRAIN_KEYS, "seed")),
-    "binary": (BinarySettings, (*ex.BINARY_KEYS, "seed")),
-    "audit": (AuditSettings, ex.AUDIT_KEYS),
-    "landscape": (LandscapeSettings, ex.LANDSCAPE_KEYS),
-    "full_matrix": (FullMatrixSettings, ex.FULL_MATRIX_KEYS),
+    "train": (TrainSettings, (*kinds.TRAIN_KEYS, "seed")),
+    "binary": (BinarySettings, (*kinds.BINARY_KEYS, "seed")),
+    "audit": (AuditSettings, kinds.AUDIT_KEYS),
+    "landscape": (LandscapeSettings, kinds.LANDSCAPE_KEYS),
+    "full_matrix": (FullMatrixSettings, kinds.FULL_MATRIX_KEYS),
 }
 
 

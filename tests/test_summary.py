@@ -4,7 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.analysis.summary import summarise, to_markdown
+from onenn.analysis.summary import (
+    scaling_markdown,
+    scaling_summary,
+    summarise,
+    to_markdown,
+    train_markdown,
+    train_summary,
+)
 from onenn.analysis.tables import first_and_last, variant_order
 from onenn.base.columns import normalise_types
 
@@ -67,7 +74,7 @@ def scaling_table() -> pd.DataFrame:
 
 @pytest.fixture
 def summary() -> pd.DataFrame:
-    return summarise({"e": train_table(), "s": scaling_table()}, {"e": "train", "s": "scaling"})
+    return summarise({"e": train_table(), "s": scaling_table()}, {"e": train_summary, "s": scaling_summary})
 
 
 def pick(summary, experiment, variant, quantity, test_set=None):
@@ -113,7 +120,7 @@ def test_variants_are_in_numeric_order_and_types_are_stable(summary):
 
 
 def test_markdown_shows_every_experiment_and_the_perturbed_parameters(summary):
-    md = to_markdown(summary)
+    md = to_markdown(summary, {"train": train_markdown, "scaling": scaling_markdown})
     assert "## e (train)" in md and "## s (scaling)" in md
     assert "| K=2 | 3 | 0.7 ± 0.2 |" in md
     assert "distance start" in md  # the distance starts above 0: the parameter table is shown
@@ -127,7 +134,7 @@ def test_first_and_last_per_run():
 
 
 def test_bad_kind_and_mismatched_table_are_rejected():
-    with pytest.raises(ValueError, match="experiment 'e' has kind 'toy'"):
-        summarise({"e": train_table()}, {"e": "toy"})
+    with pytest.raises(ValueError, match="no summariser given for experiment 'e'"):
+        summarise({"e": train_table()}, {"x": train_summary})
     with pytest.raises(ValueError, match="the table given for experiment 'x' holds experiments"):
-        summarise({"x": train_table()}, {"x": "train"})
+        summarise({"x": train_table()}, {"x": train_summary})

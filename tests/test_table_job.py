@@ -10,7 +10,7 @@ import pytest
 from onenn.base.columns import BINARY_RUN_METRICS, METRICS
 from onenn.base.io import save_table
 from onenn.jobs.tables import table_job
-from onenn.plan.experiments import KINDS
+from onenn.plan.kinds import KINDS
 
 LOG = logging.getLogger("test")
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from onenn.plan import experiments as ex
+from onenn.plan import kinds
 from onenn.plan.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
 from tests.configs import QUICK, load_config
 
@@ -334,7 +335,7 @@ def test_schema_documents_every_setting_and_matches_the_code():
     structure = set(SCHEMA["$defs"]["experiment"]["properties"]) | set(SCHEMA["$defs"]["scaling"]["required"])
     assert structure == set(ex.EXPERIMENT_KEYS)
     assert SCHEMA["$defs"]["variants"]["items"]["properties"]["name"]["pattern"] == NAME_PATTERN
-    assert set(ex.TRAIN_KEYS) | set(ex.EVAL_KEYS) | {"seeds"} == set(settings)
+    assert set(kinds.TRAIN_KEYS) | set(kinds.EVAL_KEYS) | {"seeds"} == set(settings)
 
 
 def test_a_new_kind_is_a_schema_entry():

@@ -38,11 +38,11 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "binary_evaluate": ("evaluate", ("binary_evaluate_job", "load_run")),
     "beyond (audit)": ("beyond", ("beyond_job", "audit_job")),
     "beyond (full_matrix)": ("beyond", ("beyond_job", "full_matrix_job")),
-    "table (of runs)": ("tables", ("table_job", "aggregate_job", "table_columns")),
+    "table (of runs)": ("tables", ("table_job", "aggregate_job")),
     "table (scaling)": ("tables", ("table_job", "scaling_job")),
     "table (landscape)": ("tables", ("table_job", "landscape_job")),
     "figure": ("figures", ("figure_job",)),
-    "summary": ("summary", ("summary_job", "table_columns")),
+    "summary": ("summary", ("summary_job",)),
     "claims": ("claims", ("claims_job",)),
     "report_page": ("summary", ("report_page_job",)),
 }

@@ -519,7 +519,7 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] =
 
 
 #: figure name (the config's ``figure``) -> its function: (table, style, group_by) -> figure. The figures of
-#: training experiments (``onenn.plan.experiments.TRAIN_FIGURES``) and ``binary`` group their curves by
+#: training experiments (``onenn.plan.kinds.TRAIN_FIGURES``) and ``binary`` group their curves by
 #: ``group_by``; the others ignore it.
 FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure]] = {
     "convergence": convergence,

@@ -14,7 +14,7 @@ python, torch, numba, numpy and snakemake), which the Markdown states at its end
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -231,27 +231,19 @@ def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-SUMMARISERS = {
-    "train": train_summary,
-    "scaling": scaling_summary,
-    "binary": binary_summary,
-    "audit": audit_table_summary,
-    "landscape": landscape_summary,
-    "full_matrix": full_matrix_summary,
-}
-
-
-def summarise(tables: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.DataFrame:
-    """The headline table of every experiment, in the order of ``tables``."""
+def summarise(
+    tables: dict[str, pd.DataFrame], summarisers: dict[str, Callable[[pd.DataFrame], pd.DataFrame]]
+) -> pd.DataFrame:
+    """The headline table of every experiment, in the order of ``tables``; ``summarisers`` gives each experiment's
+    function, its kind's (``onenn.plan.kinds``: ``train_summary``, ``scaling_summary``, ...)."""
     parts = []
     for name, table in tables.items():
-        kind = kinds.get(name)
-        if kind not in SUMMARISERS:
-            raise ValueError(f"experiment {name!r} has kind {kind!r}; the summary knows {', '.join(SUMMARISERS)}")
+        if name not in summarisers:
+            raise ValueError(f"no summariser given for experiment {name!r}")
         found = set(table["experiment"].unique())
         if found != {name}:
             raise ValueError(f"the table given for experiment {name!r} holds experiments {sorted(found)}")
-        parts.append(SUMMARISERS[kind](table))
+        parts.append(summarisers[name](table))
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
     # python, torch, numba, numpy, snakemake: the software that made this table
@@ -301,7 +293,7 @@ PARAMETER_COLUMNS = (
 )
 
 
-def _train_markdown(rows: pd.DataFrame) -> list[str]:
+def train_markdown(rows: pd.DataFrame) -> list[str]:
     out = []
     perturbed = (rows["quantity"] == "dist_family_start") & (rows["mean"] > 0)
     groups = [("final metrics", TRAIN_COLUMNS)]
@@ -323,7 +315,7 @@ def _train_markdown(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
+def scaling_markdown(rows: pd.DataFrame) -> list[str]:
     body = []
     ratio = rows[rows["quantity"] == "ratio"]
     for r in ratio.itertuples():
@@ -352,7 +344,7 @@ def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def _binary_markdown(rows: pd.DataFrame) -> list[str]:
+def binary_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
         ("training loss", "test_loss", "train"),
         ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
@@ -377,7 +369,7 @@ def _number(value: float) -> str:
     return "–" if pd.isna(value) else f"{value:.4g}"
 
 
-def _audit_markdown(rows: pd.DataFrame) -> list[str]:
+def audit_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
         ("σ", "sigma"),
         ("t end", "time_end"),
@@ -411,7 +403,7 @@ def _audit_markdown(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def _values_markdown(rows: pd.DataFrame) -> list[str]:
+def values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]
     body = [
@@ -420,22 +412,16 @@ def _values_markdown(rows: pd.DataFrame) -> list[str]:
     return [markdown_table(["variant", *quantities], body), ""]
 
 
-MARKDOWN = {
-    "train": _train_markdown,
-    "scaling": _scaling_markdown,
-    "binary": _binary_markdown,
-    "audit": _audit_markdown,
-    "landscape": _values_markdown,
-    "full_matrix": _values_markdown,
-}
-
-
-def to_markdown(summary: pd.DataFrame) -> str:
+def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFrame], list[str]]]) -> str:
+    """The headline table as Markdown, a section per experiment; ``renderers`` gives each kind's function
+    (``onenn.plan.kinds``: ``train_markdown``, ``scaling_markdown``, ...)."""
     lines = ["# Headline table", ""]
     for name, rows in summary.groupby("experiment", sort=False):
         kind = rows["kind"].iloc[0]
+        if kind not in renderers:
+            raise ValueError(f"no Markdown renderer given for kind {kind!r} (experiment {name!r})")
         lines += [f"## {name} ({kind})", ""]
-        lines += MARKDOWN[kind](rows)
+        lines += renderers[kind](rows)
     if set(provenance.KEYS) <= set(summary.columns) and len(summary):
         made_with = provenance.describe(summary.iloc[0][list(provenance.KEYS)].to_dict())
         lines += ["## Software", "", f"This table was made with {made_with}.", ""]

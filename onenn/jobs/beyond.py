@@ -7,6 +7,8 @@ import time
 
 from onenn.base.columns import AUDIT_FIRST, FULL_MATRIX_FIRST, normalise_types
 from onenn.base.io import save_table
+from onenn.jobs.kinds import kind_function
+from onenn.plan.kinds import kind_named
 
 
 def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
@@ -53,12 +55,9 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     )
 
 
-#: the kinds whose jobs write one table per variant (rule ``beyond``)
-PER_VARIANT_JOBS = {"audit": audit_job, "full_matrix": full_matrix_job}
-
-
 def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
-    """The per-variant job of an ``audit`` or ``full_matrix`` experiment."""
-    if kind not in PER_VARIANT_JOBS:
-        raise ValueError(f"kind must be one of {', '.join(PER_VARIANT_JOBS)}; got {kind!r}")
-    PER_VARIANT_JOBS[kind](settings, identity=identity, output=output, log=log)
+    """The per-variant job of an experiment whose kind's table comes from its variants (``audit``,
+    ``full_matrix``): the kind's ``job`` (``onenn.plan.kinds``)."""
+    if kind_named(kind).table_source != "variants":
+        raise ValueError(f"kind {kind!r} has no per-variant job: its table comes from {kind_named(kind).table_source}")
+    kind_function(kind, "job")(settings, identity=identity, output=output, log=log)

@@ -6,7 +6,7 @@ import logging
 
 from onenn.base.io import load_text, save_table, write_with
 from onenn.jobs.inputs import load_checked_table
-from onenn.jobs.tables import table_columns
+from onenn.jobs.kinds import kind_function, table_columns
 
 
 def summary_job(
@@ -16,9 +16,10 @@ def summary_job(
     from onenn.analysis.summary import summarise, to_markdown
 
     tables = {name: load_checked_table(path, table_columns(kinds[name])) for name, path in paths.items()}
-    summary = summarise(tables, kinds)
+    summary = summarise(tables, {name: kind_function(kinds[name], "summarise") for name in tables})
+    renderers = {kind: kind_function(kind, "markdown") for kind in set(kinds.values())}
     save_table(table_path, summary)
-    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary)))
+    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary, renderers)))
     log.info("summarised %d experiments into %d rows", len(paths), len(summary))
 
 

@@ -7,9 +7,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from onenn.base.columns import AUDIT_FIRST, BINARY_RUN_METRICS, FULL_MATRIX_FIRST, ID_COLUMNS, METRICS, normalise_types
+from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
-from onenn.jobs.inputs import ANY, NUMBER, load_checked_table
+from onenn.jobs.inputs import load_checked_table
+from onenn.jobs.kinds import kind_function, table_columns
+from onenn.plan.kinds import kind_named
 
 
 def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger) -> None:
@@ -47,18 +49,6 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 
-def table_columns(kind: str) -> dict[str, str]:
-    """The columns a table of an experiment of ``kind`` (or of one of its runs or variants) must have, as
-    ``onenn.jobs.inputs.load_checked_table`` takes them; none for the kinds that compute their table."""
-    runs = dict.fromkeys(ID_COLUMNS, ANY)
-    return {
-        "train": {**runs, **dict.fromkeys(METRICS, NUMBER)},
-        "binary": {**runs, **dict.fromkeys(BINARY_RUN_METRICS, NUMBER)},
-        "audit": dict.fromkeys(AUDIT_FIRST, ANY),
-        "full_matrix": dict.fromkeys(FULL_MATRIX_FIRST, ANY),
-    }.get(kind, {})
-
-
 def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str = "") -> None:
     """Concatenate per-run (or per-variant) tables of an experiment of ``kind`` into one experiment table."""
     from onenn.analysis.tables import concat_tables
@@ -72,17 +62,9 @@ def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: 
 def table_job(
     kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger
 ) -> None:
-    """An experiment's table, by kind (``experiments.TABLE_SOURCES``): its runs' or variants' tables
-    concatenated, or, for the kinds without runs (``scaling``, ``landscape``), computed from ``settings``."""
-    from onenn.plan.experiments import TABLE_SOURCES
-
-    if kind not in TABLE_SOURCES:
-        raise ValueError(f"kind must be one of {', '.join(TABLE_SOURCES)}; got {kind!r}")
-    if TABLE_SOURCES[kind] != "settings":
+    """An experiment's table, by its kind's ``table_source`` (``onenn.plan.kinds``): its runs' or variants' tables
+    concatenated, or computed from ``settings`` by the kind's ``job`` (``scaling``, ``landscape``)."""
+    if kind_named(kind).table_source != "settings":
         aggregate_job(inputs, output, log=log, kind=kind)
-    elif kind == "scaling":
-        scaling_job(settings, experiment=experiment, output=output, log=log)
-    elif kind == "landscape":
-        landscape_job(settings, experiment=experiment, output=output, log=log)
     else:
-        raise ValueError(f"no table job computes kind {kind!r} (TABLE_SOURCES names it, table_job does not)")
+        kind_function(kind, "job")(settings, experiment=experiment, output=output, log=log)

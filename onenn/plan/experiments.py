@@ -15,11 +15,16 @@ from typing import Any
 
 from onenn.base import paths
 from onenn.base.columns import format_value, variant_name
+from onenn.plan.kinds import (
+    BINARY_KEYS,
+    KINDS,
+    SCALING_KEYS,
+    TRAIN_KEYS,
+    kind_named,
+)
 
 #: keys of an experiment that are not run settings
 EXPERIMENT_KEYS = ("kind", "figure", "sweep", "variants", "description", "panels")
-#: experiment kinds: SGD runs evaluated on test sets, or the scaling identity estimated without training
-KINDS = ("train", "scaling", "binary", "audit", "landscape", "full_matrix")
 #: the multiclass paper's experiments 1–6 (its section 5), by their names in config.yaml
 PAPER_EXPERIMENTS = (
     "convergence",
@@ -29,28 +34,6 @@ PAPER_EXPERIMENTS = (
     "diagonal_init",
     "loss_function",
 )
-#: settings a training job depends on (reach it through the rule's params)
-TRAIN_KEYS = (
-    "d",
-    "N",
-    "K",
-    "sigma",
-    "lr",
-    "batch",
-    "loss",
-    "c",
-    "epsilon",
-    "noise_blocks",
-    "steps",
-    "n_eval",
-    "device",
-    "dtype",
-    "on_divergence",
-)
-#: settings only the evaluation depends on
-EVAL_KEYS = ("delta", "test_size")
-#: settings a scaling-identity job depends on (besides its ``panels``)
-SCALING_KEYS = ("d", "N", "seed", "ci_level")
 
 
 def experiment_names(config: dict, kind: str | None = None) -> list[str]:
@@ -94,7 +77,6 @@ def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
 
 #: figures that draw a training experiment's table, their curves grouped by ``group_by`` (``sweep``: any
 #: training experiment; the others keep the layout of their paper experiment)
-TRAIN_FIGURES = ("convergence", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function", "sweep")
 #: keys a variant may set that say how many runs it has, not what a run does: never a grouping of the curves
 NOT_GROUPED = ("seeds",)
 
@@ -159,13 +141,6 @@ def run_paths(config: dict, experiment: str, pattern: str) -> list[str]:
 # Beyond the paper (docs/method.md §7): the binary experiment, the landscape, the audit and full-matrix GD
 # ----------------------------------------------------------------------------------------------------------
 
-#: settings of each kind's job (reach it through the rule's params); `seed` of a binary run is its run seed
-BINARY_KEYS = ("d", "N", "sigma", "epsilon", "lr", "batch", "epochs", "train_size", "labels", "n_eval", "dtype")
-BINARY_EVAL_KEYS = ("delta", "test_size")
-AUDIT_KEYS = ("d", "N", "sigma", "lr", "steps", "time_end", "n_plain", "n_max", "n_gap", "gap_min", "n_eval", "seed")
-LANDSCAPE_KEYS = ("d", "N", "xi1_range", "xi2_range", "grid", "prompts", "seed")
-FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_eval", "seed")
-
 
 def kind_settings(config: dict, experiment: str, variant: str, keys: tuple[str, ...]) -> dict[str, Any]:
     """The keys of one variant's resolved settings a job of the experiment's kind needs; a missing one is an
@@ -199,34 +174,21 @@ def binary_set_path(test_set: str, s: dict[str, Any]) -> str:
 # Jobs by kind: the per-variant jobs and the experiment's table
 # ----------------------------------------------------------------------------------------------------------
 
-#: the kinds whose jobs write one table per variant (concatenated into the experiment's table), and the
-#: settings of such a job
-VARIANT_KEYS = {"audit": AUDIT_KEYS, "full_matrix": FULL_MATRIX_KEYS}
-#: what an experiment's table is made from, by kind: its runs' metrics or its variants' tables (the table job
-#: concatenates them), or nothing (the table job computes it from the experiment's settings)
-TABLE_SOURCES = {
-    "train": "runs",
-    "scaling": "settings",
-    "binary": "runs",
-    "audit": "variants",
-    "landscape": "settings",
-    "full_matrix": "variants",
-}
-
 
 def variant_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
     """What the per-variant job of an ``audit`` or ``full_matrix`` experiment depends on."""
-    kind = config["experiments"][experiment]["kind"]
-    if kind not in VARIANT_KEYS:
+    kind = kind_named(config["experiments"][experiment]["kind"])
+    if kind.table_source != "variants":
+        per_variant = [k.name for k in KINDS.values() if k.table_source == "variants"]
         raise ValueError(
-            f"experiments.{experiment} has kind {kind!r}; per-variant jobs need one of {', '.join(VARIANT_KEYS)}"
+            f"experiments.{experiment} has kind {kind.name!r}; per-variant jobs need one of {', '.join(per_variant)}"
         )
-    return kind_settings(config, experiment, variant, VARIANT_KEYS[kind])
+    return kind_settings(config, experiment, variant, kind.settings_keys)
 
 
 def table_inputs(config: dict, experiment: str) -> list[str]:
     """The files an experiment's table is made from (none for the kinds whose table job computes it)."""
-    source = TABLE_SOURCES[config["experiments"][experiment]["kind"]]
+    source = kind_named(config["experiments"][experiment]["kind"]).table_source
     if source == "runs":
         return run_paths(config, experiment, paths.RUN_METRICS)
     if source == "variants":
@@ -237,9 +199,9 @@ def table_inputs(config: dict, experiment: str) -> list[str]:
 def table_settings(config: dict, experiment: str) -> dict[str, Any]:
     """What the table job of an experiment depends on besides its inputs: the settings of the kinds it computes
     (``scaling``, ``landscape``); nothing for those it concatenates."""
-    kind = config["experiments"][experiment]["kind"]
-    if kind == "scaling":
+    kind = kind_named(config["experiments"][experiment]["kind"])
+    if kind.name == "scaling":
         return scaling_settings(config, experiment)
-    if kind == "landscape":
-        return kind_settings(config, experiment, "default", LANDSCAPE_KEYS)
+    if kind.table_source == "settings":
+        return kind_settings(config, experiment, "default", kind.settings_keys)
     return {}

@@ -9,7 +9,7 @@ enumeration, and rejects unknown keys. This module adds what a schema cannot say
   schema (``K: [1]`` fails as ``defaults: {K: 1}`` does);
 - variant names are distinct folders, no two variants of an experiment resolve to the same settings, and every
   experiment has at least one run;
-- a figure of training experiments (``onenn.plan.experiments.TRAIN_FIGURES``) belongs to a training
+- a figure of training experiments (``onenn.plan.kinds.TRAIN_FIGURES``) belongs to a training
   experiment whose variants vary a setting it can group its curves by;
 - per-kind checks (``KIND_CHECKS``): a new experiment kind adds an ``if``/``then`` entry to the schema and, if it
   needs any, its checks here.
@@ -32,6 +32,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
 from onenn.plan import experiments as ex
+from onenn.plan.kinds import TRAIN_FIGURES
 
 KeyPath = tuple[str | int, ...]
 
@@ -403,7 +404,7 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
     """A figure of training experiments needs a training experiment, and variants that differ in a setting it
     can group its curves by (one variant alone is drawn as itself)."""
     figure, path = exp["figure"], ("experiments", name, "figure")
-    if figure not in ex.TRAIN_FIGURES:
+    if figure not in TRAIN_FIGURES:
         return []
     if exp["kind"] != "train":
         return [

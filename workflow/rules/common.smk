@@ -4,6 +4,7 @@ from onenn.base import paths
 from onenn.plan import claims
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
+from onenn.plan.kinds import BINARY_EVAL_KEYS, KINDS
 
 
 def one_of(names):
@@ -15,7 +16,10 @@ EXPERIMENTS = list(config["experiments"])
 TRAIN_EXPERIMENTS = ex.experiment_names(config, kind="train")
 BINARY_EXPERIMENTS = ex.experiment_names(config, kind="binary")
 VARIANT_EXPERIMENTS = [
-    e for kind in ex.VARIANT_KEYS for e in ex.experiment_names(config, kind=kind)
+    e
+    for kind in KINDS.values()
+    if kind.table_source == "variants"
+    for e in ex.experiment_names(config, kind=kind.name)
 ]
 GPUS_HERE = res.visible_gpus()  # of the machine running Snakemake (jobs run here)
 
@@ -102,7 +106,7 @@ def get_binary_sets(wildcards):
 
 def get_binary_eval_settings(wildcards):
     s = get_settings(wildcards)
-    return {k: s[k] for k in ex.BINARY_EVAL_KEYS}
+    return {k: s[k] for k in BINARY_EVAL_KEYS}
 
 
 # --- per-variant jobs, tables, figures, the headline table --------------------------------------------------
