@@ -6,7 +6,7 @@ failure is ``DamagedFile``, whose message names the file, what is wrong, the rul
 that remakes it (docs/reliability.md#damaged-files).
 
 The names of the arrays and columns come from the code that writes them (``WEIGHTS_ARRAYS`` here, the prompt
-sets' in ``onenn.prompts``, the tables' in ``onenn.analysis.tables`` and ``onenn.pipeline.jobs``), passed in by
+sets' in ``onenn.prompts``, the tables' in ``onenn.base.columns`` and each kind's in ``onenn.plan.kinds``), passed in by
 the jobs. No torch and no pandas at import time.
 """
 
