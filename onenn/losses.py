@@ -114,7 +114,7 @@ def require_loss(name: str, implemented: Collection[str], implementation: str, a
     code = loss_code(name)
     if name not in implemented:
         raise LossNotImplemented(
-            f"loss {name!r} is registered in onenn/losses.py but {implementation} does not implement it; "
+            f"loss {name!r} is registered in onenn/losses.py but has no implementation in {implementation}; "
             f"add {add} (docs/extending.md, adding a loss)"
         )
     return code

@@ -392,6 +392,7 @@ class FusedEngine:
         num_warps: int = NUM_WARPS,
         minibatches: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> None:
+        self.loss_code = loss_branch(loss.name)  # first: a loss the kernel lacks is refused on any machine
         D, T = d + K + 1, N + 1
         if W.shape != (D, D):
             raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
@@ -408,7 +409,6 @@ class FusedEngine:
             raise ValueError(f"seed must lie in 0..2**63-1; got {seed}")
         if block < 1:
             raise ValueError(f"block must be at least 1; got {block}")
-        self.loss_code = loss_branch(loss.name)
         self.W, self.d, self.N, self.K, self.B = W, d, N, K, batch
         self.loss, self.seed, self.block, self.num_warps = loss, seed, block, num_warps
         auto = auto_chunk(d, N, K, batch, W.dtype, num_warps)
