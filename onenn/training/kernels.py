@@ -68,7 +68,9 @@ def _expf(x):
 
 #: the losses ``_loss_gradient`` has a branch for; each branch is chosen by the loss's code in ``onenn.losses``
 IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
-SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (loss_code(name) for name in IMPLEMENTED)
+#: their codes, in that order: constants of the compiled kernels
+CODES = tuple(loss_code(name) for name in IMPLEMENTED)
+SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
 
 
 def loss_branch(name: str) -> int:
@@ -82,10 +84,10 @@ def loss_branch(name: str) -> int:
         "a branch to _loss_gradient in onenn/training/kernels.py and the name to IMPLEMENTED there "
         "(the engine 'torch' trains with the torch definition alone)",
     )
-    if _compiled_codes() != (SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY):
+    if _compiled_codes() != CODES:
         raise RuntimeError(
             f"numba's cache of onenn/training/kernels.py holds loss codes {_compiled_codes()} from an older "
-            f"onenn/losses.py (now {(SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY)}); delete the cache "
+            f"onenn/losses.py (now {CODES}); delete the cache "
             "(onenn/training/__pycache__/kernels.*.nb[ci], or under NUMBA_CACHE_DIR)"
         )
     return code
@@ -94,7 +96,7 @@ def loss_branch(name: str) -> int:
 @njit(cache=True)
 def _compiled_codes():
     """The loss codes as the cached kernels were compiled with them."""
-    return SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY
+    return CODES
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
