@@ -98,11 +98,14 @@ def test_an_unregistered_loss_is_refused_with_the_registered_ones():
 
 
 def test_the_numba_kernel_has_no_default_branch():
-    """An unknown code, should one pass the Python side, stops the kernel instead of computing another loss."""
-    g, u, target_class, scratch = np.zeros((3, 4)), np.zeros((3, 4)), np.zeros(4, np.int64), np.zeros(4)
-    kernels._loss_gradient(g, u, target_class, loss_code("square"), 0.0, scratch)  # a known code runs
+    """An unknown code, should one pass the Python side, stops the kernel instead of computing another loss. (Through
+    the engine: ``_loss_gradient`` compiled on its own, outside ``sgd_steps``, would be cached on its own, and
+    ``sgd_steps`` compiled later would call that copy instead of inlining it: float64 results an ulp apart.)"""
+    engine = make_engine(SMALL, "eager")
+    engine.run(1)  # a known code runs
+    engine.loss_code = (len(LOSSES), 0.0)
     with pytest.raises(ValueError, match="a loss code without a branch"):
-        kernels._loss_gradient(g, u, target_class, len(LOSSES), 0.0, scratch)
+        engine.run(1)
 
 
 def test_the_triton_kernel_has_no_default_branch():
