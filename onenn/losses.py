@@ -1,18 +1,29 @@
-"""Per-prompt losses of docs/method.md §2 and their gradients with respect to the model output ``ℓ``.
+"""Per-prompt losses of docs/method.md §2 and their gradients with respect to the model output ``ℓ``; the registry
+of the losses, which every other implementation of them takes its names and codes from.
 
 Every loss maps ``(ell, target_class, y_target)`` to ``(loss (B,), dloss/dℓ (B, m))``; the gradient with respect
 to ``W`` is then the same rank-one formula for every loss (``onenn.gradient``). ``y_target`` is the label
 vector of the nearest neighbour (the simplex code ``u_{c_{i*}}`` or a scalar label); ``target_class`` its class,
 needed by the losses that see classes (``None`` in the binary setting).
+
+The registry: ``DEFINITIONS`` (the torch definition of every loss, by name), ``LOSSES`` (their names, in the order
+of their codes) and ``loss_code``. The compiled kernels (``onenn.training.kernels``, ``onenn.training.fused``)
+and the numpy evaluation (``onenn.analysis.evaluate``) repeat the losses for speed; each lists the losses it
+implements and checks a run's loss with ``require_loss`` before it computes anything, so a loss added here alone
+is refused by name, never computed as another (docs/extending.md says what adding a loss touches).
+
+The module does not import torch (only tensor methods are called): the numpy evaluation reads the registry, and
+an evaluation job must not pay torch's import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
-
-LOSSES = ("square", "cross_entropy", "mixture", "squentropy")
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -23,46 +34,87 @@ class Loss:
     c: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.name not in LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(LOSSES)}; got {self.name!r}")
+        check_registered(self.name)
         if not 0.0 <= self.c <= 1.0:
             raise ValueError(f"c (the mixture weight) must lie in [0, 1]; got {self.c}")
 
-    def __call__(
-        self, ell: torch.Tensor, target_class: torch.Tensor | None, y_target: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.name == "square":
-            return square(ell, y_target)
-        if target_class is None:
+    def __call__(self, ell: Tensor, target_class: Tensor | None, y_target: Tensor) -> tuple[Tensor, Tensor]:
+        if target_class is None and self.name != "square":
             raise ValueError(f"loss {self.name!r} needs classes; the binary setting supports only 'square'")
-        if self.name == "cross_entropy":
-            return cross_entropy(ell, target_class)
-        if self.name == "squentropy":
-            return squentropy(ell, target_class)
-        sq, g_sq = square(ell, y_target)
-        ce, g_ce = cross_entropy(ell, target_class)
-        return (1 - self.c) * sq + self.c * ce, (1 - self.c) * g_sq + self.c * g_ce
+        return DEFINITIONS[self.name](ell, target_class, y_target, self.c)
 
 
-def square(ell: torch.Tensor, y_target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def square(ell: Tensor, y_target: Tensor) -> tuple[Tensor, Tensor]:
     """``½‖ℓ − y*‖²`` and its gradient ``ℓ − y*``."""
     residual = ell - y_target
     return 0.5 * (residual**2).sum(-1), residual
 
 
-def cross_entropy(ell: torch.Tensor, target_class: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def cross_entropy(ell: Tensor, target_class: Tensor) -> tuple[Tensor, Tensor]:
     """``−log softmax(ℓ)_{c*}`` and its gradient ``softmax(ℓ) − e_{c*}``."""
-    log_p = torch.log_softmax(ell, dim=-1)
+    log_p = ell.log_softmax(dim=-1)
     loss = -log_p.gather(-1, target_class[:, None])[:, 0]
     grad = log_p.exp()
-    grad.scatter_add_(-1, target_class[:, None], -torch.ones_like(loss)[:, None])
+    grad.scatter_add_(-1, target_class[:, None], -loss.new_ones(loss.shape)[:, None])
     return loss, grad
 
 
-def squentropy(ell: torch.Tensor, target_class: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def mixture(ell: Tensor, target_class: Tensor, y_target: Tensor, c: float) -> tuple[Tensor, Tensor]:
+    """``(1 − c)`` square plus ``c`` cross entropy, and its gradient."""
+    sq, g_sq = square(ell, y_target)
+    ce, g_ce = cross_entropy(ell, target_class)
+    return (1 - c) * sq + c * ce, (1 - c) * g_sq + c * g_ce
+
+
+def squentropy(ell: Tensor, target_class: Tensor) -> tuple[Tensor, Tensor]:
     """Cross entropy plus ``(1/(K−1)) Σ_{k≠c*} ℓ_k²`` (Hui, Belkin & Wright, 2023)."""
     K = ell.shape[-1]
-    off_target = torch.ones_like(ell).scatter_(-1, target_class[:, None], 0.0)
+    off_target = ell.new_ones(ell.shape).scatter_(-1, target_class[:, None], 0.0)
     ce, g_ce = cross_entropy(ell, target_class)
     penalty = (off_target * ell**2).sum(-1) / (K - 1)
     return ce + penalty, g_ce + 2.0 * off_target * ell / (K - 1)
+
+
+# --------------------------------------------------------------------------------------------------------
+# The registry
+# --------------------------------------------------------------------------------------------------------
+
+#: every loss, by name, in the order of the codes: ``(ell, target_class, y_target, c) -> (loss (B,), dloss/dℓ
+#: (B, m))``. A new loss goes at the end: a loss's code is its place here, and must not change.
+DEFINITIONS: dict[str, Callable[[Tensor, Tensor | None, Tensor, float], tuple[Tensor, Tensor]]] = {
+    "square": lambda ell, target_class, y_target, c: square(ell, y_target),
+    "cross_entropy": lambda ell, target_class, y_target, c: cross_entropy(ell, target_class),
+    "mixture": mixture,
+    "squentropy": lambda ell, target_class, y_target, c: squentropy(ell, target_class),
+}
+#: the names of the losses, in the order of their codes
+LOSSES: tuple[str, ...] = tuple(DEFINITIONS)
+
+
+class LossNotImplemented(NotImplementedError):
+    """A loss of ``LOSSES`` that one of its other implementations lacks."""
+
+
+def check_registered(name: str) -> None:
+    """Raise, naming the losses, if ``name`` is not a loss of ``LOSSES``."""
+    if name not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}; got {name!r}")
+
+
+def loss_code(name: str) -> int:
+    """The code of loss ``name``, as the compiled kernels take it: its place in ``LOSSES``."""
+    check_registered(name)
+    return LOSSES.index(name)
+
+
+def require_loss(name: str, implemented: Collection[str], implementation: str, add: str) -> int:
+    """The code of loss ``name`` for an implementation that has the losses ``implemented``. Raises
+    ``LossNotImplemented``, naming the loss, the ``implementation`` and what to ``add`` (file and function), if
+    ``name`` is registered but the implementation lacks it; ``ValueError`` if it is not registered."""
+    code = loss_code(name)
+    if name not in implemented:
+        raise LossNotImplemented(
+            f"loss {name!r} is registered in onenn/losses.py but has no implementation in {implementation}; "
+            f"add {add} (docs/extending.md, adding a loss)"
+        )
+    return code

@@ -14,6 +14,7 @@ from onenn.prompts import nearest_neighbour
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine
 from onenn.training.train import TrainSettings, make_engine, sample_batch, train
+from tests.conftest import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
 
@@ -34,22 +35,16 @@ def reference_run(s: TrainSettings) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "changes",
-    [
-        {},
-        {"loss": "cross_entropy"},
-        {"loss": "mixture", "c": 0.3},
-        {"loss": "squentropy"},
-        {"N": 5, "K": 10, "batch": 7, "epsilon": 0.5},
-        {"N": 1, "K": 2, "d": 3},
-    ],
+    "changes", [*LOSS_CASES, {"N": 5, "K": 10, "batch": 7, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}], ids=loss_id
 )
 def test_engine_matches_the_reference_path(changes):
     s = replace(F64, steps=40, n_eval=3, **changes)
     np.testing.assert_allclose(train(s)["W"][-1], reference_run(s), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("changes", [{}, {"loss": "squentropy", "epsilon": 0.3, "N": 6, "K": 4}])
+@pytest.mark.parametrize(
+    "changes", [{}, *({**case, "epsilon": 0.3, "N": 6, "K": 4} for case in LOSS_CASES)], ids=loss_id
+)
 def test_engine_matches_the_autograd_baseline_to_rounding(changes):
     """Same data, float64: a few hundred steps of the engine and of autograd over the full attention matrix
     (torch.optim.SGD) give the same weights and the same minibatch losses."""

@@ -21,11 +21,12 @@ except ImportError:
     pytest.skip("triton is not installed (workflow/envs/triton.txt)", allow_module_level=True)
 
 from onenn.analysis.evaluate import evaluate_run
-from onenn.losses import Loss
+from onenn.losses import LOSSES, Loss
 from onenn.prompts import separated_prompts
 from onenn.training.fused import FusedEngine, draw_stream, interpreting
 from onenn.training.train import TrainSettings, make_engine, train
 from tests.configs import ROOT
+from tests.conftest import LOSS_CASES, loss_id
 from tools.gpu_check import predrawn as eager_minibatches  # the eager engine's minibatches, its layout
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU
@@ -36,7 +37,6 @@ pytestmark = pytest.mark.skipif(
 
 #: tiny (D = 8), with a step large enough that W moves a lot
 SMALL = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=200, n_eval=5, seed=3, device="cpu", dtype="float64")
-LOSSES = [{}, {"loss": "cross_entropy"}, {"loss": "mixture", "c": 0.3}, {"loss": "squentropy"}]
 
 
 def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
@@ -53,17 +53,18 @@ SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
 
 @pytest.mark.parametrize(
     "changes,dtype",
-    [(loss, dtype) for loss in LOSSES for dtype in PRECISIONS] + [(changes, "float64") for changes in SHAPES],
+    [(loss, dtype) for loss in LOSS_CASES for dtype in PRECISIONS] + [(changes, "float64") for changes in SHAPES],
+    ids=lambda value: loss_id(value) if isinstance(value, dict) else value,
 )
 def test_kernel_equals_the_eager_engine_on_the_same_minibatches(changes, dtype):
     """Every loss in both precisions, padded shapes (N = 5, D = 16 for K = 10; N = 1) and a random start: the
     kernel fed the eager engine's minibatches gives its weights at every saved step and its minibatch losses."""
     steps, atol = PRECISIONS[dtype]
-    steps = steps if changes in LOSSES else 80
+    steps = steps if changes in LOSS_CASES else 80
     s = replace(SMALL, dtype=dtype, **changes)
     saved = [0, 1, steps // 3, steps // 2, steps]
     eager = make_engine(s, "eager")
-    chunk = 4 if not changes else 8  # two chunks of prompts (the second partial) for the square loss, else one
+    chunk = 4 if changes.get("loss") == "square" else 8  # two chunks (the second partial) for the square loss
     minibatches = tuple(t.to(DEVICE) for t in eager_minibatches(s, steps))
     kernel = fused(s, eager.W.clone().to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
     W_eager, loss_eager = eager.run(steps, saved)
@@ -235,7 +236,7 @@ def test_every_variant_of_the_kernel_compiles(tmp_path):
         {**shape, "batch": 128, "dtype": dtype, "loss": loss, "predrawn": predrawn}
         for shape in shapes
         for dtype in ("float32", "float64")
-        for loss in ("square", "cross_entropy", "mixture", "squentropy")
+        for loss in LOSSES
         for predrawn in (False, True)
     ]
     for case, report in zip(cases, compile_ahead(tmp_path, cases)):

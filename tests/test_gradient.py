@@ -6,10 +6,10 @@ from onenn.gradient import weight_gradient
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, simplex_code
 from onenn.prompts import nearest_neighbour
-from tests.conftest import random_prompts
+from tests.conftest import LOSS_CASES, random_prompts
 from tests.reference import central_differences
 
-LOSSES = [Loss("square"), Loss("cross_entropy"), Loss("mixture", 0.3), Loss("squentropy")]
+LOSSES = [Loss(case["loss"], case["c"]) for case in LOSS_CASES]
 
 
 def batch_loss(W, x, classes, K, loss_fn):

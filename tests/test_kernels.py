@@ -14,6 +14,7 @@ from onenn.prompts import make_binary_set
 from onenn.training.binary import BinarySettings, FixedSetSGD
 from onenn.training.engine import Engine
 from onenn.training.kernels import exp_nonpositive
+from tests.conftest import LOSS_CASES, loss_id
 
 
 def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0, loss="square", c=0.0) -> Engine:
@@ -50,11 +51,10 @@ def test_compiled_preparation_is_torchs(dtype, shape):
         {},
         {"K": 10, "N": 5, "B": 7},
         {"K": 2, "N": 1, "d": 3},
-        {"loss": "cross_entropy"},
-        {"loss": "mixture", "c": 0.3, "K": 5},
         {"loss": "mixture", "c": 0.0},
-        {"loss": "squentropy", "K": 4, "N": 6},
+        *({**case, "K": 4, "N": 6} for case in LOSS_CASES),
     ],
+    ids=loss_id,
 )
 def test_compiled_steps_follow_the_torch_steps(dtype, atol, rtol, shape):
     """Same minibatches, a few hundred steps, saved steps inside and at the ends of blocks, every loss: W and the

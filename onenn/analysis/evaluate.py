@@ -3,7 +3,9 @@
 numpy only, in float64: an evaluation job never imports torch, whose import alone costs about 1.6 s of CPU, more
 than the evaluation itself (docs/performance.md, per-job fixed cost). The model and the losses are the ones of
 ``onenn.model`` and ``onenn.losses``, which stay their readable definition; this module repeats their forward
-pass and loss values in numpy, and ``tests/test_evaluate.py`` holds it to them (to 1e-12, every loss).
+pass and loss values in numpy, and ``tests/test_evaluate.py`` holds it to them (to 1e-12, every loss). The loss
+names come from the registry of ``onenn.losses``, which imports no torch; a registered loss missing here is
+refused by name (``check_loss``).
 
 Prompts are token rows as in ``onenn.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the label
 vectors of the context, ``D = d + m + 1``.
@@ -17,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.family import diagnostics
+from onenn.losses import require_loss
 
 # --------------------------------------------------------------------------------------------------------
 # The model and the losses (numpy mirrors of onenn.model and onenn.losses)
@@ -85,12 +88,22 @@ LOSS_VALUES: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
+def check_loss(loss: str) -> None:
+    """Raise, naming what to add, if ``loss`` is not a loss of ``onenn.losses`` or has no numpy values here."""
+    require_loss(
+        loss,
+        LOSS_VALUES,
+        "the numpy evaluation (onenn/analysis/evaluate.py)",
+        "a function (ell, target_class, y_target, c) -> (B,) to onenn/analysis/evaluate.py and its entry to "
+        "LOSS_VALUES there",
+    )
+
+
 def loss_values(
     loss: str, c: float, ell: np.ndarray, target_class: np.ndarray | None, y_target: np.ndarray
 ) -> np.ndarray:
     """The per-prompt values (B,) of loss ``loss`` (mixture weight ``c``) of docs/method.md §2."""
-    if loss not in LOSS_VALUES:
-        raise ValueError(f"loss must be one of {', '.join(LOSS_VALUES)}; got {loss!r}")
+    check_loss(loss)
     if target_class is None and loss != "square":
         raise ValueError(f"loss {loss!r} needs classes; the binary setting supports only 'square'")
     return LOSS_VALUES[loss](ell, target_class, y_target, c)
@@ -141,6 +154,7 @@ def evaluate_run(
     c: float = 0.0,
 ) -> pd.DataFrame:
     """One row per (saved step, test set): the prompt metrics and the parameter diagnostics, in float64."""
+    check_loss(loss)
     d = next(iter(test_sets.values()))["x"].shape[-1]
     arrays = {name: class_arrays(data, K) for name, data in test_sets.items()}
     rows = []

@@ -24,6 +24,7 @@ import yaml
 
 from onenn.base.claims import Claim, Point, Quantity
 from onenn.plan import experiments as ex
+from onenn.plan.kinds import KINDS as ALL_KINDS
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
 
 #: kind train: columns measured on a test set (``test_set`` required), and columns of the run's weights
@@ -34,7 +35,8 @@ SCALING_COLUMNS = ("ratio", "L_MC", "L_bin")
 SCALING_KEYS = ("panel", "K", "xi1", "xi2")
 #: the settings a training experiment's variants differ in (``by`` of a constant check)
 TRAIN_BY = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
-KINDS = ("train", "scaling")
+#: the kinds of experiment the scorecard reads (``Kind.scored``)
+KINDS = tuple(kind.name for kind in ALL_KINDS.values() if kind.scored)
 #: checks that compare with a value of the paper, and checks that judge our numbers alone
 VALUE_CHECKS = ("equal", "below", "above")
 ORDER_CHECKS = ("increasing", "decreasing")

@@ -117,6 +117,7 @@ class Engine:
         needed on the CPU alone."""
         from onenn.training import kernels
 
+        self.loss_code = (kernels.loss_branch(self.loss.name), self.loss.c)  # raises if the kernels lack the loss
         if not self.W.is_contiguous():
             raise ValueError("the compiled kernels update W in place: W must be contiguous")
         self.kernels = kernels
@@ -128,7 +129,6 @@ class Engine:
             self.U_array,
             *(t.numpy() for t in (self.target_class, self.G, self.L)),
         )
-        self.loss_code = (kernels.LOSS_CODES[self.loss.name], self.loss.c)
         self.scratch = tuple(t.numpy() for t in (self.v, self.s, self.a, self.r, self.lg[0]))
 
     def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:

@@ -48,7 +48,7 @@ import triton
 import triton.language as tl
 
 from onenn.base.io import write_with
-from onenn.losses import LOSSES, Loss
+from onenn.losses import Loss, loss_code, require_loss
 
 #: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
 BLOCK_STEPS = 1024
@@ -57,6 +57,21 @@ NUM_WARPS = 8
 PER_THREAD = {torch.float32: 16, torch.float64: 8}
 TL_DTYPES = {torch.float32: tl.float32, torch.float64: tl.float64}
 MINUS_INF = tl.constexpr(float("-inf"))
+#: the losses the kernel has a branch for; each branch is chosen by the loss's code in ``onenn.losses``
+IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
+SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (tl.constexpr(loss_code(name)) for name in IMPLEMENTED)
+
+
+def loss_branch(name: str) -> int:
+    """The code ``sgd_block_kernel`` takes for loss ``name`` (``onenn.losses.loss_code``); raises, before the
+    kernel is compiled, if it has no branch for the loss."""
+    return require_loss(
+        name,
+        IMPLEMENTED,
+        "the fused CUDA kernel (Triton; the engine 'fused', the GPU's default)",
+        "a branch to sgd_block_kernel in onenn/training/fused.py (the loss and g = ∂loss/∂ℓ) and the name to "
+        "IMPLEMENTED there",
+    )
 
 
 def interpreting() -> bool:
@@ -198,12 +213,16 @@ def sgd_block_kernel(
     XP: tl.constexpr,
     KP: tl.constexpr,
     BC: tl.constexpr,
-    LOSS: tl.constexpr,  # 0 square, 1 cross entropy, 2 mixture, 3 squentropy
+    LOSS: tl.constexpr,  # the loss's code (loss_branch): SQUARE, CROSS_ENTROPY, MIXTURE or SQUENTROPY
     PREDRAWN: tl.constexpr,
     DTYPE: tl.constexpr,
 ):
     # W by blocks, rows and columns split d | K | 1 (x, label, indicator). The label columns multiply the
     # query's zero label block: they take no part and never change, so they are neither loaded nor stored.
+    tl.static_assert(
+        (LOSS == SQUARE) | (LOSS == CROSS_ENTROPY) | (LOSS == MIXTURE) | (LOSS == SQUENTROPY),
+        "sgd_block_kernel: a loss code without a branch (loss_branch checks a run's loss first)",
+    )
     D: tl.constexpr = d + K + 1
     alpha = tl.load(consts_ptr)  # −lr/B
     inv_K = tl.load(consts_ptr + 1)
@@ -269,21 +288,21 @@ def sgd_block_kernel(
             q_q = p_q / total
             ell = tl.sum(U * q[:, :, None], axis=1)  # ℓ = Σ_j q_j u_{c_j}: (BC, KP)
             # --- the loss and g = ∂loss/∂ℓ (docs/method.md §2), zero at the padding ---
-            if LOSS == 0:
+            if LOSS == SQUARE:
                 g = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
                 loss = 0.5 * tl.sum(g * g, axis=1)
-            else:
+            else:  # cross entropy, and the mixture's and squentropy's terms added to it
                 masked = tl.where(is_label[None, :], ell, MINUS_INF)
                 most = tl.max(masked, axis=1)
                 log_total = tl.log(tl.sum(tl.exp(masked - most[:, None]), axis=1))
                 log_p = ell - most[:, None] - log_total[:, None]
                 loss = -tl.sum(tl.where(is_star, log_p, 0.0), axis=1)
                 g = tl.where(is_label[None, :], tl.exp(log_p), 0.0) - is_star.to(DTYPE)
-                if LOSS == 2:
+                if LOSS == MIXTURE:
                     g_square = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
                     loss = w_square * (0.5 * tl.sum(g_square * g_square, axis=1)) + w_ce * loss
                     g = w_square * g_square + w_ce * g
-                elif LOSS == 3:
+                elif LOSS == SQUENTROPY:
                     off = tl.where(is_label[None, :] & ~is_star, ell, 0.0)
                     loss = loss + tl.sum(off * off, axis=1) / (K - 1)
                     g = g + 2.0 * off / (K - 1)
@@ -373,6 +392,7 @@ class FusedEngine:
         num_warps: int = NUM_WARPS,
         minibatches: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> None:
+        self.loss_code = loss_branch(loss.name)  # first: a loss the kernel lacks is refused on any machine
         D, T = d + K + 1, N + 1
         if W.shape != (D, D):
             raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
@@ -454,7 +474,7 @@ class FusedEngine:
             B=self.B,
             **tile_sizes(self.d, self.N, self.K),
             BC=self.chunk,
-            LOSS=LOSSES.index(self.loss.name),
+            LOSS=self.loss_code,
             PREDRAWN=self.predrawn,
             DTYPE=TL_DTYPES[self.W.dtype],
             num_warps=self.num_warps,
@@ -492,7 +512,7 @@ def compile_ahead(
         "B": batch,
         **tile_sizes(d, N, K),
         "BC": auto_chunk(d, N, K, batch, dtype, num_warps),
-        "LOSS": LOSSES.index(loss),
+        "LOSS": loss_branch(loss),
         "PREDRAWN": predrawn,
         "DTYPE": TL_DTYPES[dtype],
     }

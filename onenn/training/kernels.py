@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from onenn.losses import loss_code, require_loss
+
 _f32 = np.float32
 #: float32 exp (Cephes' ``expf``): exp(x) = 2^n · e^g with n = round(x·log2 e), g = x − n·ln 2 (ln 2 in two parts),
 #: e^g ≈ 1 + g + g²·P(g) on |g| ≤ ln2/2; within 2 ulp of exp (the tests check it)
@@ -64,8 +66,37 @@ def _expf(x):
     return (p * g * g + g + _ONE) * _POW2[np.int32(n) + 127]
 
 
-#: the losses of ``onenn.losses`` by number, as ``sgd_steps`` takes them
-LOSS_CODES = {"square": 0, "cross_entropy": 1, "mixture": 2, "squentropy": 3}
+#: the losses ``_loss_gradient`` has a branch for; each branch is chosen by the loss's code in ``onenn.losses``
+IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
+#: their codes, in that order: constants of the compiled kernels
+CODES = tuple(loss_code(name) for name in IMPLEMENTED)
+SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
+
+
+def loss_branch(name: str) -> int:
+    """The code ``sgd_steps`` takes for loss ``name`` (``onenn.losses.loss_code``). Raises, before any kernel
+    runs, if the kernels have no branch for the loss, or if numba's disk cache holds codes compiled from an
+    older ``onenn.losses`` (the cache keeps a global's value and sees changes to this file only)."""
+    code = require_loss(
+        name,
+        IMPLEMENTED,
+        "the compiled CPU kernels (numba; the engine 'eager', the CPU's default)",
+        "a branch to _loss_gradient in onenn/training/kernels.py and the name to IMPLEMENTED there "
+        "(the engine 'torch' trains with the torch definition alone)",
+    )
+    if _compiled_codes() != CODES:
+        raise RuntimeError(
+            f"numba's cache of onenn/training/kernels.py holds loss codes {_compiled_codes()} from an older "
+            f"onenn/losses.py (now {CODES}); delete the cache "
+            "(onenn/training/__pycache__/kernels.*.nb[ci], or under NUMBA_CACHE_DIR)"
+        )
+    return code
+
+
+@njit(cache=True)
+def _compiled_codes():
+    """The loss codes as the cached kernels were compiled with them."""
+    return CODES
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -74,7 +105,7 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s
 
     ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+K-1``, the query last); ``U`` (S, K, B): the
     1-NN targets, ``target_class`` (S, B) their classes. Writes ``G`` (S, K, B) = ∂loss/∂ℓ and ``L`` (S,) the
-    minibatch losses. ``loss``: a number of ``LOSS_CODES``, ``c`` the mixture's weight; ``step_size`` is lr / B in
+    minibatch losses. ``loss``: a code of ``loss_branch``, ``c`` the mixture's weight; ``step_size`` is lr / B in
     W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm`` (B,) are scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     K = U.shape[1]
@@ -150,7 +181,9 @@ def _loss_gradient(g, u, target_class, loss, c, loss_b):
     """ℓ (K, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.losses``; returns the mean loss over the minibatch. ``u``
     (K, B) are the targets u_{c_{i*}}, ``target_class`` (B,) their classes; ``loss_b`` (B,) is scratch."""
     K, B = g.shape
-    if loss == 0:  # square: ½‖ℓ − u‖², gradient ℓ − u
+    if loss != SQUARE and loss != CROSS_ENTROPY and loss != MIXTURE and loss != SQUENTROPY:
+        raise ValueError("_loss_gradient: a loss code without a branch (loss_branch checks a run's loss first)")
+    if loss == SQUARE:  # ½‖ℓ − u‖², gradient ℓ − u
         for b in range(B):
             loss_b[b] = 0
         for k in range(K):
@@ -179,22 +212,23 @@ def _loss_gradient(g, u, target_class, loss, c, loss_b):
             grad_ce = math.exp(log_p) - (k == target)
             if k == target:
                 cross_entropy = -log_p
-            if loss == 1:
+            if loss == CROSS_ENTROPY:
                 g[k, b] = grad_ce
-            elif loss == 2:  # (1 − c) square + c cross entropy
+            elif loss == MIXTURE:  # (1 − c) square + c cross entropy
                 residual = ell - u[k, b]
                 square += residual * residual
                 g[k, b] = (1 - c) * residual + c * grad_ce
-            elif k != target:  # squentropy: cross entropy + Σ_{k≠c*} ℓ_k² / (K − 1)
-                penalty += ell * ell
-                g[k, b] = grad_ce + 2 * ell / (K - 1)
-            else:
-                g[k, b] = grad_ce
-        if loss == 1:
+            elif loss == SQUENTROPY:  # cross entropy + Σ_{k≠c*} ℓ_k² / (K − 1)
+                if k != target:
+                    penalty += ell * ell
+                    g[k, b] = grad_ce + 2 * ell / (K - 1)
+                else:
+                    g[k, b] = grad_ce
+        if loss == CROSS_ENTROPY:
             total += cross_entropy
-        elif loss == 2:
+        elif loss == MIXTURE:
             total += (1 - c) * 0.5 * square + c * cross_entropy
-        else:
+        elif loss == SQUENTROPY:
             total += cross_entropy + penalty / (K - 1)
     return total / B
 
