@@ -98,7 +98,7 @@ class FixedSetSGD:
         common = {
             "d": s.d,
             "N": s.N,
-            "K": 1,
+            "m": 1,
             "lr": s.lr,
             "loss": Loss("square"),
             "source": source,

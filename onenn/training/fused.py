@@ -355,7 +355,9 @@ def draw_stream(
 
 class FusedEngine:
     """SGD for one run with the fused kernel; the interface of ``onenn.training.engine.Engine``. ``run``
-    updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter)."""
+    updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter). It draws its own
+    multiclass minibatches, so it takes the number of classes ``K``, which is also its label width (``Engine``'s
+    ``m``)."""
 
     def __init__(
         self,

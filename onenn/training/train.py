@@ -95,7 +95,7 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | Fused
         return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1)
     gen = torch.Generator(device=device).manual_seed(s.seed + 1)
     compiled = False if engine == "torch" else None
-    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
+    return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
 
 
 def import_fused_engine() -> type[FusedEngine]:
