@@ -155,7 +155,7 @@ def test_a_short_training_run_learns_like_the_eager_engine():
 
     def final(engine: str, seed: int) -> np.ndarray:
         r = train(replace(s, seed=seed, device=DEVICE.type if engine == "fused" else "cpu"), engine)
-        table = evaluate_run(r["steps"], r["W"], {"separated": test}, s.K, "square")
+        table = evaluate_run(r["saved_steps"], r["W"], {"separated": test}, s.K, "square")
         return table[["accuracy", "xi1", "xi2"]].to_numpy()
 
     eager = np.array([final("eager", seed) for seed in range(4)])

@@ -222,7 +222,7 @@ FLOOR = {"accuracy": 0.01, "xi1": 0.01, "xi2": 0.01}
 def final_metrics(s: TrainSettings, engine: str, test: dict) -> np.ndarray:
     """Separated accuracy, ξ1, ξ2 at the last step of a run."""
     r = train(s, engine)
-    metrics = evaluate_run(r["steps"][-1:], r["W"][-1:], {"separated": test}, s.K, s.loss, s.c)
+    metrics = evaluate_run(r["saved_steps"][-1:], r["W"][-1:], {"separated": test}, s.K, s.loss, s.c)
     return metrics[list(METRICS)].to_numpy()[0]
 
 

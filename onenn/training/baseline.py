@@ -66,7 +66,7 @@ class Baseline:
 
 
 def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
-    """Like ``onenn.training.train.train``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss
+    """Like ``onenn.training.train.train``: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,) and the minibatch loss
     of every step."""
     run = Baseline(settings)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
@@ -77,7 +77,7 @@ def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
         if step < settings.steps:
             losses.append(run.step())
     minibatch_loss = torch.stack(losses).double().cpu().numpy()
-    return {"steps": saved_steps, "W": np.stack(saved), "minibatch_loss": minibatch_loss}
+    return {"saved_steps": saved_steps, "W": np.stack(saved), "minibatch_loss": minibatch_loss}
 
 
 class BinaryReference:
@@ -111,7 +111,7 @@ class BinaryReference:
 
 
 def train_binary_reference(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Like ``onenn.training.binary.train_binary``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the
+    """Like ``onenn.training.binary.train_binary``: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,) and the
     minibatch loss of every step."""
     run = BinaryReference(s, train_set)
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
@@ -121,4 +121,4 @@ def train_binary_reference(s: BinarySettings, train_set: dict[str, np.ndarray]) 
     W_saved = torch.stack([run.saved[int(t)] for t in saved_steps]).double().numpy()
     minibatch_loss = torch.stack(losses).double().numpy()
     check_finite(W_saved, minibatch_loss, saved_steps)
-    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": minibatch_loss}
+    return {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": minibatch_loss}
