@@ -19,9 +19,10 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-#: auto: the fused kernel on CUDA, the eager engine elsewhere (the benchmark and the tests choose one); the eager
-#: engine runs on the CPU through its compiled kernels, ``torch`` is it without them
-ENGINES = ("auto", "eager", "torch", "fused")
+#: how a run's steps are computed: ``compiled``, ``Engine`` through its compiled kernels (numba, CPU only);
+#: ``torch``, ``Engine`` through torch operations alone (any device); ``fused``, ``FusedEngine``'s Triton kernel (CUDA);
+#: ``auto``, fused on CUDA and compiled on the CPU (the workflow's choice; the benchmarks and the tests choose one)
+ENGINES = ("auto", "compiled", "torch", "fused")
 ON_DIVERGENCE = ("error", "record")
 
 
@@ -79,10 +80,11 @@ def sample_batch(
 
 def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
-    device); the minibatches from seed + 1: the eager engine's generator on the training device, or the fused
-    kernel's Philox stream. ``engine`` auto: the fused kernel on CUDA, the eager engine elsewhere (``fused`` on
-    a CPU tensor only under Triton's interpreter, as in the tests); ``torch``: the eager engine without its compiled
-    kernels (``onenn.training.kernels``), its torch operations alone."""
+    device); the minibatches from seed + 1: ``Engine``'s generator on the training device, or the fused
+    kernel's Philox stream. ``engine``, one of ``ENGINES``: ``compiled``, ``Engine`` with its compiled kernels
+    (``onenn.training.kernels``, CPU only); ``torch``, ``Engine`` with its torch operations alone; ``fused``, the
+    fused kernel (on a CPU tensor only under Triton's interpreter, as in the tests); ``auto``, fused on CUDA and
+    compiled on the CPU."""
     s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
@@ -94,7 +96,7 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | Fused
         fused_engine = import_fused_engine()
         return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1)
     gen = torch.Generator(device=device).manual_seed(s.seed + 1)
-    compiled = False if engine == "torch" else None
+    compiled = {"compiled": True, "torch": False, "auto": None}[engine]
     return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
 
 
