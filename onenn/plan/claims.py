@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from onenn.base.claims import Claim, Point, Quantity
+from onenn.base.claims import Claim, ClaimPoint, Quantity
 from onenn.plan import experiments as ex
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
 
@@ -204,9 +204,9 @@ def check_claims(data: Any, known: dict[str, dict[str, Any]], schema: dict) -> l
 # --- from checked data to claims -------------------------------------------------------------------------------
 
 
-def to_point(point: str | dict, claim: dict) -> Point:
+def to_point(point: str | dict, claim: dict) -> ClaimPoint:
     point = {"variant": point} if isinstance(point, str) else point
-    return Point(
+    return ClaimPoint(
         variant=point.get("variant"),
         where=dict(point.get("where") or {}),
         value=point.get("value", claim.get("value")),
