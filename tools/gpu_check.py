@@ -214,7 +214,7 @@ def load_config(*files: str) -> dict:
     return config
 
 
-METRICS = ("accuracy", "xi1", "xi2")
+LEARNING_METRICS = ("accuracy", "xi1", "xi2")
 #: differences always tolerated: an accuracy of 1024 prompts moves in steps of 0.001; ξ to 1%
 FLOOR = {"accuracy": 0.01, "xi1": 0.01, "xi2": 0.01}
 
@@ -223,7 +223,7 @@ def final_metrics(s: TrainSettings, engine: str, test: dict) -> np.ndarray:
     """Separated accuracy, ξ1, ξ2 at the last step of a run."""
     r = train(s, engine)
     metrics = evaluate_run(r["saved_steps"][-1:], r["W"][-1:], {"separated": test}, s.K, s.loss, s.c)
-    return metrics[list(METRICS)].to_numpy()[0]
+    return metrics[list(LEARNING_METRICS)].to_numpy()[0]
 
 
 def agree(compiled: np.ndarray, fused: np.ndarray) -> float:

@@ -105,7 +105,7 @@ def prompt_metrics(
     W: np.ndarray, x: np.ndarray, classes: np.ndarray, nn: np.ndarray, K: int, loss: str, c: float = 0.0
 ) -> dict[str, float]:
     """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss
-    (``onenn.analysis.tables.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,)."""
+    (``onenn.base.columns.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,)."""
     return class_metrics(W, *class_arrays({"x": x, "classes": classes, "nn": nn}, K), loss, c)
 
 
