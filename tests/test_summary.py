@@ -120,6 +120,17 @@ def test_markdown_shows_every_experiment_and_the_perturbed_parameters(summary):
     assert "| grid | 1 | 2 | 10 | 400 | 0.3000 ± 0.0200 | 0.3300 ± 0.0200 | 0.9100 [0.8700, 0.9500] | 0.9000 |" in md
 
 
+def test_the_scaling_table_prints_K_as_an_integer_beside_a_kind_without_K():
+    """An experiment without the column K (here a landscape) leaves K missing in its rows: the summary's K is
+    then a float column, and the scaling table still prints K = 10 as 10."""
+    landscape = pd.DataFrame(
+        {"experiment": "l", "xi1": [1.0, 2.0], "xi2": [3.0, 4.0], "reduced_loss": [0.5, 0.25], "reduced_loss_se": 0.01}
+    )
+    summary = summarise({"s": scaling_table(), "l": landscape}, {"s": "scaling", "l": "landscape"})
+    assert summary["K"].isna().any()
+    assert "| grid | 1 | 2 | 10 | 400 |" in to_markdown(summary)
+
+
 def test_first_and_last_per_run():
     ends = first_and_last(train_table(), "dist_family")
     assert len(ends) == 6

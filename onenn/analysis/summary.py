@@ -335,7 +335,7 @@ def _scaling_markdown(rows: pd.DataFrame) -> list[str]:
                 str(r.panel),
                 f"{r.xi1:g}",
                 f"{r.xi2:g}",
-                str(r.K),
+                str(int(r.K)),  # K is a float column when another kind's rows have none
                 str(r.n),
                 f"{mc['mean']:.4f} ± {mc['se']:.4f}",
                 f"{binary['mean']:.4f} ± {binary['se']:.4f}",
