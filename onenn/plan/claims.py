@@ -34,7 +34,8 @@ SCALING_COLUMNS = ("ratio", "L_MC", "L_bin")
 SCALING_KEYS = ("panel", "K", "xi1", "xi2")
 #: the settings a training experiment's variants differ in (``by`` of a constant check)
 TRAIN_BY = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
-KINDS = ("train", "scaling")
+#: the experiment kinds the scorecard reads
+SCORED_KINDS = ("train", "scaling")
 #: checks that compare with a value of the paper, and checks that judge our numbers alone
 VALUE_CHECKS = ("equal", "below", "above")
 ORDER_CHECKS = ("increasing", "decreasing")
@@ -167,8 +168,8 @@ def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> lis
     if name not in known:
         return [unknown((*path, "experiment"), "experiment", name, list(known))]
     kind = known[name]["kind"]
-    if kind not in KINDS:
-        return [Problem((*path, "experiment"), f"{name!r} has kind {kind!r}; the scorecard reads kinds {KINDS}")]
+    if kind not in SCORED_KINDS:
+        return [Problem((*path, "experiment"), f"{name!r} has kind {kind!r}; the scorecard reads kinds {SCORED_KINDS}")]
     if claim["quantity"].get("divide_by") and kind != "train":
         return [Problem((*path, "quantity", "divide_by"), "kind scaling: the ratio is already per K")]
     return (
