@@ -107,7 +107,7 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
 
     def update_run() -> None:  # the SGD steps alone, on one prepared block
         for _ in range(blocks):
-            engine.steps(0, engine.S)
+            engine.sgd_steps(0, engine.S)
 
     engine.run(steps)  # warm-up
     torch_engine.run(steps)
@@ -161,7 +161,7 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
 
     def update_run() -> None:  # the SGD steps alone, on one prepared block of full minibatches
         for _ in range(blocks):
-            full.steps(0, full.S)
+            full.sgd_steps(0, full.S)
 
     sgd.run(epochs)  # warm-up
     torch_sgd.run(epochs)

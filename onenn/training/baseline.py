@@ -24,15 +24,15 @@ from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_de
 
 class FullAttention(torch.nn.Module):
     """One softmax attention layer with the value matrix frozen to the identity; its output is the label
-    block of the query column."""
+    block of the query column, of label width ``m``."""
 
-    def __init__(self, W0: torch.Tensor, d: int, K: int) -> None:
+    def __init__(self, W0: torch.Tensor, d: int, m: int) -> None:
         super().__init__()
         self.W = torch.nn.Parameter(W0.clone())
-        self.labels = slice(d, d + K)
+        self.labels = slice(d, d + m)
 
     def forward(self, H: torch.Tensor) -> torch.Tensor:
-        """``H`` (B, D, N+1), tokens as columns -> ``ℓ`` (B, K)."""
+        """``H`` (B, D, N+1), tokens as columns -> ``ℓ`` (B, m)."""
         scores = H.transpose(1, 2) @ self.W @ H  # HᵀWH: (B, N+1, N+1)
         attention = torch.softmax(scores, dim=1)  # over each column
         return (H @ attention)[:, self.labels, -1]

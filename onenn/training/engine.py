@@ -156,7 +156,7 @@ class Engine:
                     saved[k].copy_(W)
                     k += 1
                 stop = min(n, saved_steps[k] - start) if k < len(saved_steps) else n
-                self.steps(i, stop)
+                self.sgd_steps(i, stop)
                 i = stop
             self.block_losses(n, losses[start : start + n])
         for rest in range(k, len(saved_steps)):  # the saved steps equal to `steps`
@@ -167,7 +167,7 @@ class Engine:
         """The next ``n`` minibatches from the source, with everything that does not depend on ``W``."""
         self.source.prepare(self, n)
 
-    def steps(self, first: int, last: int) -> None:
+    def sgd_steps(self, first: int, last: int) -> None:
         """SGD steps on the prepared minibatches ``first..last-1`` of the block: the compiled kernel, or ``step``."""
         if self.compiled:
             self.kernels.sgd_steps(*self.step_arrays, first, last, self.step_size, *self.loss_code, *self.scratch)
