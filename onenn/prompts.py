@@ -11,7 +11,7 @@ import zlib
 
 import numpy as np
 
-#: the multiclass test sets
+#: the multiclass test sets (as onenn.base.columns names them: the mathematics does not import the foundation)
 TEST_SETS = ("uniform", "separated")
 #: the binary prompt sets: the fixed training set (test set ``train``: evaluated like a test set) and the two test sets
 BINARY_TEST_SETS = ("train", "uniform", "separated")

@@ -162,7 +162,7 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     train = make_binary_set("train", 300, 3, 5, "gaussian", None, seed=0)
     result = B.train_binary(s, train)
     assert s.steps == 2 * 3 and len(result["minibatch_loss"]) == 6
-    assert result["steps"][0] == 0 and result["steps"][-1] == 6 and 1 in result["steps"]
+    assert result["saved_steps"][0] == 0 and result["saved_steps"][-1] == 6 and 1 in result["saved_steps"]
     # step 1 by hand: the epoch's permutation (seed + 1), its first 128 prompts, W1 = W0 - lr * gradient
     W0 = torch.from_numpy(result["W"][0])
     perm = torch.randperm(300, generator=torch.Generator().manual_seed(5))[:128]
@@ -192,9 +192,9 @@ def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
     s = B.BinarySettings(d=3, N=5, epochs=5, n_eval=9, seed=4, dtype=dtype, **changes)
     train = make_binary_set("train", s.train_size, 3, 5, s.labels, None, seed=0)
     engine, reference = B.train_binary(s, train), train_binary_reference(s, train)
-    np.testing.assert_array_equal(engine["steps"], reference["steps"])
+    np.testing.assert_array_equal(engine["saved_steps"], reference["saved_steps"])
     if s.train_size % s.batch:  # some saved W is the one before a remainder minibatch
-        assert any(t % s.steps_per_epoch == s.steps_per_epoch - 1 for t in engine["steps"])
+        assert any(t % s.steps_per_epoch == s.steps_per_epoch - 1 for t in engine["saved_steps"])
     assert np.abs(engine["W"][-1] - engine["W"][0]).max() > 1e-2  # the weights did move
     np.testing.assert_allclose(engine["W"], reference["W"], rtol=0, atol=atol)
     assert len(engine["minibatch_loss"]) == s.steps
@@ -205,10 +205,10 @@ def test_fixed_set_source_refuses_what_it_cannot_feed():
     H_set, U_set = torch.zeros(10, 5, 3), torch.zeros(10, 1)
     source = FixedSet(H_set, U_set, torch.Generator().manual_seed(0))
     with pytest.raises(ValueError, match="loss must be 'square'"):
-        Engine(torch.zeros(5, 5), d=3, N=2, K=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
+        Engine(torch.zeros(5, 5), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
     with pytest.raises(ValueError, match=r"do not fit the engine's \(n, D, N\+1\) = \(n, 5, 4\)"):
-        Engine(torch.zeros(5, 5), d=3, N=3, K=1, batch=4, lr=0.1, loss=Loss(), source=source)
-    engine = Engine(torch.zeros(5, 5), d=3, N=2, K=1, batch=4, lr=0.1, loss=Loss(), source=source)
+        Engine(torch.zeros(5, 5), d=3, N=3, m=1, batch=4, lr=0.1, loss=Loss(), source=source)
+    engine = Engine(torch.zeros(5, 5), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss(), source=source)
     engine.run(2)
     with pytest.raises(ValueError, match=r"would cross the end of a pass \(2 left\)"):
         engine.run(1)

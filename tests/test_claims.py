@@ -13,7 +13,7 @@ import yaml
 from scipy.stats import chi2, norm
 
 from onenn.analysis.claims import LEVEL, VERDICTS, chi2_limit, scorecard, to_markdown
-from onenn.plan.claims import Claim, Point, Quantity, catalogue, check_claims, load_claims
+from onenn.plan.claims import Claim, ClaimPoint, Quantity, catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
 
@@ -62,7 +62,7 @@ def claim(check: str, points, column="dist_family_active", *, test_set=None, res
         kind="train",
         quantity=Quantity(column=column, test_set=test_set, **quantity),
         check=check,
-        points=tuple(p if isinstance(p, Point) else Point(variant=p) for p in points),
+        points=tuple(p if isinstance(p, ClaimPoint) else ClaimPoint(variant=p) for p in points),
         resolution=resolution,
         by=by,
     )
@@ -100,7 +100,7 @@ def test_equal_agrees_within_two_combined_spreads(z, verdict):
     ours = 5.0 + z * s
     table = train_table({"v": last_step(*seeds_with(ours, sd))}, "dist_family_active")
     row = one(
-        scorecard([claim("equal", [Point("v", value=5.0, spread=spread)], resolution=resolution)], {"exp": table})
+        scorecard([claim("equal", [ClaimPoint("v", value=5.0, spread=spread)], resolution=resolution)], {"exp": table})
     )
     assert row["verdict"] == verdict
     assert (
@@ -117,7 +117,7 @@ def test_agrees_in_direction_needs_the_paper_side_of_the_baseline_by_two_spreads
     """Paper 1.0 from a baseline of 0.33, our sd 0.05 (no other spread): 0.98 is 0.4 sd from 1; 0.8 is 4 sd from 1
     but 9.4 beyond the baseline on the paper's side; 0.4 only 1.4 beyond it; 0.2 on the other side."""
     table = train_table({"v": last_step(*seeds_with(ours, 0.05))}, "dist_family_active")
-    c = claim("equal", [Point("v", value=1.0, baseline=0.33)])
+    c = claim("equal", [ClaimPoint("v", value=1.0, baseline=0.33)])
     assert one(scorecard([c], {"exp": table}))["verdict"] == verdict
 
 
@@ -125,7 +125,7 @@ def test_several_points_are_judged_together_by_chi_square():
     """Three points at |z| = 1.5 give Σz² = 6.75 ≤ 8.02; at |z| = 1.9 each is within 2 but Σz² = 10.8 is not."""
     for z, verdict in ((1.5, "agrees"), (1.9, "differs")):
         table = train_table({v: last_step(*seeds_with(2.0 + z * 0.1, 0.1)) for v in "abc"}, "dist_family_active")
-        row = one(scorecard([claim("equal", [Point(v, value=2.0) for v in "abc"])], {"exp": table}))
+        row = one(scorecard([claim("equal", [ClaimPoint(v, value=2.0) for v in "abc"])], {"exp": table}))
         assert row["statistic"] == pytest.approx(3 * z**2) and row["dof"] == 3
         assert row["limit"] == pytest.approx(chi2.ppf(LEVEL, 3)) and row["verdict"] == verdict
 
@@ -133,11 +133,11 @@ def test_several_points_are_judged_together_by_chi_square():
 def test_an_accuracy_counts_the_test_sets_binomial_error():
     """Every seed scores 0.9 on the same 400 prompts: sd 0, but the estimate has error √(0.9·0.1/400) = 0.015."""
     table = train_table({"v": last_step(0.9, 0.9)}, "accuracy", size=400)
-    accuracy = claim("equal", [Point("v", value=0.925)], "accuracy", test_set="separated")
+    accuracy = claim("equal", [ClaimPoint("v", value=0.925)], "accuracy", test_set="separated")
     row = one(scorecard([accuracy], {"exp": table}))
     assert row["z"] == pytest.approx(-0.025 / 0.015) and row["verdict"] == "agrees"
     distance = train_table({"v": last_step(0.9, 0.9)}, "dist_family_active")  # no test set: no such error
-    row = one(scorecard([claim("equal", [Point("v", value=0.925)])], {"exp": distance}))
+    row = one(scorecard([claim("equal", [ClaimPoint("v", value=0.925)])], {"exp": distance}))
     assert row["z"] == -math.inf and row["verdict"] == "differs"
 
 
@@ -184,7 +184,7 @@ def test_an_order_agrees_only_when_every_mean_follows_it(check):
 def test_below_needs_more_than_two_spreads_of_room(ours, verdict):
     """sd 0.05: 0.8 is 4 spreads below 1, 0.91 only 1.8."""
     table = train_table({"v": last_step(*seeds_with(ours, 0.05))}, "dist_family_active")
-    assert one(scorecard([claim("below", [Point("v", value=1.0)])], {"exp": table}))["verdict"] == verdict
+    assert one(scorecard([claim("below", [ClaimPoint("v", value=1.0)])], {"exp": table}))["verdict"] == verdict
 
 
 def test_decays_needs_a_fall_at_every_step_of_the_last_decade():
@@ -198,7 +198,7 @@ def test_decays_needs_a_fall_at_every_step_of_the_last_decade():
 
 def test_a_claim_without_its_experiment_or_variants_is_not_run():
     table = train_table({"a": last_step(1.0, 1.0)}, "dist_family_active")
-    c = claim("equal", [Point("a", value=1.0), Point("b", value=1.0)])
+    c = claim("equal", [ClaimPoint("a", value=1.0), ClaimPoint("b", value=1.0)])
     missing = one(scorecard([c], {}))
     assert missing["verdict"] == "not run" and missing["points_run"] == 0 and "a, b" in missing["detail"]
     partly = one(scorecard([c], {"exp": table}))
@@ -228,7 +228,7 @@ def test_the_scaling_ratio_is_compared_with_its_standard_error_and_reference():
         "scaling",
         Quantity("ratio"),
         "equal",
-        (Point(where={"panel": "by_K"}, value="reference"),),
+        (ClaimPoint(where={"panel": "by_K"}, value="reference"),),
     )
     row = one(scorecard([c], {"scal": table}))
     assert row["z"] == pytest.approx(2.0) and row["paper_value"] == pytest.approx(0.5) and row["n"] == 1000
@@ -237,7 +237,7 @@ def test_the_scaling_ratio_is_compared_with_its_standard_error_and_reference():
 
 def test_the_scorecard_has_one_typed_row_per_claim_and_a_markdown_page():
     table = train_table({"a": last_step(1.0, 1.0), "b": last_step(2.0, 2.0)}, "dist_family_active")
-    claims = [claim("equal", [Point("a", value=1.0)]), claim("increasing", ["a", "b"])]
+    claims = [claim("equal", [ClaimPoint("a", value=1.0)]), claim("increasing", ["a", "b"])]
     card = scorecard(claims, {"exp": table})
     assert len(card) == 2 and set(card["verdict"]) <= set(VERDICTS)
     assert card["ours_mean"].dtype == "float64" and card["figure"].dtype == "int64"

@@ -54,7 +54,9 @@ def make_run(tmp_path: Path, **record_changes) -> tuple[Path, Path, dict]:
     weights, record_path = tmp_path / RUN / "weights.npz", tmp_path / RUN / "run.json"
     rng = np.random.default_rng(0)
     steps = np.array([0, 5, 10])
-    save_arrays(weights, steps=steps, W=rng.standard_normal((3, D + K + 1, D + K + 1)), minibatch_loss=rng.random(10))
+    save_arrays(
+        weights, saved_steps=steps, W=rng.standard_normal((3, D + K + 1, D + K + 1)), minibatch_loss=rng.random(10)
+    )
     record = {**IDENTITY, "seed": 0, "d": D, "N": N, "K": K, "loss": "square", "c": 0.0, "steps": 10}
     record |= {"diverged": False, "diverged_step": -1} | record_changes
     save_json(record_path, record)
@@ -233,8 +235,8 @@ def test_weights_of_another_run_are_refused(tmp_path):
 
 def test_the_weights_of_a_run_recorded_as_diverged_end_before_the_divergence(tmp_path):
     weights, _, record = make_run(tmp_path)
-    save_arrays(weights, steps=np.array([0, 5]), W=np.zeros((2, 8, 8)), minibatch_loss=np.ones(7))
-    assert len(load_weights(weights, {**record, "diverged": True, "diverged_step": 7}, 8)["steps"]) == 2
+    save_arrays(weights, saved_steps=np.array([0, 5]), W=np.zeros((2, 8, 8)), minibatch_loss=np.ones(7))
+    assert len(load_weights(weights, {**record, "diverged": True, "diverged_step": 7}, 8)["saved_steps"]) == 2
 
 
 @pytest.mark.parametrize("missing", WEIGHTS_ARRAYS)

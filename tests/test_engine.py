@@ -67,7 +67,7 @@ def test_results_do_not_depend_on_the_block_size(block):
     default = make_engine(s)
     other = make_engine(s)
     other = Engine(
-        other.W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(), generator=other.generator, block=block
+        other.W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=Loss(), generator=other.generator, block=block
     )
     torch.testing.assert_close(default.run(50, [0, 13, 50]), other.run(50, [0, 13, 50]), rtol=0, atol=0)
 
@@ -101,6 +101,6 @@ def test_saved_steps_are_checked():
     with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
         engine.run(5, [0, 6])
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(12, 12\)"):
-        Engine(torch.zeros(3, 3), d=8, N=4, K=3, batch=2, lr=0.1, loss=Loss(), generator=torch.Generator())
+        Engine(torch.zeros(3, 3), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), generator=torch.Generator())
     with pytest.raises(ValueError, match="either a generator .* or a minibatch source"):
-        Engine(torch.zeros(12, 12), d=8, N=4, K=3, batch=2, lr=0.1, loss=Loss())
+        Engine(torch.zeros(12, 12), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss())

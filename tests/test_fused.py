@@ -1,5 +1,5 @@
-"""The fused CUDA kernel (onenn.training.fused): the same weights as the eager engine on the same minibatches, its
-own random stream, and the same learning as the eager engine within the seed-to-seed spread. On a machine without
+"""The fused CUDA kernel (onenn.training.fused): the same weights as ``Engine`` on the same minibatches, its own
+random stream, and the same learning as ``Engine`` within the seed-to-seed spread. On a machine without
 a GPU it runs on the CPU in Triton's interpreter (tests/conftest.py switches it on); kept small, since the
 interpreter takes tens of ms a step. On a GPU (the GPU check runs this file there) it runs compiled, on CUDA."""
 
@@ -27,7 +27,7 @@ from onenn.training.fused import FusedEngine, draw_stream, interpreting
 from onenn.training.train import TrainSettings, make_engine, train
 from tests.configs import ROOT
 from tests.conftest import LOSS_CASES, loss_id
-from tools.gpu_check import predrawn as eager_minibatches  # the eager engine's minibatches, its layout
+from tools.gpu_check import predrawn as engine_minibatches  # Engine's minibatches, its layout
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU
 DEVICE = torch.device("cpu" if interpreting() else "cuda")
@@ -56,28 +56,29 @@ SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
     [(loss, dtype) for loss in LOSS_CASES for dtype in PRECISIONS] + [(changes, "float64") for changes in SHAPES],
     ids=lambda value: loss_id(value) if isinstance(value, dict) else value,
 )
-def test_kernel_equals_the_eager_engine_on_the_same_minibatches(changes, dtype):
+def test_kernel_equals_the_compiled_engine_on_the_same_minibatches(changes, dtype):
     """Every loss in both precisions, padded shapes (N = 5, D = 16 for K = 10; N = 1) and a random start: the
-    kernel fed the eager engine's minibatches gives its weights at every saved step and its minibatch losses."""
+    kernel fed ``Engine``'s minibatches gives the weights of its compiled kernels at every saved step and their
+    minibatch losses."""
     steps, atol = PRECISIONS[dtype]
     steps = steps if changes in LOSS_CASES else 80
     s = replace(SMALL, dtype=dtype, **changes)
     saved = [0, 1, steps // 3, steps // 2, steps]
-    eager = make_engine(s, "eager")
+    compiled = make_engine(s, "compiled")
     chunk = 4 if changes.get("loss") == "square" else 8  # two chunks (the second partial) for the square loss
-    minibatches = tuple(t.to(DEVICE) for t in eager_minibatches(s, steps))
-    kernel = fused(s, eager.W.clone().to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
-    W_eager, loss_eager = eager.run(steps, saved)
+    minibatches = tuple(t.to(DEVICE) for t in engine_minibatches(s, steps))
+    kernel = fused(s, compiled.W.clone().to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
+    W_compiled, loss_compiled = compiled.run(steps, saved)
     W_kernel, loss_kernel = (t.cpu() for t in kernel.run(steps, saved))
-    assert (W_eager[-1] - W_eager[0]).abs().max() > 0.03  # the weights did move
-    torch.testing.assert_close(W_kernel, W_eager, rtol=0, atol=atol)
-    torch.testing.assert_close(loss_kernel, loss_eager, rtol=atol, atol=0)
+    assert (W_compiled[-1] - W_compiled[0]).abs().max() > 0.03  # the weights did move
+    torch.testing.assert_close(W_kernel, W_compiled, rtol=0, atol=atol)
+    torch.testing.assert_close(loss_kernel, loss_compiled, rtol=atol, atol=0)
 
 
 def test_in_kernel_draws_are_the_stream():
     """Training with the minibatches drawn inside the kernel is bit for bit training on ``draw_stream``'s."""
     s = replace(SMALL, loss="squentropy")
-    start = make_engine(s, "eager").W.to(DEVICE)
+    start = make_engine(s, "compiled").W.to(DEVICE)
     drawing = fused(s, start.clone(), block=7)
     reading = fused(s, start.clone(), minibatches=draw_stream(s.seed + 1, 0, 20, **shape(s)))
     for a, b in zip(drawing.run(20, [0, 5, 20]), reading.run(20, [0, 5, 20])):
@@ -90,7 +91,7 @@ def shape(s: TrainSettings) -> dict:
 
 def test_the_stream_does_not_depend_on_the_block_size_nor_the_run_length():
     s = replace(SMALL, dtype="float32")
-    start = make_engine(s, "eager").W.to(DEVICE)
+    start = make_engine(s, "compiled").W.to(DEVICE)
     runs = [fused(s, start.clone(), block=block).run(12, [0, 8, 12]) for block in (1, 5, 1024)]
     for W, losses in runs[1:]:
         assert torch.equal(W, runs[0][0]) and torch.equal(losses, runs[0][1])
@@ -146,41 +147,42 @@ def test_the_stream_is_gaussian_uniform_and_independent():
     assert z_score((Z[:, 0, :N, :].ravel() * centred).mean(), 0, np.sqrt((K**2 - 1) / 12), c.size) < 4.5
 
 
-def test_a_short_training_run_learns_like_the_eager_engine():
+def test_a_short_training_run_learns_like_the_compiled_engine():
     """Small prompts, a large step: in 100 steps the separated accuracy rises from 0.59 to about 0.86 and
     (ξ1, ξ2) from (0, 3) to about (0.95, 3.04), with seed-to-seed sd about (0.005, 0.02, 0.003). The two
     engines draw different minibatches, so their seeds are compared as samples: the mean of three kernel runs
-    lies within three sd of the mean of four eager runs."""
+    lies within three sd of the mean of four runs of the compiled kernels."""
     s = TrainSettings(d=4, N=4, K=3, batch=32, lr=0.5, steps=100, n_eval=3, device="cpu", dtype="float32")
     test = separated_prompts(2000, s.d, s.N, s.K, 0.1, np.random.default_rng(0))
 
     def final(engine: str, seed: int) -> np.ndarray:
         r = train(replace(s, seed=seed, device=DEVICE.type if engine == "fused" else "cpu"), engine)
-        table = evaluate_run(r["steps"], r["W"], {"separated": test}, s.K, "square")
+        table = evaluate_run(r["saved_steps"], r["W"], {"separated": test}, s.K, "square")
         return table[["accuracy", "xi1", "xi2"]].to_numpy()
 
-    eager = np.array([final("eager", seed) for seed in range(4)])
+    compiled = np.array([final("compiled", seed) for seed in range(4)])
     kernel = np.array([final("fused", seed) for seed in range(3)])
-    start = eager[0, 0]
-    assert np.all(eager[:, 0] == start) and np.all(kernel[:, 0] == start)  # the same W0
-    assert start[0] < 0.65 and eager[:, -1, 0].mean() > 0.8  # it learned
-    spread = np.maximum(eager[:, -1].std(0, ddof=1), kernel[:, -1].std(0, ddof=1))
-    difference = np.abs(kernel[:, -1].mean(0) - eager[:, -1].mean(0))
+    start = compiled[0, 0]
+    assert np.all(compiled[:, 0] == start) and np.all(kernel[:, 0] == start)  # the same W0
+    assert start[0] < 0.65 and compiled[:, -1, 0].mean() > 0.8  # it learned
+    spread = np.maximum(compiled[:, -1].std(0, ddof=1), kernel[:, -1].std(0, ddof=1))
+    difference = np.abs(kernel[:, -1].mean(0) - compiled[:, -1].mean(0))
     assert np.all(difference < 3 * spread + 1e-3), (difference, spread)
 
 
 def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
     s = replace(SMALL, steps=3)
-    assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: the eager engine
-    assert make_engine(s).compiled and not make_engine(s, "torch").compiled  # with its compiled kernels, or without
+    assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: Engine with its compiled kernels
+    assert make_engine(s).compiled and make_engine(s, "compiled").compiled and not make_engine(s, "torch").compiled
     on_device = replace(s, device=DEVICE.type)
     assert isinstance(make_engine(on_device, "fused"), FusedEngine)
     assert train(on_device, "fused")["device"].startswith(DEVICE.type)
     if DEVICE.type == "cuda":
         assert isinstance(make_engine(on_device), FusedEngine)  # auto on CUDA: the fused kernel
-    with pytest.raises(ValueError, match="engine must be one of auto, eager, torch, fused"):
-        make_engine(s, "triton")
-    W = make_engine(on_device, "eager").W
+    for unknown in ("triton", "eager"):
+        with pytest.raises(ValueError, match=f"engine must be one of auto, compiled, torch, fused; got '{unknown}'"):
+            make_engine(s, unknown)
+    W = make_engine(on_device, "torch").W
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(9, 9\)"):
         fused(replace(s, K=4), W)
     with pytest.raises(ValueError, match="W must be a contiguous float32 or float64 tensor"):
@@ -188,9 +190,9 @@ def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
     with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
         fused(s, W).run(5, [0, 6])
     with pytest.raises(ValueError, match="minibatches hold 4 steps; the run needs 5"):
-        fused(s, W, minibatches=eager_minibatches(s, 4)).run(5)
+        fused(s, W, minibatches=engine_minibatches(s, 4)).run(5)
     with pytest.raises(ValueError, match="minibatches must be Z"):
-        fused(s, W, minibatches=eager_minibatches(replace(s, N=5), 4))
+        fused(s, W, minibatches=engine_minibatches(replace(s, N=5), 4))
 
 
 PINS = (ROOT / "workflow/envs/triton.txt").read_text().splitlines()

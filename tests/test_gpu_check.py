@@ -49,11 +49,11 @@ def test_without_a_gpu_the_check_stops_at_once_and_says_why():
 def test_the_table_has_a_row_for_each_engine():
     rows = [
         gpu_check.row("speed", engine, dev, "defaults", "1.0", "")
-        for engine, dev in [("eager", "cpu"), ("fused", "cuda")]
+        for engine, dev in [("compiled", "cpu"), ("fused", "cuda")]
     ]
     lines = gpu_check.table(rows).splitlines()
     assert lines[0] == "| check | engine | device | config | result | verdict |"
-    assert [line.split(" | ")[1] for line in lines[2:]] == ["eager", "fused"]
+    assert [line.split(" | ")[1] for line in lines[2:]] == ["compiled", "fused"]
 
 
 def test_the_equality_stage(monkeypatch):
@@ -66,7 +66,7 @@ def test_the_equality_stage(monkeypatch):
 def test_the_speed_stage():
     interpreter()
     rows = gpu_check.speed_rows(CPU, steps=2, reps=1, configs={"tiny": {"d": 4, "N": 4, "batch": 8}})
-    assert [(r["engine"], r["device"]) for r in rows] == [("eager", "cpu"), ("fused", "cpu")]
+    assert [(r["engine"], r["device"]) for r in rows] == [("compiled", "cpu"), ("fused", "cpu")]
     assert rows[0]["verdict"] == "1.0× the CPU" and float(rows[1]["result"]) > 0
 
 
@@ -76,7 +76,7 @@ def test_the_learning_stage():
     config["defaults"].update(d=4, batch=8, test_size=64)
     config["experiments"] = {"convergence": {**config["experiments"]["convergence"], "sweep": {"N": [4]}}}
     rows = gpu_check.learning_rows(config, CPU, seeds=2, max_steps=10)
-    assert [(r["engine"], r["device"]) for r in rows] == [("eager", "cpu"), ("fused", "cpu")]
+    assert [(r["engine"], r["device"]) for r in rows] == [("compiled", "cpu"), ("fused", "cpu")]
     assert rows[1]["verdict"].startswith(("agree", "DIFFER")) and "10 steps" in rows[1]["config"]
 
 

@@ -22,7 +22,7 @@ def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0,
     W = 0.3 * torch.randn(D, D, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     generator = torch.Generator().manual_seed(seed + 1)
     return Engine(
-        W.to(dtype), d=d, N=N, K=K, batch=B, lr=0.5, loss=Loss(loss, c), generator=generator, compiled=compiled
+        W.to(dtype), d=d, N=N, m=K, batch=B, lr=0.5, loss=Loss(loss, c), generator=generator, compiled=compiled
     )
 
 

@@ -60,7 +60,7 @@ def test_the_compiled_cpu_kernels_refuse_it(new_loss):
         LossNotImplemented,
         match=refused("the compiled CPU kernels (numba", "_loss_gradient in onenn/training/kernels.py"),
     ):
-        make_engine(replace(SMALL, loss=new_loss), "eager")
+        make_engine(replace(SMALL, loss=new_loss), "compiled")
     with pytest.raises(LossNotImplemented, match="_loss_gradient"):
         kernels.loss_branch(new_loss)
 
@@ -101,7 +101,7 @@ def test_the_numba_kernel_has_no_default_branch():
     """An unknown code, should one pass the Python side, stops the kernel instead of computing another loss. (Through
     the engine: ``_loss_gradient`` compiled on its own, outside ``sgd_steps``, would be cached on its own, and
     ``sgd_steps`` compiled later would call that copy instead of inlining it: float64 results an ulp apart.)"""
-    engine = make_engine(SMALL, "eager")
+    engine = make_engine(SMALL, "compiled")
     engine.run(1)  # a known code runs
     engine.loss_code = (len(LOSSES), 0.0)
     with pytest.raises(ValueError, match="a loss code without a branch"):

@@ -17,6 +17,7 @@ from PIL import Image
 
 from onenn.analysis.plots import FIGURES, PlotStyle, figure, grouping
 from onenn.analysis.tables import concat_tables
+from onenn.base.columns import METRICS, TEST_SETS
 from onenn.base.io import save_table
 from onenn.jobs.figures import figure_job
 from onenn.plan import experiments as ex
@@ -28,7 +29,8 @@ CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 SCHEMA = load_schema(ROOT / "workflow/schemas/config.schema.yaml")
 EXAMPLE = yaml.safe_load((ROOT / "workflow/examples/input_dimension.yaml").read_text())
 STYLE = PlotStyle()
-METRICS = ("logit_error", "accuracy", "test_loss", "minibatch_loss", "dist_family", "dist_family_active", "label_norm")
+#: the columns of a run's table the figures draw
+VALUES = (*METRICS, "minibatch_loss", "dist_family", "dist_family_active", "label_norm")
 
 
 def with_experiment(**experiment) -> dict:
@@ -46,8 +48,8 @@ def synthetic_table(config: dict, experiment: str, seeds: int = 2) -> pd.DataFra
         run = {k: s[k] for k in (*kinds.TRAIN_KEYS, *kinds.EVAL_KEYS)}
         for seed in range(seeds):
             for step in (0, 10, 100):
-                for test_set in ("uniform", "separated"):
-                    metrics = dict(zip(METRICS, rng.uniform(0.05, 0.95, len(METRICS))))
+                for test_set in TEST_SETS:
+                    metrics = dict(zip(VALUES, rng.uniform(0.05, 0.95, len(VALUES))))
                     rows.append(
                         {"experiment": experiment, "variant": variant, "seed": seed, "step": step}
                         | {"test_set": test_set, **metrics, **run}

@@ -63,7 +63,7 @@ def test_record_keeps_the_steps_before_the_divergence_and_marks_the_rows(tmp_pat
     run, weights = tmp_path / "run.json", tmp_path / "weights.npz"
     train_job(settings.to_dict(), identity=IDENTITY, weights_path=str(weights), run_path=str(run), threads=1, log=LOG)
     w = load_arrays(weights)
-    assert w["steps"].tolist() == [0] and np.isfinite(w["W"]).all() and len(w["minibatch_loss"]) == 1
+    assert w["saved_steps"].tolist() == [0] and np.isfinite(w["W"]).all() and len(w["minibatch_loss"]) == 1
     record = load_json(run)
     assert record["diverged"] is True and record["diverged_step"] == 1
     table = evaluate_small(tmp_path, settings, weights, run)
@@ -101,7 +101,7 @@ def test_a_run_that_does_not_diverge_is_marked_so(tmp_path):
     )
     record = load_json(tmp_path / "r.json")
     assert record["diverged"] is False and record["diverged_step"] == -1
-    assert load_arrays(tmp_path / "w.npz")["steps"][-1] == 20
+    assert load_arrays(tmp_path / "w.npz")["saved_steps"][-1] == 20
 
 
 # --- device -----------------------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def determinism_runs(tmp_path_factory) -> dict[tuple[int, int], Path]:
 def test_same_seed_gives_bit_identical_weights_and_tables_across_processes_and_threads(determinism_runs):
     a, b = determinism_runs[0, 1], determinism_runs[0, 2]
     wa, wb = load_arrays(a / "weights.npz"), load_arrays(b / "weights.npz")
-    for key in ("steps", "W", "minibatch_loss"):
+    for key in ("saved_steps", "W", "minibatch_loss"):
         assert wa[key].tobytes() == wb[key].tobytes(), key
     ta, tb = pd.read_parquet(a / "metrics.parquet"), pd.read_parquet(b / "metrics.parquet")
     pd.testing.assert_frame_equal(ta, tb, check_exact=True)

@@ -5,12 +5,14 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.summary import (
+    landscape_summary,
     scaling_markdown,
     scaling_summary,
     summarise,
     to_markdown,
     train_markdown,
     train_summary,
+    values_markdown,
 )
 from onenn.analysis.tables import first_and_last, variant_order
 from onenn.base.columns import normalise_types
@@ -125,6 +127,18 @@ def test_markdown_shows_every_experiment_and_the_perturbed_parameters(summary):
     assert "| K=2 | 3 | 0.7 ± 0.2 |" in md
     assert "distance start" in md  # the distance starts above 0: the parameter table is shown
     assert "| grid | 1 | 2 | 10 | 400 | 0.3000 ± 0.0200 | 0.3300 ± 0.0200 | 0.9100 [0.8700, 0.9500] | 0.9000 |" in md
+
+
+def test_the_scaling_table_prints_K_as_an_integer_beside_a_kind_without_K():
+    """An experiment without the column K (here a landscape) leaves K missing in its rows: the summary's K is
+    then a float column, and the scaling table still prints K = 10 as 10."""
+    landscape = pd.DataFrame(
+        {"experiment": "l", "xi1": [1.0, 2.0], "xi2": [3.0, 4.0], "reduced_loss": [0.5, 0.25], "reduced_loss_se": 0.01}
+    )
+    summary = summarise({"s": scaling_table(), "l": landscape}, {"s": scaling_summary, "l": landscape_summary})
+    assert summary["K"].isna().any()
+    renderers = {"scaling": scaling_markdown, "landscape": values_markdown}
+    assert "| grid | 1 | 2 | 10 | 400 |" in to_markdown(summary, renderers)
 
 
 def test_first_and_last_per_run():

@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 
+from onenn import prompts
+from onenn.base import columns
 from onenn.prompts import make_test_set
 
 
@@ -49,3 +51,10 @@ def test_bad_test_set_and_margin_are_rejected():
         make_test_set("train", 5, 4, 5, 3, 0.1, seed=1)
     with pytest.raises(ValueError, match=r"delta \(the margin"):
         make_test_set("separated", 5, 4, 5, 3, 4.5, seed=1)
+
+
+def test_the_prompt_sets_drawn_are_the_test_sets_the_tables_name():
+    """onenn.prompts cannot import onenn.base (layers), so it names the sets it draws itself: the same names, in
+    the same order, as the ``test_set`` column's (onenn.base.columns)."""
+    assert prompts.TEST_SETS == columns.TEST_SETS
+    assert prompts.BINARY_TEST_SETS == columns.BINARY_TEST_SETS

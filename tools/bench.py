@@ -2,7 +2,7 @@
 
 Per seed-step, on one thread, in one run on one machine:
 
-- **engine**: a step of the eager engine ``onenn.training.engine`` (drawing the minibatch included; the fused
+- **engine**: a step of the training engine ``onenn.training.engine.Engine`` (drawing the minibatch included; the fused
   CUDA kernel is timed by the GPU check, ``tools.gpu_check``), with its compiled CPU kernels
   (``onenn.training.kernels``);
 - **torch passes**: the same engine without them, its torch operations alone (``make_engine(…, "torch")``);
@@ -81,12 +81,12 @@ def interleaved_medians(now: Callable[[], float], runs: dict[str, tuple[Callable
 def max_weight_difference(settings: TrainSettings, steps: int) -> float:
     """max |W_engine − W_baseline| over the saved steps of a run of ``steps`` steps."""
     s = replace(settings, steps=steps, n_eval=min(8, steps + 1))
-    return float(np.abs(train(s, "eager")["W"] - train_baseline(s)["W"]).max())
+    return float(np.abs(train(s, "compiled")["W"] - train_baseline(s)["W"]).max())
 
 
 def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, reps: int, clock_name: str) -> dict:
     """Median seconds per step of the engine, the baseline and the floor, timed in interleaved repetitions."""
-    engine, baseline = make_engine(settings, "eager"), Baseline(settings)
+    engine, baseline = make_engine(settings, "compiled"), Baseline(settings)
     torch_engine = make_engine(settings, "torch")
     device = engine.W.device
     now, floor = clock(clock_name, device), floor_step(settings, device)
@@ -107,7 +107,7 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
 
     def update_run() -> None:  # the SGD steps alone, on one prepared block
         for _ in range(blocks):
-            engine.steps(0, engine.S)
+            engine.sgd_steps(0, engine.S)
 
     engine.run(steps)  # warm-up
     torch_engine.run(steps)
@@ -161,7 +161,7 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
 
     def update_run() -> None:  # the SGD steps alone, on one prepared block of full minibatches
         for _ in range(blocks):
-            full.steps(0, full.S)
+            full.sgd_steps(0, full.S)
 
     sgd.run(epochs)  # warm-up
     torch_sgd.run(epochs)

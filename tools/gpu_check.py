@@ -4,14 +4,14 @@
 On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints one table (and writes it to
 ``--output``), a row for each engine of each check:
 
-1. **equality**: the compiled kernel on the GPU against the eager engine on the CPU, fed the same pre-drawn
-   minibatches, for every loss, float64 and float32: the largest difference of the saved weights;
-2. **speed**: µs a step of the eager engine on the CPU (1 thread), the eager engine on CUDA and the fused
-   kernel on CUDA, timed in interleaved repetitions of the same run;
+1. **equality**: the fused kernel on the GPU against ``Engine`` with its compiled kernels on the CPU, fed the same
+   pre-drawn minibatches, for every loss, float64 and float32: the largest difference of the saved weights;
+2. **speed**: µs a step of the engines ``compiled`` on the CPU (1 thread), ``torch`` on CUDA and ``fused`` on
+   CUDA, timed in interleaved repetitions of the same run;
 3. **tests**: ``tests/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
    runs in the interpreter on a machine without a GPU);
-4. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the eager
-   engine on the CPU: the final separated accuracy and (ξ1, ξ2), which must agree within the seed spread (the
+4. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the compiled
+   kernels on the CPU: the final separated accuracy and (ξ1, ξ2), which must agree within the seed spread (the
    two engines draw different minibatches);
 5. **experiments**: the wall time of the paper's experiments 1–6 at the paper's scale with every training job
    on the GPU (Snakemake in a scratch copy of the workflow, ``--gpu-slots`` training jobs sharing the GPU),
@@ -95,7 +95,7 @@ def fused_with(s: TrainSettings, **options) -> FusedEngine:
     ``minibatches``."""
     from onenn.training.fused import FusedEngine
 
-    W, loss = make_engine(s, "eager").W, Loss(s.loss, s.c)
+    W, loss = make_engine(s, "compiled").W, Loss(s.loss, s.c)
     return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1, **options)
 
 
@@ -103,7 +103,7 @@ def fused_with(s: TrainSettings, **options) -> FusedEngine:
 
 
 def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The eager engine's minibatches of a run (CPU generator), in its layout."""
+    """``Engine``'s minibatches of a run (CPU generator), in its layout."""
     generator = torch.Generator().manual_seed(s.seed + 1)
     Z = torch.empty(steps, s.d, s.N + 1, s.batch)
     C = torch.empty(steps, s.N, s.batch, dtype=torch.long)
@@ -113,15 +113,15 @@ def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def weight_difference(s: TrainSettings, device: torch.device) -> float:
-    """max |ΔW| over the saved steps: the eager engine on the CPU against the kernel on ``device``, on the same
-    minibatches."""
+    """max |ΔW| over the saved steps: the compiled kernels on the CPU against the fused kernel on ``device``, on the
+    same minibatches."""
     saved = [0, 1, s.steps // 3, s.steps]
-    eager = make_engine(replace(s, device="cpu"), "eager")
+    compiled = make_engine(replace(s, device="cpu"), "compiled")
     Z, C = predrawn(s, s.steps)
     kernel = fused_with(replace(s, device=device.type), minibatches=(Z.to(device), C.to(device)))
-    W_eager, _ = eager.run(s.steps, saved)
+    W_compiled, _ = compiled.run(s.steps, saved)
     W_kernel, _ = kernel.run(s.steps, saved)
-    return float((W_kernel.cpu() - W_eager).abs().max())
+    return float((W_kernel.cpu() - W_compiled).abs().max())
 
 
 def equality_rows(
@@ -137,7 +137,7 @@ def equality_rows(
             difference = weight_difference(s, device)
             config = f"{name}, {s.loss}, {dtype}, {s.steps} steps"
             verdict = "ok" if difference <= TOLERANCE[dtype] else f"FAIL (> {TOLERANCE[dtype]:.0e})"
-            check = "equality: max abs ΔW against eager (CPU), same minibatches"
+            check = "equality: max abs ΔW against compiled (CPU), same minibatches"
             rows.append(row(check, "fused", str(device), config, f"{difference:.1e}", verdict))
     return rows
 
@@ -148,15 +148,15 @@ def equality_rows(
 def speed_rows(
     device: torch.device, *, steps: int, reps: int, configs: dict[str, dict] = SPEED_CONFIGS
 ) -> list[dict[str, str]]:
-    """µs a step of the eager engine on the CPU (1 thread), the eager engine and the fused kernel on ``device``."""
+    """µs a step of the engines ``compiled`` on the CPU (1 thread), ``torch`` and ``fused`` on ``device``."""
     torch.set_num_threads(1)
     rows = []
     for name, changes in configs.items():
         s = replace(TrainSettings(), **changes)
         on_device = replace(s, device=device.type)
-        engines = {("eager", "cpu"): make_engine(replace(s, device="cpu"), "eager")}
+        engines = {("compiled", "cpu"): make_engine(replace(s, device="cpu"), "compiled")}
         if device.type != "cpu":  # (cpu: a test, the interpreter standing in for the GPU)
-            engines["eager", str(device)] = make_engine(on_device, "eager")
+            engines["torch", str(device)] = make_engine(on_device, "torch")
         engines["fused", str(device)] = make_engine(on_device, "fused")
         if device.type != "cpu" and name == next(iter(configs)):  # other warps a program at the first config
             for warps in OTHER_WARPS:
@@ -170,7 +170,7 @@ def speed_rows(
                 start = now()
                 engine.run(steps)
                 times[key].append((now() - start) / steps)
-        cpu = statistics.median(times[("eager", "cpu")])
+        cpu = statistics.median(times[("compiled", "cpu")])
         for (engine_name, dev), t in times.items():
             us = statistics.median(t) * 1e6
             config = f"{name} (d={s.d}, N={s.N}, K={s.K}, batch={s.batch}), {s.dtype}"
@@ -214,7 +214,7 @@ def load_config(*files: str) -> dict:
     return config
 
 
-METRICS = ("accuracy", "xi1", "xi2")
+LEARNING_METRICS = ("accuracy", "xi1", "xi2")
 #: differences always tolerated: an accuracy of 1024 prompts moves in steps of 0.001; ξ to 1%
 FLOOR = {"accuracy": 0.01, "xi1": 0.01, "xi2": 0.01}
 
@@ -222,16 +222,16 @@ FLOOR = {"accuracy": 0.01, "xi1": 0.01, "xi2": 0.01}
 def final_metrics(s: TrainSettings, engine: str, test: dict) -> np.ndarray:
     """Separated accuracy, ξ1, ξ2 at the last step of a run."""
     r = train(s, engine)
-    metrics = evaluate_run(r["steps"][-1:], r["W"][-1:], {"separated": test}, s.K, s.loss, s.c)
-    return metrics[list(METRICS)].to_numpy()[0]
+    metrics = evaluate_run(r["saved_steps"][-1:], r["W"][-1:], {"separated": test}, s.K, s.loss, s.c)
+    return metrics[list(LEARNING_METRICS)].to_numpy()[0]
 
 
-def agree(eager: np.ndarray, fused: np.ndarray) -> float:
+def agree(compiled: np.ndarray, fused: np.ndarray) -> float:
     """The largest |mean difference| over the metrics, in units of the allowed difference: 3 sd (the larger of
     the two engines' seed-to-seed sd) plus ``FLOOR`` (relative for ξ). Up to 1: they agree."""
-    ddof = 1 if len(eager) > 1 else 0
-    spread = np.maximum(eager.std(0, ddof=ddof), fused.std(0, ddof=ddof))
-    mean = eager.mean(0)
+    ddof = 1 if len(compiled) > 1 else 0
+    spread = np.maximum(compiled.std(0, ddof=ddof), fused.std(0, ddof=ddof))
+    mean = compiled.mean(0)
     floor = np.array([FLOOR["accuracy"], FLOOR["xi1"] * abs(mean[1]), FLOOR["xi2"] * abs(mean[2])])
     return float((np.abs(fused.mean(0) - mean) / (3 * spread + floor)).max())
 
@@ -242,7 +242,7 @@ def learning_rows(
     """Every training experiment of ``config``, every variant, ``seeds`` seeds on both engines."""
     rows = []
     for experiment in ex.experiment_names(config, kind="train"):
-        finals: dict[str, list[np.ndarray]] = {"eager": [], "fused": []}
+        finals: dict[str, list[np.ndarray]] = {"compiled": [], "fused": []}
         worst, worst_variant = 0.0, ""
         for variant in ex.variants(config, experiment):
             resolved = ex.settings(config, experiment, variant)
@@ -253,16 +253,16 @@ def learning_rows(
             )
             per_engine = {
                 engine: np.array([final_metrics(replace(s, seed=k, device=dev), engine, test) for k in range(seeds)])
-                for engine, dev in (("eager", "cpu"), ("fused", device.type))
+                for engine, dev in (("compiled", "cpu"), ("fused", device.type))
             }
             for engine, values in per_engine.items():
                 finals[engine].append(values)
-            ratio = agree(per_engine["eager"], per_engine["fused"])
+            ratio = agree(per_engine["compiled"], per_engine["fused"])
             if ratio >= worst:
                 worst, worst_variant = ratio, variant
-        n_variants = len(finals["eager"])
+        n_variants = len(finals["compiled"])
         config_text = f"{experiment}: {n_variants} variants × {seeds} seeds, {s.steps} steps"
-        for engine, dev in (("eager", "cpu"), ("fused", str(device))):
+        for engine, dev in (("compiled", "cpu"), ("fused", str(device))):
             means = np.mean([v.mean(0) for v in finals[engine]], axis=0)
             result = f"separated accuracy {means[0]:.3f}, ξ1 {means[1]:.3f}, ξ2 {means[2]:.3f} (mean over variants)"
             verdict = ""
@@ -342,9 +342,9 @@ def plan(args: argparse.Namespace) -> str:
     head = f"gpu_check plan (budget {args.budget:.0f} s):\n"
     what = {
         "equality": f"{len(LOSSES) + len(EQUALITY_SHAPES)} cases in float64 and float32, {EQUALITY.steps} steps",
-        "speed": f"{', '.join(SPEED_CONFIGS)}: eager cpu, eager cuda, fused cuda; {args.reps} × {args.steps} steps",
+        "speed": f"{', '.join(SPEED_CONFIGS)}: compiled cpu, torch cuda, fused cuda; {args.reps} × {args.steps} steps",
         "tests": "python -m pytest tests/test_fused.py with the kernel compiled, on CUDA",
-        "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: eager cpu, fused cuda",
+        "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: compiled cpu, fused cuda",
         "experiments": "in a scratch copy: " + " ".join(experiments_command(args.gpu_slots)),
     }
     return head + "".join(f"  {stage}: {what[stage]}\n" for stage in args.stages)

@@ -29,7 +29,7 @@ PREAMBLE = "from snakemake.logging import logger\nfrom snakemake.iocontainers im
 SCRIPT = "import onenn.jobs.logs\n"
 #: job kind (a rule, or a rule's kind) -> the stage module of ``onenn/jobs/`` its script imports, and the
 #: functions of that module it calls
-KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+JOB_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "make_test_set": ("datasets", ("test_set_job",)),
     "binary_set": ("datasets", ("binary_set_job",)),
     "train": ("train", ("train_job", "use_threads")),
@@ -81,7 +81,7 @@ def measure(trees: Sequence[Path], reps: int) -> dict[str, list[float]]:
     order of the trees alternates), with the baselines: Python alone, the preamble, and the scripts' imports."""
     codes = {"python alone": "pass\n", "snakemake preamble": PREAMBLE, "+ job log": PREAMBLE + SCRIPT}
     rows = {name: [code] * len(trees) for name, code in codes.items()}
-    rows |= {kind: [kind_code(tree, *stage) for tree in trees] for kind, stage in KINDS.items()}
+    rows |= {kind: [kind_code(tree, *stage) for tree in trees] for kind, stage in JOB_KINDS.items()}
     times: dict[str, list[list[float]]] = {name: [[] for _ in trees] for name in rows}
     for rep in range(reps):
         indices = list(range(len(trees)))[:: 1 if rep % 2 == 0 else -1]

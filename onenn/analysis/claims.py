@@ -30,7 +30,7 @@ import pandas as pd
 from scipy.special import gammaincinv
 
 from onenn.analysis.summary import markdown_table
-from onenn.base.claims import Claim, Point
+from onenn.base.claims import Claim, ClaimPoint
 from onenn.base.columns import variant_name
 
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
@@ -108,7 +108,7 @@ def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
     return (float(means.iloc[0]), *(float(v) for v in decade))
 
 
-def train_point(table: pd.DataFrame, claim: Claim, point: Point) -> Measured | None:
+def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> Measured | None:
     q = claim.quantity
     rows = table[table["variant"] == point.variant]
     if q.test_set is not None:
@@ -135,7 +135,7 @@ def train_point(table: pd.DataFrame, claim: Claim, point: Point) -> Measured | N
     )
 
 
-def paper_side(point: Point, row: pd.Series | None) -> dict[str, Any]:
+def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
     value = point.value
     if value == "reference":
         value = row["reference"]
@@ -146,7 +146,7 @@ def paper_side(point: Point, row: pd.Series | None) -> dict[str, Any]:
     }
 
 
-def scaling_points(table: pd.DataFrame, claim: Claim, point: Point) -> list[Measured]:
+def scaling_points(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> list[Measured]:
     column = claim.quantity.column
     rows = table
     for key, value in point.where.items():

@@ -118,7 +118,7 @@ def prompt_metrics(
     W: np.ndarray, x: np.ndarray, classes: np.ndarray, nn: np.ndarray, K: int, loss: str, c: float = 0.0
 ) -> dict[str, float]:
     """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss
-    (``onenn.analysis.tables.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,)."""
+    (``onenn.base.columns.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,)."""
     return class_metrics(W, *class_arrays({"x": x, "classes": classes, "nn": nn}, K), loss, c)
 
 
@@ -146,7 +146,7 @@ def class_metrics(
 
 
 def evaluate_run(
-    steps: np.ndarray,
+    saved_steps: np.ndarray,
     weights: np.ndarray,
     test_sets: dict[str, dict[str, np.ndarray]],
     K: int,
@@ -158,7 +158,7 @@ def evaluate_run(
     d = next(iter(test_sets.values()))["x"].shape[-1]
     arrays = {name: class_arrays(data, K) for name, data in test_sets.items()}
     rows = []
-    for step, W_np in zip(steps, weights):
+    for step, W_np in zip(saved_steps, weights):
         W = np.asarray(W_np, np.float64)
         params = diagnostics(W_np, d, K)
         for name, prepared in arrays.items():
@@ -188,12 +188,12 @@ def binary_metrics(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarr
 
 
 def evaluate_binary(
-    steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int
+    saved_steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int
 ) -> pd.DataFrame:
     """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of docs/method.md §5."""
     arrays = {name: binary_arrays(data) for name, data in sets.items()}
     rows = []
-    for step, W_np in zip(steps, weights):
+    for step, W_np in zip(saved_steps, weights):
         W = np.asarray(W_np, np.float64)
         params = diagnostics(W_np, d, 1)
         for name, (x, Y, target) in arrays.items():

@@ -27,6 +27,7 @@ from onenn.analysis.tables import (
     seed_stats,
     variant_order,
 )
+from onenn.base.columns import TEST_SETS
 from onenn.family import XI_RATIO_BOUND
 
 
@@ -326,7 +327,7 @@ def sweep(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt
     when the first setting the variants vary is a number: the final values against it, one series per value of
     the other settings they vary."""
     sets = set(table["test_set"])
-    if not {"uniform", "separated"} <= sets:
+    if not set(TEST_SETS) <= sets:
         raise ValueError(
             f"figure 'sweep' draws a training experiment (test sets uniform and separated); got {sorted(sets)}"
         )

@@ -28,7 +28,7 @@ from onenn.analysis.tables import (
     variant_order,
 )
 from onenn.base import provenance
-from onenn.base.columns import variant_name
+from onenn.base.columns import METRICS, variant_name
 from onenn.family import XI_RATIO_BOUND
 
 COLUMNS = (
@@ -49,8 +49,8 @@ COLUMNS = (
     "upper",
     "reference",
 )
-#: metrics at the last saved step, per test set
-FINAL_METRICS = ("accuracy", "logit_error", "test_loss")
+#: metrics at the last saved step, per test set, in the summary's row order (alphabetical)
+FINAL_METRICS = tuple(sorted(METRICS))
 #: parameter diagnostics at the first and the last saved step
 PARAMETERS = ("dist_family", "dist_family_active", "label_norm")
 
@@ -327,7 +327,7 @@ def scaling_markdown(rows: pd.DataFrame) -> list[str]:
                 str(r.panel),
                 f"{r.xi1:g}",
                 f"{r.xi2:g}",
-                str(r.K),
+                str(int(r.K)),  # K is a float column when another kind's rows have none
                 str(r.n),
                 f"{mc['mean']:.4f} ± {mc['se']:.4f}",
                 f"{binary['mean']:.4f} ± {binary['se']:.4f}",

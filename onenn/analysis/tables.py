@@ -13,23 +13,23 @@ from onenn.base.columns import ID_COLUMNS, normalise_types
 from onenn.family import XI_RATIO_BOUND
 
 
-def window_means(minibatch_loss: np.ndarray, steps: np.ndarray) -> np.ndarray:
+def window_means(minibatch_loss: np.ndarray, saved_steps: np.ndarray) -> np.ndarray:
     """For each saved step ``s_k``: the mean minibatch loss of the steps ``[s_{k−1}, s_k)`` that led to
     ``W_{s_k}``; at step 0 the loss of the first minibatch."""
-    out = np.empty(len(steps))
-    for k, step in enumerate(steps):
-        lo = int(steps[k - 1]) if k > 0 else 0
+    out = np.empty(len(saved_steps))
+    for k, step in enumerate(saved_steps):
+        lo = int(saved_steps[k - 1]) if k > 0 else 0
         hi = max(int(step), lo + 1)
         out[k] = minibatch_loss[lo:hi].mean()
     return out
 
 
 def run_table(
-    metrics: pd.DataFrame, run_info: dict[str, Any], minibatch_loss: np.ndarray, steps: np.ndarray
+    metrics: pd.DataFrame, run_info: dict[str, Any], minibatch_loss: np.ndarray, saved_steps: np.ndarray
 ) -> pd.DataFrame:
     """Add the run's identity, its minibatch loss and its resolved settings to the metrics of one run."""
     table = metrics.copy()
-    by_step = dict(zip(steps.tolist(), window_means(minibatch_loss, steps)))
+    by_step = dict(zip(saved_steps.tolist(), window_means(minibatch_loss, saved_steps)))
     table["minibatch_loss"] = table["step"].map(by_step).astype("float64")
     for key, value in run_info.items():
         if key not in table:

@@ -26,7 +26,7 @@ class Quantity:
 
 
 @dataclass(frozen=True)
-class Point:
+class ClaimPoint:
     """One variant (kind train) or the rows ``where`` selects (kind scaling), with the paper's value there."""
 
     variant: str | None = None
@@ -45,7 +45,7 @@ class Claim:
     kind: str
     quantity: Quantity
     check: str
-    points: tuple[Point, ...]
+    points: tuple[ClaimPoint, ...]
     resolution: float = 0.0
     by: str | None = None
     note: str = ""

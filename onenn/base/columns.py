@@ -14,6 +14,11 @@ ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
 #: binary run's (no argmax accuracy with real-valued labels)
 METRICS = ("logit_error", "accuracy", "test_loss")
 BINARY_RUN_METRICS = ("nn_mse", "test_loss")
+#: the values of the ``test_set`` column: the multiclass experiments' test sets, and the binary experiment's prompt
+#: sets, its fixed training set ``train`` (evaluated like a test set) first. onenn.prompts, which draws them, names
+#: them too (the mathematics does not import the foundation); a test holds the two equal
+TEST_SETS = ("uniform", "separated")
+BINARY_TEST_SETS = ("train", *TEST_SETS)
 #: the first columns of an audit variant's table and of a full-matrix one, in order
 AUDIT_FIRST = ("experiment", "variant", "sigma_rule", "sigma", "source", "step", "time")
 FULL_MATRIX_FIRST = ("experiment", "variant", "step")

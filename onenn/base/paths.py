@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 import re
 
+from onenn.base.columns import BINARY_TEST_SETS
+
 #: the test sets of the multiclass experiments, one file per distinct (d, N, K, delta, size)
 UNIFORM_SET = "results/datasets/uniform/d{d}/N{N}/K{K}/n{size}.npz"
 SEPARATED_SET = "results/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.npz"
 #: the binary experiment's prompt sets: its training set (test set ``train``) and its test sets
 BINARY_SET = "results/datasets/binary/{test_set}/d{d}/N{N}/{labels}/n{size}.npz"
 BINARY_SEPARATED_SET = "results/datasets/binary/separated/d{d}/N{N}/{labels}/delta{delta}/n{size}.npz"
-#: the test sets of BINARY_SET (the separated one has its margin in the path: BINARY_SEPARATED_SET)
-BINARY_SET_TEST_SETS = ("train", "uniform")
+#: the test sets of BINARY_SET: all but the separated one, the last, whose path holds its margin (BINARY_SEPARATED_SET)
+BINARY_SET_TEST_SETS = BINARY_TEST_SETS[:-1]
 
 #: one SGD run: its saved weights, its record (settings, provenance) and its metrics on the test sets
 RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"

@@ -53,10 +53,12 @@ def evaluate_job(
     from onenn.analysis.evaluate import evaluate_run  # pandas: after the inputs are checked
     from onenn.analysis.tables import run_table
 
-    metrics = evaluate_run(weights["steps"], weights["W"], test_sets, settings["K"], settings["loss"], settings["c"])
+    metrics = evaluate_run(
+        weights["saved_steps"], weights["W"], test_sets, settings["K"], settings["loss"], settings["c"]
+    )
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
-    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(test_sets))
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(test_sets))
 
 
 def binary_evaluate_job(
@@ -85,7 +87,7 @@ def binary_evaluate_job(
     from onenn.analysis.evaluate import evaluate_binary  # pandas: after the inputs are checked
     from onenn.analysis.tables import run_table
 
-    metrics = evaluate_binary(weights["steps"], weights["W"], sets, run["d"])
+    metrics = evaluate_binary(weights["saved_steps"], weights["W"], sets, run["d"])
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["steps"]))
-    log.info("evaluated %d saved steps on %s", len(weights["steps"]), ", ".join(sets))
+    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"]))
+    log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(sets))

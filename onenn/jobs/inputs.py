@@ -23,7 +23,7 @@ from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, verif
 
 #: the arrays of a run's ``weights.npz``: the saved steps (S,), the weights saved there ``W`` (S, D, D) and the
 #: minibatch loss of every step; the training jobs write exactly these
-WEIGHTS_ARRAYS = ("steps", "W", "minibatch_loss")
+WEIGHTS_ARRAYS = ("saved_steps", "W", "minibatch_loss")
 #: what a kind of array must hold: numpy dtype kinds
 REAL, INTEGER = "f", "iu"
 
@@ -125,18 +125,22 @@ def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> 
     ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
     arrays = load_arrays(path, verify=False)
     require_arrays(path, arrays, WEIGHTS_ARRAYS)
-    steps_name, W_name, loss_name = WEIGHTS_ARRAYS
-    steps = checked_array(path, arrays, steps_name, INTEGER, (None,), "(S,)")
-    W = checked_array(path, arrays, W_name, REAL, (len(steps), D, D), "(S, D, D)")
+    saved_name, W_name, loss_name = WEIGHTS_ARRAYS
+    saved_steps = checked_array(path, arrays, saved_name, INTEGER, (None,), "(S,)")
+    W = checked_array(path, arrays, W_name, REAL, (len(saved_steps), D, D), "(S, D, D)")
     losses = checked_array(path, arrays, loss_name, REAL, (None,), "(steps,)")
-    if len(steps) == 0 or steps[0] != 0 or np.any(np.diff(steps) <= 0):
-        raise DamagedFile(path, f"its saved steps {steps.tolist()} do not rise from 0")
+    if len(saved_steps) == 0 or saved_steps[0] != 0 or np.any(np.diff(saved_steps) <= 0):
+        raise DamagedFile(path, f"its saved steps {saved_steps.tolist()} do not rise from 0")
     diverged = int(record.get("diverged_step", -1))
     trained = diverged if diverged >= 0 else int(record["steps"])
-    if (diverged < 0 and steps[-1] != trained) or (diverged >= 0 and steps[-1] >= diverged) or len(losses) != trained:
+    if (
+        (diverged < 0 and saved_steps[-1] != trained)
+        or (diverged >= 0 and saved_steps[-1] >= diverged)
+        or len(losses) != trained
+    ):
         raise DamagedFile(
             path,
-            f"it holds {len(losses)} steps saved up to step {steps[-1]}, but its run record says the run "
+            f"it holds {len(losses)} steps saved up to step {saved_steps[-1]}, but its run record says the run "
             + (f"diverged at step {diverged}" if diverged >= 0 else f"has {trained} steps")
             + ": the weights and the record are of different runs",
         )
@@ -145,7 +149,7 @@ def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> 
         raise DamagedFile(
             path,
             f"array {W_name!r} holds non-finite values (NaN or infinite) in the weights saved at step "
-            f"{', '.join(str(s) for s in steps[bad_W][:5])}{' ...' if bad_W.sum() > 5 else ''}",
+            f"{', '.join(str(s) for s in saved_steps[bad_W][:5])}{' ...' if bad_W.sum() > 5 else ''}",
         )
     require_finite(path, loss_name, losses)
     verify_checksum(path)

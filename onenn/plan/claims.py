@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from onenn.base.claims import Claim, Point, Quantity
+from onenn.base.claims import Claim, ClaimPoint, Quantity
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import KINDS as ALL_KINDS
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
@@ -36,7 +36,7 @@ SCALING_KEYS = ("panel", "K", "xi1", "xi2")
 #: the settings a training experiment's variants differ in (``by`` of a constant check)
 TRAIN_BY = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
 #: the kinds of experiment the scorecard reads (``Kind.scored``)
-KINDS = tuple(kind.name for kind in ALL_KINDS.values() if kind.scored)
+SCORED_KINDS = tuple(kind.name for kind in ALL_KINDS.values() if kind.scored)
 #: checks that compare with a value of the paper, and checks that judge our numbers alone
 VALUE_CHECKS = ("equal", "below", "above")
 ORDER_CHECKS = ("increasing", "decreasing")
@@ -169,8 +169,8 @@ def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> lis
     if name not in known:
         return [unknown((*path, "experiment"), "experiment", name, list(known))]
     kind = known[name]["kind"]
-    if kind not in KINDS:
-        return [Problem((*path, "experiment"), f"{name!r} has kind {kind!r}; the scorecard reads kinds {KINDS}")]
+    if kind not in SCORED_KINDS:
+        return [Problem((*path, "experiment"), f"{name!r} has kind {kind!r}; the scorecard reads kinds {SCORED_KINDS}")]
     if claim["quantity"].get("divide_by") and kind != "train":
         return [Problem((*path, "quantity", "divide_by"), "kind scaling: the ratio is already per K")]
     return (
@@ -206,9 +206,9 @@ def check_claims(data: Any, known: dict[str, dict[str, Any]], schema: dict) -> l
 # --- from checked data to claims -------------------------------------------------------------------------------
 
 
-def to_point(point: str | dict, claim: dict) -> Point:
+def to_point(point: str | dict, claim: dict) -> ClaimPoint:
     point = {"variant": point} if isinstance(point, str) else point
-    return Point(
+    return ClaimPoint(
         variant=point.get("variant"),
         where=dict(point.get("where") or {}),
         value=point.get("value", claim.get("value")),

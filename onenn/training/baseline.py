@@ -24,15 +24,15 @@ from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_de
 
 class FullAttention(torch.nn.Module):
     """One softmax attention layer with the value matrix frozen to the identity; its output is the label
-    block of the query column."""
+    block of the query column, of label width ``m``."""
 
-    def __init__(self, W0: torch.Tensor, d: int, K: int) -> None:
+    def __init__(self, W0: torch.Tensor, d: int, m: int) -> None:
         super().__init__()
         self.W = torch.nn.Parameter(W0.clone())
-        self.labels = slice(d, d + K)
+        self.labels = slice(d, d + m)
 
     def forward(self, H: torch.Tensor) -> torch.Tensor:
-        """``H`` (B, D, N+1), tokens as columns -> ``ℓ`` (B, K)."""
+        """``H`` (B, D, N+1), tokens as columns -> ``ℓ`` (B, m)."""
         scores = H.transpose(1, 2) @ self.W @ H  # HᵀWH: (B, N+1, N+1)
         attention = torch.softmax(scores, dim=1)  # over each column
         return (H @ attention)[:, self.labels, -1]
@@ -66,7 +66,7 @@ class Baseline:
 
 
 def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
-    """Like ``onenn.training.train.train``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss
+    """Like ``onenn.training.train.train``: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,) and the minibatch loss
     of every step."""
     run = Baseline(settings)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
@@ -77,7 +77,7 @@ def train_baseline(settings: TrainSettings) -> dict[str, np.ndarray]:
         if step < settings.steps:
             losses.append(run.step())
     minibatch_loss = torch.stack(losses).double().cpu().numpy()
-    return {"steps": saved_steps, "W": np.stack(saved), "minibatch_loss": minibatch_loss}
+    return {"saved_steps": saved_steps, "W": np.stack(saved), "minibatch_loss": minibatch_loss}
 
 
 class BinaryReference:
@@ -111,7 +111,7 @@ class BinaryReference:
 
 
 def train_binary_reference(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Like ``onenn.training.binary.train_binary``: the saved weights ``W`` (S, D, D) at ``steps`` (S,) and the
+    """Like ``onenn.training.binary.train_binary``: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,) and the
     minibatch loss of every step."""
     run = BinaryReference(s, train_set)
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
@@ -121,4 +121,4 @@ def train_binary_reference(s: BinarySettings, train_set: dict[str, np.ndarray]) 
     W_saved = torch.stack([run.saved[int(t)] for t in saved_steps]).double().numpy()
     minibatch_loss = torch.stack(losses).double().numpy()
     check_finite(W_saved, minibatch_loss, saved_steps)
-    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": minibatch_loss}
+    return {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": minibatch_loss}

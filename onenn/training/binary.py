@@ -98,7 +98,7 @@ class FixedSetSGD:
         common = {
             "d": s.d,
             "N": s.N,
-            "K": 1,
+            "m": 1,
             "lr": s.lr,
             "loss": Loss("square"),
             "source": source,
@@ -132,9 +132,9 @@ class FixedSetSGD:
 
 def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """SGD over the fixed training set, reshuffled every epoch (``FixedSetSGD``). Returns the saved weights
-    ``W`` (S, D, D) at ``steps`` (S,) and the minibatch loss of every step."""
+    ``W`` (S, D, D) at ``saved_steps`` (S,) and the minibatch loss of every step."""
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
     saved, minibatch_loss = FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist())
     W_saved, losses = saved.double().numpy(), minibatch_loss.double().numpy()
     check_finite(W_saved, losses, saved_steps)
-    return {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses}
+    return {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses}

@@ -45,8 +45,8 @@ def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, generator: torch.G
 
 
 class Engine:
-    """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``K`` is the label width: the number of classes,
-    or 1 for scalar labels. The minibatches come from ``source``, or, given ``generator`` (on ``W``'s device)
+    """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``m`` is the label width: the number of classes
+    ``K``, or 1 for scalar labels. The minibatches come from ``source``, or, given ``generator`` (on ``W``'s device)
     instead, from ``FreshDraws(generator)``. ``compiled``: the steps and the source's preparation through the
     compiled kernels of ``onenn.training.kernels`` (numba) instead of torch operations; by default on the CPU."""
 
@@ -56,7 +56,7 @@ class Engine:
         *,
         d: int,
         N: int,
-        K: int,
+        m: int,
         batch: int,
         lr: float,
         loss: Loss,
@@ -65,12 +65,12 @@ class Engine:
         block: int = BLOCK,
         compiled: bool | None = None,
     ) -> None:
-        D, T, B, S = d + K + 1, N + 1, batch, block
+        D, T, B, S = d + m + 1, N + 1, batch, block
         if W.shape != (D, D):
-            raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, K={K}; got {tuple(W.shape)}")
+            raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, m={m}; got {tuple(W.shape)}")
         if (generator is None) == (source is None):
             raise ValueError("Engine takes either a generator (fresh draws) or a minibatch source, not both")
-        self.W, self.d, self.N, self.K, self.B, self.S = W, d, N, K, batch, block
+        self.W, self.d, self.N, self.m, self.B, self.S = W, d, N, m, batch, block
         self.loss, self.generator = loss, generator
         if compiled is None:
             compiled = W.device.type == "cpu"
@@ -87,23 +87,23 @@ class Engine:
         # U and target_class)
         self.H = torch.zeros(S, D, T, B, **new)
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
-        self.U = torch.empty(S, K, B, **new)  # u_{c_{i*}} (y_{i*} for scalar labels)
-        self.G = torch.empty(S, K, B, **new)  # g
+        self.U = torch.empty(S, m, B, **new)  # u_{c_{i*}} (y_{i*} for scalar labels)
+        self.G = torch.empty(S, m, B, **new)  # g
         self.L = torch.empty(S, **new)  # minibatch losses (the torch steps': of the losses other than the square loss)
         self.target_class = torch.empty(S, B, **index)  # c_{i*}, the class of the nearest neighbour
-        self.G_sq = torch.empty(S, K, B, **new)
+        self.G_sq = torch.empty(S, m, B, **new)
         # step scratch
         self.v = torch.empty(D, B, **new)
         self.s = torch.empty(T, B, **new)
         self.q = torch.empty(T, B, **new)
-        self.ell = torch.empty(K, B, **new)
+        self.ell = torch.empty(m, B, **new)
         self.a = torch.empty(T, B, **new)
         self.p = torch.empty(T, B, **new)
         self.ds = torch.empty(T, B, **new)
         self.lg = torch.empty(1, B, **new)
         self.r = torch.empty(D, B, **new)
         self.D_tmp = torch.empty(D, T, B, **new)
-        self.K_tmp = torch.empty(K, T, B, **new)
+        self.m_tmp = torch.empty(m, T, B, **new)
         # views, made once: making a view costs about as much as a small operation
         self.v_tokens = self.v[:, None, :]  # (D, 1, B)
         self.step_views = [self._step_views(i) for i in range(S)]
@@ -134,7 +134,7 @@ class Engine:
     def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:
         H = self.H[i]  # (D, T, B)
         h_query = H[:, -1, :]  # h_{N+1}: (D, B)
-        labels = H[self.d : self.d + self.K]  # y_j, with y_{N+1} = 0: (K, T, B)
+        labels = H[self.d : self.d + self.m]  # y_j, with y_{N+1} = 0: (m, T, B)
         return H, h_query, h_query.T, labels, self.U[i], self.G[i], self.G[i][:, None, :]
 
     def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -156,7 +156,7 @@ class Engine:
                     saved[k].copy_(W)
                     k += 1
                 stop = min(n, saved_steps[k] - start) if k < len(saved_steps) else n
-                self.steps(i, stop)
+                self.sgd_steps(i, stop)
                 i = stop
             self.block_losses(n, losses[start : start + n])
         for rest in range(k, len(saved_steps)):  # the saved steps equal to `steps`
@@ -167,7 +167,7 @@ class Engine:
         """The next ``n`` minibatches from the source, with everything that does not depend on ``W``."""
         self.source.prepare(self, n)
 
-    def steps(self, first: int, last: int) -> None:
+    def sgd_steps(self, first: int, last: int) -> None:
         """SGD steps on the prepared minibatches ``first..last-1`` of the block: the compiled kernel, or ``step``."""
         if self.compiled:
             self.kernels.sgd_steps(*self.step_arrays, first, last, self.step_size, *self.loss_code, *self.scratch)
@@ -182,13 +182,13 @@ class Engine:
         torch.mm(self.W, h_query, out=self.v)  # W h_{N+1}: (D, B)
         torch.sum(torch.mul(H, self.v_tokens, out=self.D_tmp), 0, out=self.s)  # s_j = h_j^T W h_{N+1}: (T, B)
         torch._softmax(self.s, 0, False, out=q)  # q = softmax_j(s_j): (T, B)
-        torch.sum(torch.mul(Y, q, out=self.K_tmp), 1, out=self.ell)  # ℓ = Σ_j q_j y_j: (K, B)
+        torch.sum(torch.mul(Y, q, out=self.m_tmp), 1, out=self.ell)  # ℓ = Σ_j q_j y_j: (m, B)
         if self.loss.name == "square":
             torch.sub(self.ell, u_star, out=g)  # g = ∂loss/∂ℓ = ℓ − u_{c_{i*}}
         else:
             self._loss_gradient(i, g)
         # ∂loss/∂s_j = q_j (a_j − ⟨ℓ, g⟩) with a_j = ⟨y_j, g⟩ (0 for the query) and ⟨ℓ, g⟩ = Σ_j q_j a_j
-        torch.sum(torch.mul(Y, g_tokens, out=self.K_tmp), 0, out=a)
+        torch.sum(torch.mul(Y, g_tokens, out=self.m_tmp), 0, out=a)
         torch.mul(q, a, out=p)
         torch.sum(p, 0, keepdim=True, out=self.lg)
         torch.addcmul(p, q, self.lg, value=-1.0, out=ds)
@@ -225,7 +225,8 @@ class FreshDraws:
         """Allocate the block's draws and scratch for ``engine``."""
         if self.engine is not None:
             raise ValueError("a FreshDraws source feeds one engine; make one per engine")
-        e, d, N, K, B, S = engine, engine.d, engine.N, engine.K, engine.B, engine.S
+        e, d, N, B, S = engine, engine.d, engine.N, engine.B, engine.S
+        K = engine.m  # fresh draws are multiclass: the label width is the number of classes
         T, dev = N + 1, engine.W.device
         new = {"dtype": e.W.dtype, "device": dev}
         index = {"dtype": torch.long, "device": dev}
@@ -252,7 +253,7 @@ class FreshDraws:
     def prepare(self, engine: Engine, n: int) -> None:
         """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
         label codes and the 1-NN targets."""
-        K = engine.K
+        K = engine.m  # the number of classes
         for z, classes in self.draw_views[:n]:
             draw_step(z, classes, K, self.generator)
         X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
@@ -302,11 +303,11 @@ class FixedSet:
         e = engine
         if e.loss.name != "square":
             raise ValueError(f"a FixedSet source has no classes: loss must be 'square'; got {e.loss.name!r}")
-        D, T = e.d + e.K + 1, e.N + 1
-        if self.H_set.shape[1:] != (D, T) or self.U_set.shape[1:] != (e.K,):
+        D, T = e.d + e.m + 1, e.N + 1
+        if self.H_set.shape[1:] != (D, T) or self.U_set.shape[1:] != (e.m,):
             raise ValueError(
                 f"the set's embeddings {tuple(self.H_set.shape)} and targets {tuple(self.U_set.shape)} do not fit "
-                f"the engine's (n, D, N+1) = (n, {D}, {T}) and (n, K) = (n, {e.K})"
+                f"the engine's (n, D, N+1) = (n, {D}, {T}) and (n, m) = (n, {e.m})"
             )
         if e.B > self.size:
             raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
@@ -315,7 +316,7 @@ class FixedSet:
             new = {"dtype": self.H_set.dtype, "device": self.H_set.device}
             self.index = torch.empty(self.rows, dtype=torch.long, device=self.H_set.device)
             self.H_rows = torch.empty(self.rows, D, T, **new)
-            self.U_rows = torch.empty(self.rows, e.K, **new)
+            self.U_rows = torch.empty(self.rows, e.m, **new)
         if e.compiled:  # the set as the compiled gather reads it (no copy)
             self.H_set_array, self.U_set_array = self.H_set.contiguous().numpy(), self.U_set.contiguous().numpy()
 
@@ -328,20 +329,20 @@ class FixedSet:
             if self.position == self.size:
                 self.perm = torch.randperm(self.size, generator=self.generator).to(self.H_set.device)
                 self.position = 0
-            m = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass
-            if m == 0:
+            left = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass
+            if left == 0:
                 raise ValueError(
                     f"a minibatch of {B} prompts would cross the end of a pass ({self.size - self.position} left)"
                 )
-            index[i * B : (i + m) * B] = self.perm[self.position : self.position + m * B]
-            self.position += m * B
-            i += m
+            index[i * B : (i + left) * B] = self.perm[self.position : self.position + left * B]
+            self.position += left * B
+            i += left
         if engine.compiled:
             arrays = (self.H_set_array, self.U_set_array, index.numpy(), engine.H_array, engine.U_array)
             engine.kernels.gather_block(*arrays, n)
             return
         H_rows, U_rows = self.H_rows[:rows], self.U_rows[:rows]
         torch.index_select(self.H_set, 0, index, out=H_rows)  # (n·B, D, T)
-        torch.index_select(self.U_set, 0, index, out=U_rows)  # (n·B, K)
+        torch.index_select(self.U_set, 0, index, out=U_rows)  # (n·B, m)
         engine.H[:n].copy_(H_rows.view(n, B, *H_rows.shape[1:]).permute(0, 2, 3, 1))
         engine.U[:n].copy_(U_rows.view(n, B, -1).permute(0, 2, 1))

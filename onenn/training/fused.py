@@ -1,11 +1,12 @@
 """The fused CUDA engine: a whole block of SGD steps of one run in one Triton kernel launch.
 
-The eager engine (``onenn.training.engine``) is the CPU path and the reference; on a GPU its twenty-odd tiny
-kernels a step are each a launch of several µs while the GPU does almost nothing. Here one program keeps ``W``
-in registers across the block's steps and, each step, for each chunk of the minibatch's prompts,
+The training engine ``Engine`` (``onenn.training.engine``) is the CPU path and the reference; on a GPU its
+twenty-odd tiny kernels a step are each a launch of several µs while the GPU does almost nothing. Here one
+program keeps ``W`` in registers across the block's steps and, each step, for each chunk of the minibatch's
+prompts,
 
 1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``): the key is the run's
-   minibatch seed (``seed + 1``, as the eager engine's generator), the 64-bit counter ``step · 2³² + i``, so the
+   minibatch seed (``seed + 1``, as ``Engine``'s generator), the 64-bit counter ``step · 2³² + i``, so the
    stream depends neither on the block size nor on the run length;
 2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
 3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss and ``r = Σ_j ∂loss/∂s_j h_j``;
@@ -22,7 +23,7 @@ on it beyond rounding.
 
 The stream (a choice of this project, docs/performance.md#gpu): at step ``t``, Philox call
 ``t·2³² + (b·(N+1) + j)·⌈d/4⌉ + m`` gives the float32 Gaussians of coordinates ``4m .. 4m+3`` of token ``j`` of
-prompt ``b`` (``j = N`` the query; Box–Muller), for both training precisions like the eager engine; call
+prompt ``b`` (``j = N`` the query; Box–Muller), for both training precisions like ``Engine``; call
 ``t·2³² + (N+1)·B·⌈d/4⌉ + b·⌈N/4⌉ + m`` gives four 32-bit numbers ``r``, the classes ``⌊K·r/2³²⌋`` of context
 tokens ``4m .. 4m+3`` (multiply-shift: a bias of at most ``K/2³²``).
 
@@ -31,7 +32,7 @@ float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter
 triton is imported), which is how the tests run it on machines without a GPU.
 
 ``minibatches`` (tests): read step ``t``'s draws from ``Z[t]`` (d, N+1, B) float32 and ``C[t]`` (N, B) instead of
-drawing them, the layout of the eager engine's ``draw_step``, so the two engines can be compared on the same
+drawing them, the layout of ``Engine``'s ``draw_step``, so the two engines can be compared on the same
 data.
 """
 
@@ -158,7 +159,7 @@ def load_chunk(
 
 @triton.jit
 def stream_kernel(
-    z_ptr,  # (steps, d, N+1, B) float32: the Gaussians, in the eager engine's layout
+    z_ptr,  # (steps, d, N+1, B) float32: the Gaussians, in Engine's layout
     c_ptr,  # (steps, N, B) int64: the classes
     seed,
     first_step,
@@ -360,7 +361,7 @@ def draw_stream(
     seed: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The fused engine's minibatches of steps ``first_step ..`` of the stream keyed by ``seed``, in the
-    layout of the eager engine's ``draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C``
+    layout of ``Engine``'s ``draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C``
     (steps, N, B) int64. The same numbers as the training kernel draws, by the same code."""
     Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
     C = torch.zeros(steps, N, batch, dtype=torch.int64, device=device)
@@ -374,7 +375,9 @@ def draw_stream(
 
 class FusedEngine:
     """SGD for one run with the fused kernel; the interface of ``onenn.training.engine.Engine``. ``run``
-    updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter)."""
+    updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter). It draws its own
+    multiclass minibatches, so it takes the number of classes ``K``, which is also its label width (``Engine``'s
+    ``m``)."""
 
     def __init__(
         self,
@@ -401,7 +404,7 @@ class FusedEngine:
         if W.device.type != "cuda" and not interpreting():
             raise RuntimeError(
                 f"the fused engine runs on a CUDA device; W is on {W.device} (CPU tensors only under Triton's "
-                "interpreter, TRITON_INTERPRET=1, as in the tests); use the eager engine on the CPU"
+                "interpreter, TRITON_INTERPRET=1, as in the tests); use engine compiled or torch on the CPU"
             )
         if d * T * batch + N * batch >= 2**32:
             raise ValueError(f"a step draws {d * T * batch + N * batch} numbers; the counter allows < 2**32")

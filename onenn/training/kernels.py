@@ -103,23 +103,23 @@ def _compiled_codes():
 def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm):
     """SGD steps ``first..last-1`` of a prepared block; ``W`` (D, D) is updated in place.
 
-    ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+K-1``, the query last); ``U`` (S, K, B): the
-    1-NN targets, ``target_class`` (S, B) their classes. Writes ``G`` (S, K, B) = ∂loss/∂ℓ and ``L`` (S,) the
+    ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+m-1``, the query last); ``U`` (S, m, B): the
+    1-NN targets, ``target_class`` (S, B) their classes. Writes ``G`` (S, m, B) = ∂loss/∂ℓ and ``L`` (S,) the
     minibatch losses. ``loss``: a code of ``loss_branch``, ``c`` the mixture's weight; ``step_size`` is lr / B in
     W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm`` (B,) are scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
-    K = U.shape[1]
-    d = D - K - 1
+    m = U.shape[1]  # the label width
+    d = D - m - 1
     for i in range(first, last):
         Hi, g = H[i], G[i]
         # v = W h_{N+1}
         for k in range(D):
             for b in range(B):
                 v[k, b] = 0
-            for m in range(D):
-                w = W[k, m]
+            for col in range(D):
+                w = W[k, col]
                 for b in range(B):
-                    v[k, b] += w * Hi[m, T - 1, b]
+                    v[k, b] += w * Hi[col, T - 1, b]
         # s_j = h_j^T v, and its maximum over j (the softmax's shift)
         for b in range(B):
             norm[b] = -np.inf
@@ -144,7 +144,7 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s
             for b in range(B):
                 s[j, b] /= v[0, b]
         # ℓ = Σ_j q_j y_j, into g; then g = ∂loss/∂ℓ, and the minibatch loss
-        for k in range(K):
+        for k in range(m):
             for b in range(B):
                 g[k, b] = 0
             for j in range(T):
@@ -157,7 +157,7 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s
         for j in range(T):
             for b in range(B):
                 a[j, b] = 0
-            for k in range(K):
+            for k in range(m):
                 for b in range(B):
                     a[j, b] += Hi[d + k, j, b] * g[k, b]
             for b in range(B):
@@ -178,15 +178,16 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s
 
 @njit(cache=True, error_model="numpy")
 def _loss_gradient(g, u, target_class, loss, c, loss_b):
-    """ℓ (K, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.losses``; returns the mean loss over the minibatch. ``u``
-    (K, B) are the targets u_{c_{i*}}, ``target_class`` (B,) their classes; ``loss_b`` (B,) is scratch."""
-    K, B = g.shape
+    """ℓ (m, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.losses``; returns the mean loss over the minibatch. ``u``
+    (m, B) are the targets u_{c_{i*}}, ``target_class`` (B,) their classes; ``loss_b`` (B,) is scratch. The losses
+    other than the square loss need classes: their label width ``m`` is the number of classes ``K``."""
+    m, B = g.shape
     if loss != SQUARE and loss != CROSS_ENTROPY and loss != MIXTURE and loss != SQUENTROPY:
         raise ValueError("_loss_gradient: a loss code without a branch (loss_branch checks a run's loss first)")
     if loss == SQUARE:  # ½‖ℓ − u‖², gradient ℓ − u
         for b in range(B):
             loss_b[b] = 0
-        for k in range(K):
+        for k in range(m):
             for b in range(B):
                 g[k, b] -= u[k, b]
                 loss_b[b] += g[k, b] * g[k, b]
@@ -195,6 +196,7 @@ def _loss_gradient(g, u, target_class, loss, c, loss_b):
             total += loss_b[b]
         return total * 0.5 / B
     total = 0.0
+    K = m
     for b in range(B):
         # cross entropy from log p = ℓ − max ℓ − log Σ exp(ℓ − max ℓ), as torch.log_softmax; gradient p − e_{c*}
         target = target_class[b]
@@ -238,11 +240,11 @@ def _rank_one_update(W, r, Hi, step_size):
     """W −= step_size · Σ_b r_b h_{N+1,b}^T, the sum over the minibatch in vector lanes (``reassoc``)."""
     D, T, B = Hi.shape
     for k in range(D):
-        for m in range(D):
-            total = W[k, m] - W[k, m]  # 0 in W's precision
+        for col in range(D):
+            total = W[k, col] - W[k, col]  # 0 in W's precision
             for b in range(B):
-                total += r[k, b] * Hi[m, T - 1, b]
-            W[k, m] -= step_size * total
+                total += r[k, b] * Hi[col, T - 1, b]
+            W[k, col] -= step_size * total
 
 
 @njit(cache=True, error_model="numpy")
@@ -252,7 +254,7 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
     ``code_off`` elsewhere) of the classes ``C`` (S, N, B) into ``H[:, d:d+K, :N]``; the nearest neighbour's class
     into ``target_class`` (S, B) and its code into ``U`` (S, K, B). ``norm``, ``best`` (B,) are scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
-    K = U.shape[1]
+    K = U.shape[1]  # fresh draws are multiclass: the label width is the number of classes
     d, N = D - K - 1, T - 1
     for i in range(n):
         X = H[i]  # the inputs are its first d rows, the label codes the next K
@@ -296,16 +298,16 @@ def _column_products(X, d, t, u, out):
 def gather_block(H_set, U_set, index, H, U, n):
     """The first ``n`` minibatches of a block from a fixed prompt set, as ``FixedSet.prepare`` (a copy: the same
     numbers): minibatch ``i`` holds the prompts ``index[i·B : (i+1)·B]`` of ``H_set`` (n_set, D, T) and ``U_set``
-    (n_set, K), copied into ``H`` (S, D, T, B) and ``U`` (S, K, B) with the prompt index innermost, one plane at a
+    (n_set, m), copied into ``H`` (S, D, T, B) and ``U`` (S, m, B) with the prompt index innermost, one plane at a
     time."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
-    K = U.shape[1]
+    m = U.shape[1]
     for i in range(n):
         rows = index[i * B : (i + 1) * B]
         for k in range(D):
             for t in range(T):
                 for b in range(B):
                     H[i, k, t, b] = H_set[rows[b], k, t]
-        for c in range(K):
+        for k in range(m):
             for b in range(B):
-                U[i, c, b] = U_set[rows[b], c]
+                U[i, k, b] = U_set[rows[b], k]

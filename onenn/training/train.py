@@ -19,9 +19,10 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-#: auto: the fused kernel on CUDA, the eager engine elsewhere (the benchmark and the tests choose one); the eager
-#: engine runs on the CPU through its compiled kernels, ``torch`` is it without them
-ENGINES = ("auto", "eager", "torch", "fused")
+#: how a run's steps are computed: ``compiled``, ``Engine`` through its compiled kernels (numba, CPU only);
+#: ``torch``, ``Engine`` through torch operations alone (any device); ``fused``, ``FusedEngine``'s Triton kernel (CUDA);
+#: ``auto``, fused on CUDA and compiled on the CPU (the workflow's choice; the benchmarks and the tests choose one)
+ENGINES = ("auto", "compiled", "torch", "fused")
 ON_DIVERGENCE = ("error", "record")
 
 
@@ -79,10 +80,11 @@ def sample_batch(
 
 def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
-    device); the minibatches from seed + 1: the eager engine's generator on the training device, or the fused
-    kernel's Philox stream. ``engine`` auto: the fused kernel on CUDA, the eager engine elsewhere (``fused`` on
-    a CPU tensor only under Triton's interpreter, as in the tests); ``torch``: the eager engine without its compiled
-    kernels (``onenn.training.kernels``), its torch operations alone."""
+    device); the minibatches from seed + 1: ``Engine``'s generator on the training device, or the fused
+    kernel's Philox stream. ``engine``, one of ``ENGINES``: ``compiled``, ``Engine`` with its compiled kernels
+    (``onenn.training.kernels``, CPU only); ``torch``, ``Engine`` with its torch operations alone; ``fused``, the
+    fused kernel (on a CPU tensor only under Triton's interpreter, as in the tests); ``auto``, fused on CUDA and
+    compiled on the CPU."""
     s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
@@ -94,8 +96,8 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | Fused
         fused_engine = import_fused_engine()
         return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1)
     gen = torch.Generator(device=device).manual_seed(s.seed + 1)
-    compiled = False if engine == "torch" else None
-    return Engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
+    compiled = {"compiled": True, "torch": False, "auto": None}[engine]
+    return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
 
 
 def import_fused_engine() -> type[FusedEngine]:
@@ -111,14 +113,14 @@ def import_fused_engine() -> type[FusedEngine]:
 
 
 def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray | str]:
-    """Run SGD; return the saved weights ``W`` (S, D, D) at ``steps`` (S,), the minibatch loss of every step
+    """Run SGD; return the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), the minibatch loss of every step
     (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``."""
     sgd = make_engine(settings, engine)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist())
     W_saved = saved.double().cpu().numpy()
     losses = minibatch_loss.double().cpu().numpy()
-    result = {"steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(sgd.W.device)}
+    result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(sgd.W.device)}
     return apply_divergence_policy(result, settings.on_divergence)
 
 
@@ -149,30 +151,30 @@ class Divergence:
         )
 
 
-def find_divergence(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> Divergence | None:
+def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) -> Divergence | None:
     """The first non-finite minibatch loss (``losses[t]`` is the loss of ``W_t``) or saved weight, if any."""
     bad_loss = np.flatnonzero(~np.isfinite(losses))
     bad_W = np.flatnonzero(~np.isfinite(W).all(axis=(1, 2)))
     candidates = [int(bad_loss[0])] if len(bad_loss) else []
-    candidates += [int(steps[bad_W[0]])] if len(bad_W) else []
+    candidates += [int(saved_steps[bad_W[0]])] if len(bad_W) else []
     if not candidates:
         return None
     first = min(candidates)
     finite = np.flatnonzero(np.isfinite(losses[:first]))
-    before = np.flatnonzero(steps < first)
+    before = np.flatnonzero(saved_steps < first)
     return Divergence(
         step=first,
         last_loss_step=int(finite[-1]) if len(finite) else None,
         last_loss=float(losses[finite[-1]]) if len(finite) else None,
-        last_saved_step=int(steps[before[-1]]) if len(before) else None,
+        last_saved_step=int(saved_steps[before[-1]]) if len(before) else None,
         last_saved_max=float(np.abs(W[before[-1]]).max()) if len(before) else None,
     )
 
 
-def check_finite(W: np.ndarray, losses: np.ndarray, steps: np.ndarray) -> None:
+def check_finite(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) -> None:
     """Raise ``Diverged`` at the first non-finite minibatch loss or saved weight, naming the step and the
     last finite values."""
-    divergence = find_divergence(W, losses, steps)
+    divergence = find_divergence(W, losses, saved_steps)
     if divergence is not None:
         raise Diverged(f"training diverged: {divergence}")
 
@@ -182,17 +184,17 @@ def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
     (at least step 0) and the minibatch losses before it, and add ``diverged_step`` (-1: it did not diverge)."""
     if on_divergence not in ON_DIVERGENCE:
         raise ValueError(f"on_divergence must be one of {', '.join(ON_DIVERGENCE)}; got {on_divergence!r}")
-    steps, W, losses = result["steps"], result["W"], result["minibatch_loss"]
+    saved_steps, W, losses = result["saved_steps"], result["W"], result["minibatch_loss"]
     if on_divergence == "error":
-        check_finite(W, losses, steps)
+        check_finite(W, losses, saved_steps)
         return {**result, "diverged_step": -1}
-    divergence = find_divergence(W, losses, steps)
+    divergence = find_divergence(W, losses, saved_steps)
     if divergence is None:
         return {**result, "diverged_step": -1}
-    keep = max(1, int((steps < divergence.step).sum()))
+    keep = max(1, int((saved_steps < divergence.step).sum()))
     return {
         **result,
-        "steps": steps[:keep],
+        "saved_steps": saved_steps[:keep],
         "W": W[:keep],
         "minibatch_loss": losses[: divergence.step],
         "diverged_step": divergence.step,

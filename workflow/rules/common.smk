@@ -1,6 +1,6 @@
 # Input and parameter functions of the rules, named get_*. The logic lives in onenn.plan (no torch): the
 # experiments, their runs and settings in experiments.py; every output path pattern in onenn/base/paths.py.
-from onenn.base import paths
+from onenn.base import columns, paths
 from onenn.plan import claims
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
@@ -82,7 +82,7 @@ def get_eval_settings(wildcards):
 def get_test_sets(wildcards):
     s = get_settings(wildcards)
     return {
-        test_set: ex.test_set_path(test_set, s) for test_set in ("uniform", "separated")
+        test_set: ex.test_set_path(test_set, s) for test_set in columns.TEST_SETS
     }
 
 
@@ -100,7 +100,7 @@ def get_binary_sets(wildcards):
     s = get_settings(wildcards)
     return {
         test_set: ex.binary_set_path(test_set, s)
-        for test_set in ("train", "uniform", "separated")
+        for test_set in columns.BINARY_TEST_SETS
     }
 
 
