@@ -13,11 +13,3 @@ os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else 
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
-
-
-def random_prompts(rng: np.random.Generator, B: int, N: int, d: int, K: int):
-    """Prompts as float64 torch tensors: x on the sphere (B, N+1, d) and classes (B, N)."""
-    x = rng.standard_normal((B, N + 1, d))
-    x /= np.linalg.norm(x, axis=-1, keepdims=True)
-    classes = rng.integers(0, K, size=(B, N))
-    return torch.from_numpy(x), torch.from_numpy(classes)

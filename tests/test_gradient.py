@@ -6,7 +6,7 @@ from onenn.gradient import weight_gradient
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, simplex_code
 from onenn.prompts import nearest_neighbour
-from tests.conftest import random_prompts
+from tests.helpers import random_prompts
 from tests.reference import central_differences
 
 LOSSES = [Loss("square"), Loss("cross_entropy"), Loss("mixture", 0.3), Loss("squentropy")]
