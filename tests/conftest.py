@@ -1,3 +1,6 @@
+"""Fixtures shared by the tests. Plain helpers shared by test modules are in tests/helpers.py (and the bad
+configurations in tests/bad_configs.py): a test module imports no other test module, nor a conftest."""
+
 import os
 
 import numpy as np

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from PIL import Image
 
@@ -261,9 +263,6 @@ def drawn_looks(fig: plt.Figure, places: dict[str, set[float]]) -> dict[str, lis
     """Per variant, (axes, colour, marker) of every artist drawn at its height: lines and markers (``Line2D``; the
     caps of error bars left out), the bars of error bars (``LineCollection``) and the bands (``PolyCollection``),
     which have a colour and no marker."""
-    from matplotlib.collections import LineCollection, PolyCollection
-    from matplotlib.colors import to_rgb
-
     found: dict[str, list] = {v: [] for v in places}
     for i, ax in enumerate(fig.axes):
         caps = {id(cap) for bars in ax.containers for cap in bars.lines[1]}

@@ -1,7 +1,7 @@
 """Config validation before any job: every bad config is rejected with the exact key path of the problem.
 
 The validator is called directly (it is what the Snakefile calls); tests/workflow/test_bad_configs.py runs some
-of these configs through Snakemake and checks that nothing was written."""
+of these configs (the catalogue: tests/bad_configs.py) through Snakemake and checks that nothing was written."""
 
 import copy
 from pathlib import Path
