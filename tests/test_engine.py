@@ -14,7 +14,7 @@ from onenn.prompts import nearest_neighbour
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine
 from onenn.training.train import TrainSettings, make_engine, sample_batch, train
-from tests.conftest import LOSS_CASES, loss_id
+from tests.helpers import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
 

@@ -26,7 +26,7 @@ from onenn.prompts import separated_prompts
 from onenn.training.fused import FusedEngine, draw_stream, interpreting
 from onenn.training.train import TrainSettings, make_engine, train
 from tests.configs import ROOT
-from tests.conftest import LOSS_CASES, loss_id
+from tests.helpers import LOSS_CASES, loss_id
 from tools.gpu_check import predrawn as engine_minibatches  # Engine's minibatches, its layout
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU

@@ -2,12 +2,14 @@
 CPU with Triton's interpreter standing in for the GPU, at a tiny scale."""
 
 import os
+import re
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -77,7 +79,42 @@ def test_the_learning_stage():
     config["experiments"] = {"convergence": {**config["experiments"]["convergence"], "sweep": {"N": [4]}}}
     rows = gpu_check.learning_rows(config, CPU, seeds=2, max_steps=10)
     assert [(r["engine"], r["device"]) for r in rows] == [("compiled", "cpu"), ("fused", "cpu")]
-    assert rows[1]["verdict"].startswith(("agree", "DIFFER")) and "10 steps" in rows[1]["config"]
+    assert rows[1]["config"] == "convergence: 1 variants × 2 seeds, 10 steps"
+    # the two engines train the same runs on different minibatches: alike within the seed spread
+    assert rows[1]["verdict"].startswith("agree (worst |Δ|/allowed "), rows[1]["verdict"]
+
+
+def test_agreement_is_the_largest_difference_in_units_of_the_allowed_one():
+    """Two seeds per engine, metrics (accuracy, ξ1, ξ2). Allowed: 3 seed sd (the larger engine's) plus 0.01 in
+    accuracy, plus 1% of the eager mean in ξ."""
+    eager = np.array([[0.5, 1.0, 2.0], [0.7, 1.0, 2.0]])  # accuracy sd √0.02; ξ the same in both seeds
+    accuracy = 0.1 / (3 * np.sqrt(0.02) + 0.01)  # a shift of 0.1 against 3 sd + 0.01
+    assert gpu_check.agree(eager, eager) == 0
+    assert gpu_check.agree(eager, eager + [0.1, 0.005, 0.01]) == pytest.approx(0.5)  # ξ1: 0.005 of 0.01
+    assert gpu_check.agree(eager, eager + [0.1, 0.0, 0.0]) == pytest.approx(accuracy)
+    assert gpu_check.agree(eager, eager + [0.1, 0.0, 0.03]) == pytest.approx(1.5)  # ξ2: 0.03 of 0.02: differ
+    wider = eager + [[0.0, 0.0, 0.0], [0.2, 0.0, 0.0]]  # the fused engine's accuracy: sd 2√0.02, mean +0.1
+    assert gpu_check.agree(eager, wider) == pytest.approx(0.1 / (6 * np.sqrt(0.02) + 0.01))
+
+
+@pytest.mark.parametrize(
+    "shift,verdict",
+    [(0.0, "agree (worst |Δ|/allowed 0.00, N=8)"), (0.5, "DIFFER (worst |Δ|/allowed 25.00, N=8)")],
+)
+def test_the_learning_verdict_names_the_worst_variant(monkeypatch, shift, verdict):
+    """Runs faked with known final metrics: both engines alike, but for ξ2 of the fused runs at N = 8, moved by
+    ``shift`` (the seeds agree on 2.0 exactly, so 1% of it, 0.02, is allowed)."""
+
+    def final_metrics(s, engine, test):
+        moved = shift if engine == "fused" and s.N == 8 else 0.0
+        return np.array([0.9 + 0.01 * s.seed, 1.0, 2.0 + moved])
+
+    monkeypatch.setattr(gpu_check, "final_metrics", final_metrics)
+    config = gpu_check.load_config(*gpu_check.QUICK)
+    config["defaults"].update(d=4, test_size=16)
+    config["experiments"] = {"convergence": {**config["experiments"]["convergence"], "sweep": {"N": [4, 8]}}}
+    rows = gpu_check.learning_rows(config, CPU, seeds=3, max_steps=10)
+    assert [r["verdict"] for r in rows] == ["", verdict]
 
 
 def test_the_experiments_stage_plans_experiments_1_to_6_on_the_gpu(tmp_path):
@@ -95,9 +132,46 @@ def test_the_experiments_stage_plans_experiments_1_to_6_on_the_gpu(tmp_path):
     assert len(train_jobs) == 97 and all(r.endswith("gpu=1") for r in resources)  # device cuda: one slot each
 
 
-def test_a_run_with_the_default_settings_stays_within_the_budget():
-    assert gpu_check.parse([]).budget + 15 < 600  # tests/gpu/check.sh kills it at 600 s
-    assert replace(gpu_check.EQUALITY, steps=1).d == 8
+def test_the_equality_stage_runs_the_papers_shapes():
+    """The paper's shapes are config.yaml's defaults (docs/method.md §4)."""
+    defaults = gpu_check.load_config("config.yaml")["defaults"]
+    for key in ("d", "N", "K", "batch", "sigma", "lr"):
+        assert getattr(gpu_check.EQUALITY, key) == defaults[key], key
+
+
+@pytest.mark.parametrize("fixed", [(1, 1, 1), (60, 90, 150)])
+def test_a_run_with_the_default_settings_ends_before_check_sh_stops_it(monkeypatch, tmp_path, fixed):
+    """On a fake clock: the equality, speed and learning stages take ``fixed`` seconds, the tests and experiments
+    stages all the time they are given. The whole run ends within the budget, and the default budget, with a minute
+    to start Python and write the table, within the limit after which tests/gpu/check.sh kills the check."""
+    (limit,) = re.findall(r"timeout -k \d+ (\d+) ", (ROOT / "tests/gpu/check.sh").read_text())
+    now = [0.0]
+    given: dict[str, float] = {}
+
+    def takes(name: str, seconds: float | None = None):
+        def stage(*args, **kwargs):
+            spent = fixed[("equality", "speed", "learning").index(name)] if seconds is None else kwargs[seconds]
+            given[name] = spent
+            now[0] += max(spent, 0.0)
+            return [gpu_check.row(name, "fused", "cuda", "", f"{spent:.0f} s")]
+
+        return stage
+
+    monkeypatch.setattr(gpu_check, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(gpu_check, "require_gpu", lambda: CPU)
+    monkeypatch.setitem(sys.modules, "triton", SimpleNamespace(__version__="0"))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "a fake GPU")
+    for name in ("equality", "speed", "learning"):
+        monkeypatch.setattr(gpu_check, f"{name}_rows", takes(name))
+    monkeypatch.setattr(gpu_check, "test_rows", lambda seconds: takes("tests", "seconds")(seconds=seconds))
+    monkeypatch.setattr(
+        gpu_check, "experiment_rows", lambda slots, seconds: takes("experiments", "seconds")(seconds=seconds)
+    )
+    budget = gpu_check.parse([]).budget
+    gpu_check.main(["--output", str(tmp_path / "gpu.md")])
+    assert set(given) == set(gpu_check.STAGES)
+    assert now[0] <= budget and given["experiments"] > 0, given
+    assert budget + 60 <= int(limit)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")

@@ -6,7 +6,7 @@ from onenn.gradient import weight_gradient
 from onenn.losses import Loss
 from onenn.model import forward, label_vectors, simplex_code
 from onenn.prompts import nearest_neighbour
-from tests.conftest import LOSS_CASES, random_prompts
+from tests.helpers import LOSS_CASES, random_prompts
 from tests.reference import central_differences
 
 LOSSES = [Loss(case["loss"], case["c"]) for case in LOSS_CASES]

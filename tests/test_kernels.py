@@ -14,7 +14,7 @@ from onenn.prompts import make_binary_set
 from onenn.training.binary import BinarySettings, FixedSetSGD
 from onenn.training.engine import Engine
 from onenn.training.kernels import exp_nonpositive
-from tests.conftest import LOSS_CASES, loss_id
+from tests.helpers import LOSS_CASES, loss_id
 
 
 def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0, loss="square", c=0.0) -> Engine:

@@ -14,7 +14,7 @@ from onenn.model import forward, label_vectors, simplex_code
 from onenn.prompts import nearest_neighbour, uniform_prompts
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.scaling import paired_losses, square_losses
-from tests.conftest import random_prompts
+from tests.helpers import random_prompts
 
 
 def gradient_at_w0(n: int, loss: Loss, seed: int, d: int = 8, N: int = 16, K: int = 3) -> np.ndarray:

@@ -5,7 +5,7 @@ import torch
 from onenn.family import family_matrix
 from onenn.model import embed, forward, label_vectors, predict, simplex_code
 from onenn.prompts import make_test_set, nearest_neighbour
-from tests.conftest import random_prompts
+from tests.helpers import random_prompts
 from tests.reference import embedding, output, simplex
 
 

@@ -13,6 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.colors import to_rgb
+from matplotlib.lines import Line2D
 from PIL import Image
 
 from onenn.analysis.plots import FIGURES, PlotStyle, figure, grouping
@@ -149,8 +152,7 @@ def test_sweep_groups_by_the_swept_setting_and_draws_final_values_against_it(key
     assert all(ax.get_legend() is None for ax in top[1:])
     assert len(bottom) == 3
     for ax in bottom:  # final values against the setting: one point per value
-        (bars,) = ax.containers
-        assert list(bars.lines[0].get_xdata()) == pytest.approx(values)
+        assert sorted(x for bars in ax.containers for x in bars.lines[0].get_xdata()) == pytest.approx(values)
         assert ax.get_xlabel() == {"sigma": "σ", "lr": "η"}.get(key, key)
 
 
@@ -222,3 +224,134 @@ def test_variants_that_vary_nothing_to_group_by_are_a_config_error_naming_the_ex
         )
     ]
     assert check_config(with_experiment(steps=100), SCHEMA) == []  # one variant: drawn as itself
+
+
+# --- one variant, one look: the same colour and marker in every panel -----------------------------------------
+
+#: the settings of a hand-made run where a variant does not set them
+RUN = {"d": 8, "N": 16, "K": 3, "loss": "square", "c": 0.0, "epsilon": 0.0, "noise_blocks": "all", "sigma": 3.0}
+#: every metric of the i-th variant at every step, seed and test set: a line or a point drawn at this height (or at
+#: it times (K−1)/K's inverse, Lemma 2's factor, in the class-scaled panel) is that variant's
+HEIGHTS = (0.11, 0.23, 0.37, 0.52, 0.68)
+LOOK_METRICS = (*VALUES, "nn_mse")
+
+
+def constant_table(variants: dict[str, dict], test_sets: tuple[str, ...] = ("uniform", "separated")) -> pd.DataFrame:
+    """A table by hand: the variants' settings over ``RUN``, two seeds, three steps, every metric the variant's
+    height."""
+    rows = [
+        {"experiment": "e", "variant": name, "seed": seed, "step": step, "test_set": test_set}
+        | dict.fromkeys(LOOK_METRICS, height)
+        | RUN
+        | settings
+        for (name, settings), height in zip(variants.items(), HEIGHTS, strict=False)
+        for seed in (0, 1)
+        for step in (0, 10, 100)
+        for test_set in test_sets
+    ]
+    return concat_tables([pd.DataFrame(rows)])
+
+
+def heights(table: pd.DataFrame) -> dict[str, set[float]]:
+    """Where each variant's lines and points may lie: its height, and that over (K−1)/K."""
+    out = {}
+    for variant, row in table.drop_duplicates("variant").set_index("variant").iterrows():
+        out[variant] = {row["accuracy"], row["accuracy"] * row["K"] / (row["K"] - 1)}
+    every = [h for hs in out.values() for h in hs]
+    assert len(every) == len(set(every)), "the hand-made heights must tell the variants apart"
+    return out
+
+
+def owner(y, places: dict[str, set[float]]) -> str | None:
+    """The variant whose height every point of ``y`` lies at, if one does."""
+    y = np.asarray(y, dtype=float)
+    found = [v for v, hs in places.items() if len(y) and any(np.allclose(y, h, rtol=1e-9) for h in hs)]
+    return found[0] if found else None
+
+
+def drawn_looks(fig: plt.Figure, places: dict[str, set[float]]) -> dict[str, list[tuple[int, tuple, str | None]]]:
+    """Per variant, (axes, colour, marker) of every artist drawn at its height: lines and markers (``Line2D``; the
+    caps of error bars left out), the bars of error bars (``LineCollection``) and the bands (``PolyCollection``),
+    which have a colour and no marker."""
+    found: dict[str, list] = {v: [] for v in places}
+    for i, ax in enumerate(fig.axes):
+        caps = {id(cap) for bars in ax.containers for cap in bars.lines[1]}
+        for line in ax.get_lines():
+            v = owner(line.get_ydata(), places) if id(line) not in caps else None
+            if v:
+                found[v].append((i, to_rgb(line.get_color()), line.get_marker()))
+        for collection in ax.collections:
+            if isinstance(collection, LineCollection | PolyCollection) and collection.get_paths():
+                y = np.concatenate([p.vertices[:, 1] for p in collection.get_paths()])
+                colours = (
+                    collection.get_edgecolor() if isinstance(collection, LineCollection) else collection.get_facecolor()
+                )
+                v = owner(y, places)
+                if v and len(colours):
+                    found[v].append((i, to_rgb(colours[0]), None))
+    return found
+
+
+SWEEP_FOUR = {  # the variants the problem was found with: tiny, sq, mix, wide; d orders them unlike N, K, loss
+    "tiny": {"d": 4, "N": 4, "K": 2, "loss": "square"},
+    "sq": {"d": 16, "N": 16, "K": 3, "loss": "squentropy"},
+    "mix": {"d": 8, "N": 16, "K": 3, "loss": "mixture", "c": 0.5},
+    "wide": {"d": 32, "N": 8, "K": 3, "loss": "square"},
+}
+LOOK_CASES = {
+    "sweep, four settings": ("sweep", SWEEP_FOUR, ["d", "N", "K", "loss"], ("uniform", "separated")),
+    "sweep, one setting": ("sweep", {f"d={d}": {"d": d} for d in (4, 8, 16)}, ["d"], ("uniform", "separated")),
+    "sweep, two settings": (
+        "sweep",
+        {f"d={d}+N={n}": {"d": d, "N": n} for d in (4, 8) for n in (8, 16)},
+        ["d", "N"],
+        ("uniform", "separated"),
+    ),
+    "convergence": ("convergence", {f"N={n}": {"N": n} for n in (16, 32, 64)}, ["N"], ("uniform", "separated")),
+    "distribution_shift": ("distribution_shift", {f"K={k}": {"K": k} for k in (3, 5)}, ["K"], ("uniform", "separated")),
+    "number_of_classes": (
+        "number_of_classes",
+        {f"K={k}": {"K": k} for k in (2, 3, 5)},
+        ["K"],
+        ("uniform", "separated"),
+    ),
+    "loss_function": (
+        "loss_function",
+        {"square": {}, "c=0.5": {"loss": "mixture", "c": 0.5}, "squentropy": {"loss": "squentropy"}},
+        ["loss", "c"],
+        ("uniform", "separated"),
+    ),
+    "diagonal_init": (
+        "diagonal_init",
+        {
+            "eps=0": {},
+            "eps=0.5": {"epsilon": 0.5},
+            "eps=3": {"epsilon": 3.0},
+            "eps=3,label": {"epsilon": 3.0, "noise_blocks": "label"},
+            "eps=3,other": {"epsilon": 3.0, "noise_blocks": "other"},
+        },
+        ["epsilon", "noise_blocks"],
+        ("uniform", "separated"),
+    ),
+    "binary": ("binary", {f"N={n}": {"N": n} for n in (4, 8)}, ["N"], ("train", "separated")),
+}
+
+
+@pytest.mark.parametrize("case", list(LOOK_CASES))
+def test_a_variant_has_one_colour_and_one_marker_in_every_panel(case):
+    """Each variant is found, by the height of its hand-made numbers, in every panel, always in one colour and
+    one marker (a real one: variants of like colours differ in shape), and no two variants look alike."""
+    name, variants, group_by, test_sets = LOOK_CASES[case]
+    table = constant_table(variants, test_sets)
+    places = heights(table)
+    fig = figure(name, table, STYLE, group_by)
+    found = drawn_looks(fig, places)
+    looks = {}
+    for variant, drawn in found.items():
+        assert {i for i, _, _ in drawn} == set(range(len(fig.axes))), f"{variant} is missing from a panel"
+        colours = {colour for _, colour, _ in drawn}
+        markers = {marker for _, _, marker in drawn if marker is not None}
+        assert len(colours) == 1, f"{variant} is drawn in {len(colours)} colours: {sorted(colours)}"
+        assert len(markers) == 1 and markers <= set(Line2D.filled_markers), f"{variant} has markers {markers}"
+        looks[variant] = (colours.pop(), markers.pop())
+    assert len(set(looks.values())) == len(looks), looks

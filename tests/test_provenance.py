@@ -1,11 +1,16 @@
 """Provenance: every run record, every experiment table and the headline table (and with it the report) carry the
-versions of python, torch, numba, numpy and snakemake that made them, as importlib.metadata reports them."""
+versions of python, torch, numba, numpy and snakemake that made them, as importlib.metadata reports them.
+
+The tests install fake distributions of those packages (a ``.dist-info`` folder on ``sys.path``, ahead of the real
+ones) with versions made up here: a record carries exactly those, so it was read from the installed metadata when
+it was made, not copied from anywhere else."""
 
 import logging
-import platform
 import subprocess
 import sys
-from importlib.metadata import version
+from pathlib import Path
+
+import pytest
 
 from onenn.analysis.report import markdown_to_html
 from onenn.analysis.summary import (
@@ -22,30 +27,44 @@ from onenn.jobs.train import binary_train_job, train_job
 from onenn.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
 from onenn.training.train import TrainSettings
-from tests.test_summary import scaling_table, train_table
+from tests.helpers import made_with, recorded, scaling_table, train_table
 
 LOG = logging.getLogger("test")
-EXPECTED = {
-    "python": platform.python_version(),
-    "torch": version("torch"),
-    "numba": version("numba"),
-    "numpy": version("numpy"),
-    "snakemake": version("snakemake"),
-}
-MADE_WITH = (
-    f"This table was made with python {EXPECTED['python']}, torch {EXPECTED['torch']}, numba {EXPECTED['numba']}, "
-    f"numpy {EXPECTED['numpy']}, snakemake {EXPECTED['snakemake']}."
-)
+#: the made-up versions of the fake distributions
+FAKE = {"torch": "97.1.2+fake", "numba": "98.3.4", "numpy": "99.5.6rc1", "snakemake": "96.7.8.post9"}
+#: this interpreter's version, from sys.version_info (the code reads platform.python_version)
+PYTHON = ".".join(str(part) for part in sys.version_info[:3])
 
 
-def recorded(record: dict) -> dict:
-    return {key: record.get(key) for key in EXPECTED}
+def install_fake_distribution(site: Path, name: str, version: str) -> None:
+    """A distribution ``name`` of ``version`` as an installer leaves it: ``{name}-{version}.dist-info/METADATA``,
+    with ``-`` in the folder's name written ``_``."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
 
 
-def test_versions_are_what_importlib_metadata_reports():
-    assert provenance.versions() == EXPECTED
-    assert tuple(provenance.versions()) == provenance.KEYS
-    assert provenance.package_version("no-such-distribution-onenn") == provenance.MISSING
+@pytest.fixture
+def expected(tmp_path, monkeypatch) -> dict[str, str]:
+    """The fake distributions, found before the real ones, and the versions a result must then record."""
+    site = tmp_path / "site-packages"
+    for name, version in FAKE.items():
+        install_fake_distribution(site, name, version)
+    monkeypatch.syspath_prepend(str(site))
+    return {"python": PYTHON, **FAKE}
+
+
+def test_versions_are_those_of_the_installed_distributions(expected):
+    assert provenance.versions() == expected
+    assert tuple(provenance.versions()) == ("python", "torch", "numba", "numpy", "snakemake")
+
+
+def test_a_package_that_is_not_installed_is_recorded_as_such(tmp_path, monkeypatch):
+    name = "onenn-no-such-distribution"
+    assert provenance.package_version(name) == "not installed"
+    install_fake_distribution(tmp_path, name, "1.2.3")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert provenance.package_version(name) == "1.2.3"
 
 
 def test_reading_the_versions_does_not_import_torch():
@@ -54,7 +73,7 @@ def test_reading_the_versions_does_not_import_torch():
     assert done.stdout.strip() == "False"
 
 
-def test_training_run_record_carries_the_versions(tmp_path):
+def test_training_run_record_carries_the_versions(tmp_path, expected):
     identity = {"experiment": "e", "variant": "default", "seed": "0"}
     train_job(
         TrainSettings(steps=4, n_eval=2, device="cpu").to_dict(),
@@ -64,10 +83,10 @@ def test_training_run_record_carries_the_versions(tmp_path):
         threads=1,
         log=LOG,
     )
-    assert recorded(load_json(tmp_path / "run.json")) == EXPECTED
+    assert recorded(load_json(tmp_path / "run.json")) == expected
 
 
-def test_binary_run_record_carries_the_versions(tmp_path):
+def test_binary_run_record_carries_the_versions(tmp_path, expected):
     s = BinarySettings(d=3, N=4, epochs=1, train_size=20, batch=10, n_eval=2)
     save_arrays(tmp_path / "train.npz", **make_binary_set("train", 20, 3, 4, "gaussian", None, seed=0))
     binary_train_job(
@@ -79,13 +98,18 @@ def test_binary_run_record_carries_the_versions(tmp_path):
         threads=1,
         log=LOG,
     )
-    assert recorded(load_json(tmp_path / "run.json")) == EXPECTED
+    assert recorded(load_json(tmp_path / "run.json")) == expected
 
 
-def test_headline_table_and_its_page_carry_the_versions():
+def test_headline_table_and_its_page_carry_the_versions(expected):
     summary = summarise({"e": train_table(), "s": scaling_table()}, {"e": train_summary, "s": scaling_summary})
-    for key, value in EXPECTED.items():
+    for key, value in expected.items():
         assert summary[key].dtype == "string" and (summary[key] == value).all(), key
     markdown = to_markdown(summary, {"train": train_markdown, "scaling": scaling_markdown})
-    assert markdown.endswith(f"## Software\n\n{MADE_WITH}\n")
-    assert f"<p>{MADE_WITH}</p>" in markdown_to_html(markdown, title="Headline table")
+    sentence = made_with(expected)
+    assert sentence == (
+        f"This table was made with python {PYTHON}, torch 97.1.2+fake, numba 98.3.4, numpy 99.5.6rc1, "
+        "snakemake 96.7.8.post9."
+    )
+    assert markdown.endswith(f"## Software\n\n{sentence}\n")
+    assert f"<p>{sentence}</p>" in markdown_to_html(markdown, title="Headline table")

@@ -20,11 +20,11 @@ from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
 from onenn.prompts import make_test_set
 from onenn.training.train import Diverged, TrainSettings, find_divergence, train
+from tests.helpers import HUGE_LR
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = logging.getLogger("test")
 IDENTITY = {"experiment": "blowup", "variant": "lr=1e+39", "seed": "0"}
-HUGE_LR = 1e39  # beyond float32's range: the first update overflows, so step 1 is the first non-finite step
 
 
 # --- divergence -------------------------------------------------------------------------------------------

@@ -15,63 +15,7 @@ from onenn.analysis.summary import (
     values_markdown,
 )
 from onenn.analysis.tables import first_and_last, variant_order
-from onenn.base.columns import normalise_types
-
-
-def train_table() -> pd.DataFrame:
-    """Two variants (K = 10 and K = 2, in that order), seeds 0..2, steps 0 and 50, two test sets. At the last
-    step the separated accuracy is 0.5, 0.7, 0.9 over the seeds (mean 0.7, sd 0.2); the distance to the
-    family goes from 2 to 1, 2, 3 (per-seed ratio 0.5, 1, 1.5: mean 1, sd 0.5); the label norm stays 4."""
-    rows = []
-    for variant, K in (("K=10", 10), ("K=2", 2)):
-        for seed in range(3):
-            for step in (0, 50):
-                for test_set in ("separated", "uniform"):
-                    last = step == 50
-                    rows.append(
-                        {
-                            "experiment": "e",
-                            "variant": variant,
-                            "seed": seed,
-                            "step": step,
-                            "test_set": test_set,
-                            "accuracy": (0.5 + 0.2 * seed if test_set == "separated" else 0.4) if last else 0.1,
-                            "logit_error": 1.0,
-                            "test_loss": 0.25 * K,
-                            "minibatch_loss": float(seed),
-                            "dist_family": float(seed + 1) if last else 2.0,
-                            "dist_family_active": 0.0,
-                            "label_norm": 4.0,
-                            "K": K,
-                            "epsilon": 0.5,
-                        }
-                    )
-    return normalise_types(pd.DataFrame(rows))
-
-
-def scaling_table() -> pd.DataFrame:
-    return normalise_types(
-        pd.DataFrame(
-            {
-                "experiment": ["s", "s"],
-                "panel": ["by_K", "grid"],
-                "xi1": [2.0, 1.0],
-                "xi2": [5.0, 2.0],
-                "K": [3, 10],
-                "prompts": [800, 400],
-                "L_MC": [0.2, 0.3],
-                "L_MC_se": [0.01, 0.02],
-                "L_bin": [0.3, 0.33],
-                "L_bin_se": [0.01, 0.02],
-                "ratio": [0.66, 0.91],
-                "ratio_se": [0.01, 0.02],
-                "ratio_lower": [0.64, 0.87],
-                "ratio_upper": [0.68, 0.95],
-                "ci_level": [0.95, 0.95],
-                "reference": [2 / 3, 0.9],
-            }
-        )
-    )
+from tests.helpers import scaling_table, train_table
 
 
 @pytest.fixture

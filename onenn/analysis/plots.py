@@ -1,7 +1,8 @@
 """Seaborn figures, one function per figure name of the config. They only draw: the statistics come from
 ``onenn.analysis.tables``. A figure of a training experiment groups its curves by the settings the experiment's
 variants vary, which it receives as ``group_by`` (from the config: ``onenn.plan.experiments.group_by``);
-``sweep`` draws any training experiment."""
+``sweep`` draws any training experiment. A figure draws each group of variants in one look, a colour and a marker
+(``looks``), made once per figure and passed to every panel, whatever order a panel sorts by."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.lines import Line2D
 
 from onenn.analysis.tables import (
     audit_trajectory,
@@ -43,25 +45,73 @@ class PlotStyle:
     dpi: int = 150
 
 
+#: the markers of a figure's groups of variants, in turn (a group keeps its marker in every panel)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
+#: the dashes of the lines that join a series of final values, in turn
+DASHES = ("-", "--", ":", "-.")
+#: markers along a curve: about one per tenth of the axes' diagonal
+MARK_EVERY = 0.1
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a figure draws one group of variants, in every panel: its colour and its marker."""
+
+    colour: Any
+    marker: str
+
+
+def looks(levels: Sequence, palette: str | Sequence) -> dict[Any, Look]:
+    """One look per level of a figure's grouping, made once per figure and passed to every panel, whatever order
+    a panel sorts by: the colours of ``palette`` (a seaborn palette name, or a list of colours in the order of
+    ``levels``) and ``MARKERS`` in turn."""
+    levels = list(levels)
+    colours = sns.color_palette(palette, len(levels)) if isinstance(palette, str) else list(palette)
+    return {level: Look(colour, MARKERS[i % len(MARKERS)]) for i, (level, colour) in enumerate(zip(levels, colours))}
+
+
 def band_lines(
-    ax: plt.Axes,
-    stats: pd.DataFrame,
-    hue: str,
-    palette: str | Sequence,
-    order: Sequence | None = None,
-    title: str | None = None,
+    ax: plt.Axes, stats: pd.DataFrame, hue: str, look_of: Mapping[Any, Look], title: str | None = None
 ) -> None:
-    """Mean against step, one line per ``hue`` value (in ``order``, default sorted), with the
-    ``lower``–``upper`` band, under the legend title ``title`` (default ``hue``). ``palette`` is a seaborn
-    palette name or a list of colours in ``order``."""
-    levels = list(order) if order is not None else sorted(stats[hue].unique())
-    colours = dict(zip(levels, sns.color_palette(palette, len(levels))))
-    sns.lineplot(data=stats, x="step", y="mean", hue=hue, hue_order=levels, palette=colours, ax=ax, errorbar=None)
-    for level, part in stats.groupby(hue):
-        ax.fill_between(part["step"], part["lower"], part["upper"], color=colours[level], alpha=0.2, lw=0)
+    """Mean against step, one line per ``hue`` value in the order of ``look_of`` and in its look, with the
+    ``lower``–``upper`` band, under the legend title ``title`` (default ``hue``)."""
+    for level, look in look_of.items():
+        part = stats[stats[hue] == level].sort_values("step")
+        if part.empty:
+            continue
+        ax.plot(
+            part["step"], part["mean"], color=look.colour, marker=look.marker, markevery=MARK_EVERY, label=str(level)
+        )
+        ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
     ax.set_xscale("symlog", linthresh=1)
     ax.set_xlabel("SGD step")
-    ax.get_legend().set_title(title or hue)
+    ax.legend(title=title or hue)
+
+
+def point(ax: plt.Axes, x: float, stats: pd.Series, look: Look, filled: bool = True, **kwargs) -> None:
+    """One final value (a ``seed_stats`` row: ``mean``, ``lower``, ``upper``) at ``x`` with its error bar, in
+    ``look`` (hollow unless ``filled``)."""
+    mean, lower, upper = (float(stats[k]) for k in ("mean", "lower", "upper"))
+    face = look.colour if filled else "white"
+    ax.errorbar(
+        [x],
+        [mean],
+        yerr=[[mean - lower], [upper - mean]],
+        capsize=3,
+        fmt=look.marker,
+        color=look.colour,
+        mfc=face,
+        **kwargs,
+    )
+
+
+def fill_key(labels: Sequence[str]) -> list[Line2D]:
+    """Legend entries for what filled and hollow markers mean (``labels``: filled's, hollow's), in grey: the
+    colours and markers are the variants'."""
+    return [
+        Line2D([], [], color="grey", marker="o", ls="none", mfc=face, label=label)
+        for label, face in zip(labels, ("grey", "white"))
+    ]
 
 
 # --- grouping: the settings an experiment's variants vary, from its config ------------------------------------
@@ -126,20 +176,32 @@ def is_number(column: pd.Series) -> bool:
 
 
 def final_against(
-    ax: plt.Axes, final: pd.DataFrame, x: str, series: Sequence[str], styles: Callable[[dict], dict]
+    ax: plt.Axes,
+    final: pd.DataFrame,
+    x: str,
+    series: Sequence[str],
+    level: str,
+    look_of: Mapping[Any, Look],
+    series_label: Callable[[dict], str | None],
 ) -> None:
-    """Final values (``seed_stats`` rows) against the setting ``x``, one series of error bars per value of the
-    settings ``series``; ``styles`` gives a series' drawing keywords (``fmt``, ``color``, ``label``) from its
-    settings. A number ``x`` is drawn to scale: on a log scale with a tick at each value where its values are
-    positive and span a factor 4 or more (sweeps of d, N, batch or lr are usually geometric); anything else at
-    equal spacing."""
+    """Final values (``seed_stats`` rows, one per level of the figure's grouping, the column ``level``) against
+    the setting ``x``: each point in its level's look; the points of one value of the settings ``series`` joined
+    by a thin grey line in a dash of its own, labelled ``series_label`` of its settings (a series of one point:
+    its point labelled). A number ``x`` is drawn to scale: on a log scale with a tick at each value where its
+    values are positive and span a factor 4 or more (sweeps of d, N, batch or lr are usually geometric);
+    anything else at equal spacing."""
     levels = sorted(final[x].unique())
     numeric = is_number(final[x])
     final = final.assign(position=final[x] if numeric else final[x].map({v: i for i, v in enumerate(levels)}))
     parts = final.groupby(list(series), sort=True) if series else [((), final)]
-    for values, part in parts:
+    for i, (values, part) in enumerate(parts):
         part = part.sort_values("position")
-        error_points(ax, part["position"], part, **styles(dict(zip(series, values))))
+        label = series_label(dict(zip(series, values)))
+        if len(part) > 1:
+            ax.plot(part["position"], part["mean"], color="grey", lw=1, ls=DASHES[i % len(DASHES)], label=label)
+            label = None
+        for _, row in part.iterrows():
+            point(ax, float(row["position"]), row, look_of[row[level]], label=label)
     if not numeric:
         ax.set_xticks(range(len(levels)), [str(v) for v in levels])
     elif min(levels) > 0 and max(levels) >= 4 * min(levels):
@@ -156,14 +218,15 @@ def convergence(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) 
     """Training loss (the loss on the uniform test set) and separated-test argmax accuracy against step,
     one line per group of variants (per N in experiment 1), mean ± band_sd sd over seeds."""
     group = grouping(table, group_by)
+    look_of = looks(group.order, style.palette)
     fig, (left, right) = plt.subplots(1, 2, figsize=(style.width, style.height))
     by = [group.column, "step"]
     loss = seed_stats(table[table["test_set"] == "uniform"], by, "test_loss", style.band_sd)
-    band_lines(left, loss, group.column, style.palette, group.order, group.title)
+    band_lines(left, loss, group.column, look_of, group.title)
     left.set_yscale("log")
     left.set_ylabel("training loss (uniform test set)")
     acc = seed_stats(table[table["test_set"] == "separated"], by, "accuracy", style.band_sd)
-    band_lines(right, acc, group.column, style.palette, group.order, group.title)
+    band_lines(right, acc, group.column, look_of, group.title)
     right.set_ylabel("argmax accuracy (separated test set)")
     right.set_ylim(0, 1.02)
     return fig
@@ -179,6 +242,7 @@ def distribution_shift(table: pd.DataFrame, style: PlotStyle, group_by: Sequence
     """Separated-test logit error and argmax accuracy, and uniform-test argmax accuracy, against step,
     one line per group of variants (per K in experiment 3)."""
     group = grouping(table, group_by)
+    look_of = looks(group.order, style.palette)
     fig, axes = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
     panels = (
         ("separated", "logit_error", "logit error (separated test set)"),
@@ -187,7 +251,7 @@ def distribution_shift(table: pd.DataFrame, style: PlotStyle, group_by: Sequence
     )
     for ax, (test_set, metric, label) in zip(axes, panels):
         stats = seed_stats(table[table["test_set"] == test_set], [group.column, "step"], metric, style.band_sd)
-        band_lines(ax, stats, group.column, style.palette, group.order, group.title)
+        band_lines(ax, stats, group.column, look_of, group.title)
         ax.set_ylabel(label)
         if metric == "accuracy":
             ax.set_ylim(0, 1.02)
@@ -200,6 +264,7 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
     """Training loss against step per group of variants (per K in experiment 4), the same divided by
     (K−1)/K (Lemma 2's factor), and the final separated accuracy per group next to chance, 1/K."""
     group = grouping(table, group_by)
+    look_of = looks(group.order, style.palette)
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
     uniform = class_scaled(table[table["test_set"] == "uniform"], "test_loss")
     for ax, value, label in (
@@ -207,14 +272,15 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
         (middle, "test_loss_scaled", "training loss / ((K−1)/K)"),
     ):
         stats = seed_stats(uniform, [group.column, "step"], value, style.band_sd)
-        band_lines(ax, stats, group.column, style.palette, group.order, group.title)
+        band_lines(ax, stats, group.column, look_of, group.title)
         ax.set_yscale("log")
         ax.set_ylabel(label)
     separated = final_step(table[table["test_set"] == "separated"])
     final = in_order(seed_stats(separated, [group.column], "accuracy", style.band_sd), group)
     K = final[group.column].map(separated.groupby(group.column)["K"].first())
     positions = np.arange(len(final))
-    error_points(right, positions, final, fmt="o", label="final accuracy")
+    for position, (_, row) in zip(positions, final.iterrows()):
+        point(right, position, row, look_of[row[group.column]])
     right.plot(positions, 1.0 / K, "x", color="grey", label="chance 1/K")
     right.set_xticks(positions, [str(level) for level in final[group.column]])
     right.set_xlabel(group.title)
@@ -228,12 +294,10 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
 CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
 
 
-def init_style(values: dict) -> dict:
-    """A series of the final accuracy of ``diagonal_init``: the block-confined noise as contrasting squares."""
-    where = values.get("noise_blocks", "all")
+def init_label(values: dict) -> str | None:
+    """A series of the final accuracy of ``diagonal_init``: ``noise in label blocks``, its other settings."""
     label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
-    shape = {"fmt": "s", "color": CONFINED_COLOURS[where]} if where in CONFINED_COLOURS else {"fmt": "o-"}
-    return {**shape, "label": label or None}
+    return label or None
 
 
 def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
@@ -246,12 +310,17 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     labels = {v: settings_label(row, group_by) if group_by else str(v) for v, row in runs.iterrows()}
     table = table.assign(init=table["variant"].map(labels))
     order = [labels[v] for v in variant_order(table)]
+    # one look per start: the palette for the perturbations of every block, contrasting colours for the confined
+    blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
+    shades = iter(sns.color_palette(style.palette, int((~blocks.isin(list(CONFINED_COLOURS))).sum())))
+    look_of = looks(order, [CONFINED_COLOURS.get(blocks[label]) or next(shades) for label in order])
     fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     (acc_ax, norm_ax), (dist_ax, active_ax) = axes
 
     x, series = (group_by[0], group_by[1:]) if group_by else ("init", [])
-    final = seed_stats(final_step(table[table["test_set"] == "separated"]), [*series, x], "accuracy", style.band_sd)
-    final_against(acc_ax, final, x, series, init_style)
+    by = list(dict.fromkeys(["init", *series, x]))
+    final = seed_stats(final_step(table[table["test_set"] == "separated"]), by, "accuracy", style.band_sd)
+    final_against(acc_ax, final, x, series, "init", look_of, init_label)
     acc_ax.set_ylabel("final argmax accuracy (separated)")
     acc_ax.set_ylim(0, 1.05)
     if series:
@@ -261,22 +330,18 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     ends = seed_stats(ends, ["init", "when"], "value", style.band_sd)
     positions = {label: i for i, label in enumerate(order)}
     for shift, when in ((-0.15, "start"), (0.15, "end")):
-        part = ends[ends["when"] == when]
-        error_points(norm_ax, part["init"].map(positions) + shift, part, fmt="o", label=f"step {when}")
+        for _, row in ends[ends["when"] == when].iterrows():
+            point(norm_ax, positions[row["init"]] + shift, row, look_of[row["init"]], filled=when == "end")
     norm_ax.set_xticks(range(len(order)), order, rotation=45, ha="right")
     norm_ax.set_ylabel("label-column norm ‖(W12, W22, W32)‖")
-    norm_ax.legend()
+    norm_ax.legend(handles=fill_key(["step end", "step start"]))
 
-    # the palette for the perturbations of every block, contrasting colours for the confined ones
-    blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
-    shades = iter(sns.color_palette(style.palette, int((~blocks.isin(list(CONFINED_COLOURS))).sum())))
-    colours = [CONFINED_COLOURS.get(blocks[label]) or next(shades) for label in order]
     for ax, value, label in (
         (dist_ax, "dist_family", "distance to the family (whole W)"),
         (active_ax, "dist_family_active", "distance to the family (active blocks)"),
     ):
         stats = seed_stats(table[table["test_set"] == "separated"], ["init", "step"], value, style.band_sd)
-        band_lines(ax, stats, "init", colours, order=order)
+        band_lines(ax, stats, "init", look_of)
         ax.set_yscale("symlog", linthresh=1e-2)  # ε = 0 starts on the family: distance 0
         ax.set_ylabel(label)
         ax.get_legend().remove()
@@ -294,18 +359,21 @@ def loss_function(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     """Final separated and uniform argmax accuracy per group of variants (per loss in experiment 6: mixture
     weight c, squentropy), and the separated accuracy against step per group."""
     group = grouping(table, group_by)
+    look_of = looks(group.order, style.palette)
     fig, (left, right) = plt.subplots(1, 2, figsize=(style.width, style.height))
     final = seed_stats(final_step(table), ["test_set", group.column], "accuracy", style.band_sd)
     positions = {level: i for i, level in enumerate(group.order)}
-    for shift, (test_set, part) in zip((-0.12, 0.12), final.groupby("test_set", sort=True)):
-        error_points(left, part[group.column].map(positions) + shift, part, fmt="o", label=f"{test_set} test set")
+    test_sets = sorted(final["test_set"].unique())[:2]
+    for shift, test_set, filled in zip((-0.12, 0.12), test_sets, (True, False)):
+        for _, row in final[final["test_set"] == test_set].iterrows():
+            point(left, positions[row[group.column]] + shift, row, look_of[row[group.column]], filled=filled)
     left.set_xticks(range(len(group.order)), [str(level) for level in group.order], rotation=30, ha="right")
     left.set_xlabel(group.title)
     left.set_ylabel("final argmax accuracy")
     left.set_ylim(0, 1.05)
-    left.legend()
+    left.legend(handles=fill_key([f"{test_set} test set" for test_set in test_sets]))
     acc = seed_stats(table[table["test_set"] == "separated"], [group.column, "step"], "accuracy", style.band_sd)
-    band_lines(right, acc, group.column, style.palette, group.order, group.title)
+    band_lines(right, acc, group.column, look_of, group.title)
     right.set_ylabel("argmax accuracy (separated test set)")
     right.set_ylim(0, 1.02)
     return fig
@@ -324,8 +392,8 @@ SWEEP_PANELS = (
 def sweep(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """Any training experiment. Top: the training loss and the separated and uniform argmax accuracy against
     step, one line per group of variants (per value of the swept setting), mean ± band_sd sd over seeds. Below,
-    when the first setting the variants vary is a number: the final values against it, one series per value of
-    the other settings they vary."""
+    when the first setting the variants vary is a number: the final values against it, each in its group's look,
+    those of one value of the other settings they vary joined by a grey line."""
     sets = set(table["test_set"])
     if not set(TEST_SETS) <= sets:
         raise ValueError(
@@ -336,24 +404,23 @@ def sweep(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt
     rows = 2 if against else 1
     fig, axes = plt.subplots(rows, 3, figsize=(1.4 * style.width, rows * style.height), squeeze=False)
     series = list(group_by[1:])
-    combos = sorted(set(zip(*(table[k] for k in series)))) if series else [()]
-    shades = dict(zip(combos, sns.color_palette(style.palette, len(combos)))) if series else {(): None}
+    look_of = looks(group.order, style.palette)
 
-    def series_style(values: dict) -> dict:
-        label = settings_label(values, series) if series else None
-        return {"fmt": "o-", "color": shades[tuple(values[k] for k in series)], "label": label}
+    def series_label(values: dict) -> str | None:
+        return settings_label(values, series) if series else None
 
     for i, (test_set, metric, label, log_y) in enumerate(SWEEP_PANELS):
         part = table[table["test_set"] == test_set]
         top = axes[0, i]
         stats = seed_stats(part, [group.column, "step"], metric, style.band_sd)
-        band_lines(top, stats, group.column, style.palette, group.order, group.title)
+        band_lines(top, stats, group.column, look_of, group.title)
         top.set_ylabel(label)
         if i:
             top.get_legend().remove()
         if against:
-            final = seed_stats(final_step(part), list(group_by), metric, style.band_sd)
-            final_against(axes[1, i], final, group_by[0], series, series_style)
+            by = list(dict.fromkeys([group.column, *group_by]))
+            final = seed_stats(final_step(part), by, metric, style.band_sd)
+            final_against(axes[1, i], final, group_by[0], series, group.column, look_of, series_label)
             axes[1, i].set_ylabel(f"final {label}")
             if series and i == 0:
                 axes[1, i].legend(title=", ".join(series), fontsize="small")
@@ -403,6 +470,7 @@ def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> pl
     separated set, and the distance of W to the family (blocks the loss depends on), against SGD step, one line
     per group of variants."""
     group = grouping(table, group_by)
+    look_of = looks(group.order, style.palette)
     fig, axes = plt.subplots(1, 3, figsize=(1.5 * style.width, style.height))
     panels = (
         ("train", "test_loss", "training loss (whole training set)", True),
@@ -411,7 +479,7 @@ def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> pl
     )
     for ax, (test_set, metric, label, log_y) in zip(axes, panels):
         stats = seed_stats(table[table["test_set"] == test_set], [group.column, "step"], metric, style.band_sd)
-        band_lines(ax, stats, group.column, style.palette, group.order, group.title)
+        band_lines(ax, stats, group.column, look_of, group.title)
         if log_y:
             ax.set_yscale("log")
         ax.set_ylabel(label)

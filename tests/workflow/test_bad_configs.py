@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_validate import BAD_CONFIGS, bad_config
+from tests.bad_configs import BAD_CONFIGS, bad_config
 from tests.workflow.helpers import copy_workflow
 
 THROUGH_SNAKEMAKE = ["K_below_2", "sweep_value_bound", "unknown_experiment_key", "variant_names_collide", "lr_nan"]

@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 import yaml
 
-from tests.test_reliability import HUGE_LR
+from tests.helpers import HUGE_LR
 from tests.workflow.helpers import ROOT, copy_workflow
 
 

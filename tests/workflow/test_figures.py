@@ -1,25 +1,26 @@
 """The figures of a quick run show their experiment's table.
 
-Two steps. The files: the PNG (pixel for pixel) and the PDF (everything it draws) are the experiment's figure
-drawn from its table with the configuration's plot settings. The drawing: its legends name the variants of the
-configuration, and its lines are the table's numbers (seed means computed here with pandas) or the papers'
-curves ((K−1)/K, 1/K, ξ1 = (7/15) ξ2), computed here from their formulas.
+Two steps. The files, read as any viewer reads them: the PNG has the configuration's resolution, draws the
+configuration's palette, one colour per group of variants (counted here from the table), and says what it
+shows (its title and legends, which name the configuration's variants); the PDF is the same figure (its page is
+the PNG's size at that resolution). The drawing: its legends name the variants of the configuration, and its
+lines are the table's numbers (seed means computed here with pandas) or the papers' curves ((K−1)/K, 1/K,
+ξ1 = (7/15) ξ2), computed here from their formulas.
 """
 
+import json
 import math
 import re
-import zlib
 from pathlib import Path
 
-import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 import seaborn as sns
+from PIL import Image
 
-from onenn.analysis import plots
-from onenn.analysis.plots import PlotStyle, figure, metadata
+from onenn.analysis.plots import PlotStyle, figure
 from onenn.plan import experiments as ex
 from tests.configs import QUICK, load_config
 
@@ -51,36 +52,54 @@ def draw(quick_run: Path, experiment: str):
 # --- the files ----------------------------------------------------------------------------------------------
 
 
-def pdf_page_and_streams(path: Path) -> tuple[tuple[float, float], list[bytes]]:
-    """The page size (points) of a one-page PDF and its streams, decompressed: everything it draws (what they
-    leave out, the Info dictionary, holds the creation date)."""
+def pdf_page(path: Path) -> tuple[float, float]:
+    """The page size (points) of a one-page PDF."""
     data = path.read_bytes()
     assert data.startswith(b"%PDF-")
     (box,) = re.findall(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", data)
-    streams = []
-    for stream in re.findall(rb"stream\r?\n(.*?)\r?\nendstream", data, re.DOTALL):
-        try:
-            streams.append(zlib.decompress(stream))
-        except zlib.error:
-            streams.append(stream)
-    return (float(box[0]), float(box[1])), streams
+    return float(box[0]), float(box[1])
+
+
+def palette_levels(experiment: str, table: pd.DataFrame) -> int | None:
+    """How many colours of the configured palette the figure draws, counted from the table: one per group of
+    variants (per value of the setting they vary, or per variant when they vary several), per number of prompts
+    (full_matrix), per K of the grid (scaling_identity); diagonal_init's block-confined starts take colours of
+    their own. None: a colour map (landscape)."""
+    if experiment == "landscape":
+        return None
+    if experiment == "scaling_identity":
+        return table.loc[table["panel"] == "grid", "K"].nunique()
+    if experiment == "full_matrix":
+        return table["prompts"].nunique()
+    if experiment == "diagonal_init":
+        return table.loc[table["noise_blocks"] == "all", "variant"].nunique()
+    group_by = ex.group_by(CONFIG, experiment)
+    return table[group_by[0]].nunique() if len(group_by) == 1 else table["variant"].nunique()
+
+
+def pixels_of(rgb: np.ndarray, colour: tuple[float, float, float]) -> int:
+    """How many pixels of an RGB image (0–255) have ``colour`` (0–1) to within rounding."""
+    target = np.round(np.asarray(colour) * 255)
+    return int((np.abs(rgb.astype(float) - target) <= 1).all(axis=-1).sum())
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_the_figure_files_are_the_drawing_of_the_table(quick_run, tmp_path, experiment):
-    """Drawn again here from the table, with the configuration's style: the same pixels and the same PDF."""
-    again = [tmp_path / "again.png", tmp_path / "again.pdf"]
-    name, group_by = figure_of(experiment), ex.group_by(CONFIG, experiment)
-    with plots.draw(name, table_of(quick_run, experiment), STYLE, group_by) as fig:
-        for path in again:
-            fmt = path.suffix.lstrip(".")
-            fig.savefig(path, format=fmt, dpi=STYLE.dpi, metadata=metadata(fmt, name, fig, group_by))
-    pixels = mpimg.imread(quick_run / f"results/figures/{experiment}.png")
-    assert np.array_equal(pixels, mpimg.imread(again[0])), "the PNG is not its table drawn with the config's style"
-    assert len(np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)) > 50  # not a blank page
-    (width, height), streams = pdf_page_and_streams(quick_run / f"results/figures/{experiment}.pdf")
-    assert pixels.shape[:2] == (round(height * STYLE.dpi / 72), round(width * STYLE.dpi / 72))  # the same figure
-    assert streams == pdf_page_and_streams(again[1])[1], "the PDF is not its table drawn with the config's style"
+def test_the_figure_files_show_the_experiment_in_the_configured_style(quick_run, experiment):
+    png = Image.open(quick_run / f"results/figures/{experiment}.png")
+    assert png.info["dpi"] == pytest.approx((STYLE.dpi, STYLE.dpi), rel=1e-3)
+    group_by = ex.group_by(CONFIG, experiment)
+    grouped = f", grouped by {', '.join(group_by)}" if group_by else ""
+    assert png.text["Title"] == f"onenn figure {figure_of(experiment)}{grouped}"
+    entries = {entry for legend in json.loads(png.text["Legends"]) for entry in legend["entries"]}
+    assert legend_entries()[experiment] <= entries, sorted(legend_entries()[experiment] - entries)
+    rgb = np.asarray(png.convert("RGB"))
+    assert len(np.unique(rgb.reshape(-1, 3), axis=0)) > 50  # not a blank page
+    levels = palette_levels(experiment, table_of(quick_run, experiment))
+    if levels is not None:
+        for colour in sns.color_palette(STYLE.palette, levels):
+            assert pixels_of(rgb, colour) >= 4, f"{colour} of the palette {STYLE.palette!r} is not drawn"
+    width, height = pdf_page(quick_run / f"results/figures/{experiment}.pdf")
+    assert png.size == (round(width * STYLE.dpi / 72), round(height * STYLE.dpi / 72))  # the same figure
 
 
 # --- the drawing ----------------------------------------------------------------------------------------------

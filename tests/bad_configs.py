@@ -1,0 +1,221 @@
+"""Bad configurations, each an edit of config.yaml with the one problem the validator must report: the catalogue
+that tests/test_validate.py checks against the validator and tests/workflow/test_bad_configs.py runs through
+Snakemake."""
+
+import copy
+import math
+from collections.abc import Callable
+
+import yaml
+
+from tests.configs import ROOT
+
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def conv(c: dict) -> dict:
+    return c["experiments"]["convergence"]
+
+
+def setting(key, value) -> Callable[[dict], None]:
+    return lambda c: c["defaults"].__setitem__(key, value)
+
+
+def experiment(key, value) -> Callable[[dict], None]:
+    return lambda c: conv(c).__setitem__(key, value)
+
+
+def sweep(key, value) -> Callable[[dict], None]:
+    return lambda c: conv(c)["sweep"].__setitem__(key, value)
+
+
+def variants(*entries) -> Callable[[dict], None]:
+    return lambda c: conv(c).__setitem__("variants", list(entries))
+
+
+def delete(*path) -> Callable[[dict], None]:
+    def edit(c):
+        node = c
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+
+    return edit
+
+
+#: (id, edit of a valid config, the only problem's key path, a fragment of its message)
+BAD_CONFIGS = [
+    ("K_below_2", setting("K", 1), "defaults.K", "1 is less than the minimum of 2"),
+    ("N_zero", setting("N", 0), "defaults.N", "0 is less than the minimum of 1"),
+    ("d_one", setting("d", 1), "defaults.d", "1 is less than the minimum of 2"),
+    ("lr_zero", setting("lr", 0), "defaults.lr", "less than or equal to the minimum of 0"),
+    ("lr_string", setting("lr", "0.05"), "defaults.lr", "'0.05' is not of type 'number'"),
+    ("lr_nan", setting("lr", math.nan), "defaults.lr", "nan is not a finite number"),
+    ("sigma_inf", setting("sigma", math.inf), "defaults.sigma", "inf is not a finite number"),
+    ("sigma_negative", setting("sigma", -1.0), "defaults.sigma", "-1.0 is less than the minimum of 0"),
+    ("batch_zero", setting("batch", 0), "defaults.batch", "minimum of 1"),
+    ("steps_zero", setting("steps", 0), "defaults.steps", "minimum of 1"),
+    ("seeds_zero", setting("seeds", 0), "defaults.seeds", "minimum of 1"),
+    ("n_eval_one", setting("n_eval", 1), "defaults.n_eval", "minimum of 2"),
+    ("test_size_zero", setting("test_size", 0), "defaults.test_size", "minimum of 1"),
+    ("c_above_1", setting("c", 1.5), "defaults.c", "1.5 is greater than the maximum of 1"),
+    ("epsilon_negative", setting("epsilon", -0.1), "defaults.epsilon", "less than the minimum of 0"),
+    ("delta_4", setting("delta", 4), "defaults.delta", "greater than or equal to the maximum of 4"),
+    (
+        "delta_zero_in_experiment",
+        experiment("delta", 0.0),
+        "experiments.convergence.delta",
+        "less than or equal to the minimum of 0",
+    ),
+    ("loss_typo", setting("loss", "sqare"), "defaults.loss", "'sqare' is not one of ['square'"),
+    ("device_gpu", setting("device", "gpu"), "defaults.device", "'gpu' is not one of ['auto', 'cpu', 'cuda']"),
+    ("dtype_half", setting("dtype", "float16"), "defaults.dtype", "is not one of ['float32', 'float64']"),
+    ("noise_blocks_typo", setting("noise_blocks", "labels"), "defaults.noise_blocks", "'labels' is not one of"),
+    (
+        "on_divergence_typo",
+        setting("on_divergence", "ignore"),
+        "defaults.on_divergence",
+        "'ignore' is not one of ['error', 'record']",
+    ),
+    ("N_float", setting("N", 16.0), "defaults.N", "16.0 is not of type 'integer'"),
+    (
+        "steps_yaml_1e5",
+        experiment("steps", "1e5"),
+        "experiments.convergence.steps",
+        "'1e5' is not of type 'integer'",
+    ),  # YAML 1.1 reads 1e5 (no dot) as a string
+    ("missing_default", delete("defaults", "steps"), "defaults.steps", "missing; it is required"),
+    ("unknown_default", setting("stesp", 10), "defaults.stesp", "unknown key 'stesp'; did you mean 'steps'?"),
+    ("unknown_top_level", lambda c: c.__setitem__("plot", {}), "plot", "did you mean 'plots'?"),
+    ("unknown_experiment_key", experiment("seed", 3), "experiments.convergence.seed", "did you mean 'seeds'?"),
+    (
+        "renamed_key",  # n_record (audit, full_matrix) is now n_eval, as in the training kinds
+        lambda c: c["experiments"]["audit"].__setitem__("n_record", 60),
+        "experiments.audit.n_record",
+        "unknown key 'n_record'; it was renamed to 'n_eval'",
+    ),
+    (
+        "renamed_setting",
+        lambda c: c["experiments"]["full_matrix"]["sweep"].__setitem__("n_record", [10]),
+        "experiments.full_matrix.sweep.n_record",
+        "unknown setting 'n_record'; it was renamed to 'n_eval'",
+    ),
+    ("unknown_test_sets_key", lambda c: c["test_sets"].__setitem__("sed", 1), "test_sets.sed", "unknown key"),
+    ("test_set_seed_negative", lambda c: c["test_sets"].__setitem__("seed", -1), "test_sets.seed", "minimum of 0"),
+    ("dpi_string", lambda c: c["plots"].__setitem__("dpi", "high"), "plots.dpi", "'high' is not of type 'integer'"),
+    ("plot_context", lambda c: c["plots"].__setitem__("context", "slides"), "plots.context", "'slides' is not one"),
+    ("no_experiments", lambda c: c.__setitem__("experiments", {}), "experiments", "{} should be non-empty"),
+    (
+        "experiment_name",
+        lambda c: c["experiments"].__setitem__("Conv", conv(c)),
+        "experiments.Conv",
+        "invalid name 'Conv': must match",
+    ),
+    (
+        "experiment_null",
+        lambda c: c["experiments"].__setitem__("convergence", None),
+        "experiments.convergence",
+        "None is not of type 'object'",
+    ),
+    (
+        "kind_typo",
+        experiment("kind", "trian"),
+        "experiments.convergence.kind",
+        "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape', 'full_matrix']",
+    ),
+    (
+        "missing_figure",
+        delete("experiments", "convergence", "figure"),
+        "experiments.convergence.figure",
+        "missing; it is required",
+    ),
+    (
+        "sweep_unknown_key",
+        sweep("stepz", [10]),
+        "experiments.convergence.sweep.stepz",
+        "unknown setting 'stepz'; did you mean 'steps'?",
+    ),
+    ("sweep_not_a_setting", sweep("figure", ["x"]), "experiments.convergence.sweep.figure", "unknown setting"),
+    ("sweep_empty_list", sweep("N", []), "experiments.convergence.sweep.N", "[] should be non-empty"),
+    ("sweep_scalar", sweep("N", 16), "experiments.convergence.sweep.N", "16 is not of type 'array'"),
+    ("sweep_empty", experiment("sweep", {}), "experiments.convergence.sweep", "{} should be non-empty"),
+    ("sweep_value_bound", sweep("N", [16, 0]), "experiments.convergence.sweep.N[1]", "0 is less than the minimum of 1"),
+    ("sweep_K_1", sweep("K", [1]), "experiments.convergence.sweep.K[0]", "1 is less than the minimum of 2"),
+    ("sweep_seeds_0", sweep("seeds", [2, 0]), "experiments.convergence.sweep.seeds[1]", "minimum of 1"),
+    (
+        "sweep_value_type",
+        sweep("loss", ["square", "hinge"]),
+        "experiments.convergence.sweep.loss[1]",
+        "'hinge' is not one of",
+    ),
+    ("sweep_value_nan", sweep("lr", [0.05, math.nan]), "experiments.convergence.sweep.lr[1]", "not a finite number"),
+    (
+        "sweep_duplicate",
+        sweep("N", [16, 32, 16]),
+        "experiments.convergence.sweep.N[2]",
+        "gives the variant name 'N=16' of experiments.convergence.sweep.N[0]: a duplicate value",
+    ),
+    (
+        "sweep_same_folder",
+        sweep("lr", [0.1234567, 0.1234568]),
+        "experiments.convergence.sweep.lr[1]",
+        "variant name 'lr=0.123457'",
+    ),
+    ("variants_empty", variants(), "experiments.convergence.variants", "[] should be non-empty"),
+    ("variant_not_mapping", variants(16), "experiments.convergence.variants[0]", "16 is not of type 'object'"),
+    ("variant_empty_mapping", variants({}), "experiments.convergence.variants[0]", "{} should be non-empty"),
+    (
+        "variant_unknown_key",
+        variants({"epsilom": 1.0}),
+        "experiments.convergence.variants[0].epsilom",
+        "did you mean 'epsilon'?",
+    ),
+    (
+        "variant_value_bound",
+        variants({"epsilon": -1.0}),
+        "experiments.convergence.variants[0].epsilon",
+        "-1.0 is less than the minimum of 0",
+    ),
+    (
+        "variant_bad_name",
+        variants({"name": "a/b", "epsilon": 1.0}),
+        "experiments.convergence.variants[0].name",
+        "does not match",
+    ),
+    (
+        "variant_name_with_comma",
+        variants({"name": "a,b", "epsilon": 1.0}),
+        "experiments.convergence.variants[0].name",
+        "does not match",
+    ),  # a cluster job gets its wildcards as comma-separated pairs
+    (
+        "variant_name_taken_by_sweep",
+        variants({"N": 32}),
+        "experiments.convergence.variants[0]",
+        "variant name 'N=32' is already used by experiments.convergence.sweep",
+    ),
+    (
+        "variant_names_collide",
+        variants({"name": "a", "epsilon": 1.0}, {"name": "a", "epsilon": 2.0}),
+        "experiments.convergence.variants[1].name",
+        "variant name 'a' is already used by experiments.convergence.variants[0].name",
+    ),
+    (
+        "duplicate_variants",
+        variants({"name": "a", "epsilon": 1.0}, {"name": "b", "epsilon": 1.0}),
+        "experiments.convergence.variants[1]",
+        "duplicate variant: 'b' has the same settings as 'a'",
+    ),
+    (
+        "c_without_mixture",
+        experiment("c", 0.5),
+        "experiments.convergence.c",
+        "c=0.5 is used only by loss 'mixture', but the loss here is 'square' (set by defaults.loss)",
+    ),
+]
+
+
+def bad_config(edit) -> dict:
+    c = copy.deepcopy(CONFIG)
+    edit(c)
+    return c
