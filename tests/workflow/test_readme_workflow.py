@@ -34,9 +34,10 @@ def test_the_default_target_neither_plans_nor_writes_the_readme_files(quick_run,
 def test_readme_writes_the_pages_and_the_figures_of_a_finished_run(quick_run, tmp_path):
     workdir = tmp_path / "run"
     shutil.copytree(quick_run, workdir, symlinks=True)  # with the files' times, which Snakemake compares
-    done = snakemake(workdir, "readme")
+    done = snakemake(workdir, "--", "readme")  # "--": the --configfile list ends there
     assert done.returncode == 0, done.stderr[-5000:]
-    assert rules_of(done) == {"readme", "readme_figure"}
+    # nothing else ran; but claims, whose claims file is an input by its absolute path, which the copy changed
+    assert rules_of(done) - {"claims"} == {"readme", "readme_figure"}
 
     readme = workdir / "results/readme"
     pages = {name: (readme / name).read_text(encoding="utf-8") for name in ("claims.md", "audit.md")}
@@ -52,6 +53,6 @@ def test_readme_writes_the_pages_and_the_figures_of_a_finished_run(quick_run, tm
     assert body == (workdir / "results/tables/claims.md").read_text(encoding="utf-8")  # the claims rule's page
     assert "## audit" in pages["audit.md"] and "| sigma=lemma12 |" in pages["audit.md"]
 
-    again = snakemake(workdir, "readme", "--forcerun", "readme")
+    again = snakemake(workdir, "--forcerun", "readme", "--", "readme")
     assert again.returncode == 0, again.stderr[-5000:]
     assert {name: (readme / name).read_text(encoding="utf-8") for name in pages} == pages
