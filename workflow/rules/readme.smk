@@ -29,9 +29,9 @@ rule readme_figure:
     output:
         paths.README_FIGURE,
     log:
-        "logs/readme/{experiment}.log",
+        "logs/readme_figure/{experiment}.log",
     benchmark:
-        "benchmarks/readme/{experiment}.tsv"
+        "benchmarks/readme_figure/{experiment}.tsv"
     threads: 1
     wildcard_constraints:
         experiment=one_of(README_EXPERIMENTS),
