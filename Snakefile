@@ -66,6 +66,7 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/readme.smk"
 
 
 rule all:

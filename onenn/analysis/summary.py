@@ -403,6 +403,18 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
     ]
 
 
+def audit_page(summary: pd.DataFrame) -> str:
+    """The audit's section of the headline table as a page of its own: every audit experiment's tables."""
+    audits = summary[summary["kind"] == "audit"]
+    if not len(audits):
+        kinds = ", ".join(map(str, dict.fromkeys(summary["kind"])))
+        raise ValueError(f"the headline table has no experiment of kind 'audit' (its kinds: {kinds or 'none'})")
+    lines = ["# The audit of Lemma 12's invariant", ""]
+    for name, rows in audits.groupby("experiment", sort=False):
+        lines += [f"## {name}", ""] + audit_markdown(rows)
+    return "\n".join(lines)
+
+
 def values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]

@@ -46,6 +46,15 @@ CLAIMS_TABLE = "results/tables/claims.parquet"
 CLAIMS_MARKDOWN = "results/tables/claims.md"
 CLAIMS_HTML = "results/tables/claims.html"
 
+#: the files the README and the docs show, committed from a full run: the scorecard, the audit's table and the
+#: figures of the experiments of ``README_EXPERIMENTS`` that the config has. Only the explicit target ``readme``
+#: writes them (workflow/rules/readme.smk), never the default one.
+README_CLAIMS = "results/readme/claims.md"
+README_AUDIT = "results/readme/audit.md"
+README_FIGURE = "results/readme/{experiment}.png"
+#: the experiments whose figures results/readme/ keeps: the README's three, and docs/experiments.md's worked example
+README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
+
 #: the rules that make the files of each pattern. A run's files are made by the multiclass rule, or in a binary
 #: experiment by the binary one (the second): the path alone cannot tell them apart. tests/test_paths.py holds this to the
 #: outputs of workflow/rules/*.smk.
@@ -64,6 +73,9 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     CLAIMS_TABLE: ("claims",),
     CLAIMS_MARKDOWN: ("claims",),
     CLAIMS_HTML: ("claims_page",),
+    README_CLAIMS: ("readme",),
+    README_AUDIT: ("readme",),
+    README_FIGURE: ("readme_figure",),
     TABLE: ("table",),  # after the fixed names of results/tables/ (summary, claims), which it would match too
     FIGURE_PNG: ("figure",),
     FIGURE_PDF: ("figure",),

@@ -8,8 +8,10 @@ torch stay free of it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 #: the packages whose versions a result records, besides Python
@@ -37,6 +39,23 @@ def describe(found: dict[str, str]) -> str:
     """``python 3.11.7, torch 2.13.0+cpu, numba 0.68.1, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS``
     present)."""
     return ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
+
+
+#: hex digits of a configuration file's SHA-256 that ``config_files`` shows (``sha256sum`` prints all 64)
+DIGEST_SHOWN = 12
+
+
+def config_files(files: Sequence[str | os.PathLike], root: str | os.PathLike) -> str:
+    """``config.yaml (sha256 0123456789ab) + workflow/presets/quick.yaml (sha256 ...)``: the configuration files of a
+    run in the order they apply, each once (a file given twice applies where it first does), relative to ``root``
+    where it lies inside it, with the start of its SHA-256."""
+    parts = []
+    for path in dict.fromkeys(os.path.realpath(f) for f in files):
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:DIGEST_SHOWN]
+        shown = os.path.relpath(path, os.path.realpath(root))
+        parts.append(f"{path if shown.startswith(os.pardir) else shown} (sha256 {digest})")
+    return " + ".join(parts)
 
 
 def processors() -> str:

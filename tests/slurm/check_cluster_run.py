@@ -113,7 +113,8 @@ def same_file(a: Path, b: Path) -> bool:
     return a.read_bytes() == b.read_bytes()
 
 
-#: in a reference folder (a checkout), but not made by the run itself: the report, and the README's figures
+#: in a reference folder (a checkout), but not made by the run itself: the report, and the README's files (the
+#: explicit target readme writes them)
 NOT_PRODUCED = ("results/report.html", "results/readme")
 COMPARED = (".parquet", ".npz", ".json", ".md")  # figures (PNG, PDF) embed dates and renderer details
 

@@ -1,6 +1,7 @@
 # Input and parameter functions of the rules, named get_*. The logic lives in onenn.plan (no torch): the
 # experiments, their runs and settings in experiments.py; every output path pattern in onenn/base/paths.py.
 from onenn.base import columns, paths
+from onenn.base import provenance
 from onenn.plan import claims
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
@@ -21,6 +22,8 @@ VARIANT_EXPERIMENTS = [
     if kind.table_source == "variants"
     for e in ex.experiment_names(config, kind=kind.name)
 ]
+#: the experiments whose figures results/readme/ keeps that this config has
+README_EXPERIMENTS = [e for e in paths.README_EXPERIMENTS if e in EXPERIMENTS]
 GPUS_HERE = res.visible_gpus()  # of the machine running Snakemake (jobs run here)
 
 
@@ -81,9 +84,7 @@ def get_eval_settings(wildcards):
 
 def get_test_sets(wildcards):
     s = get_settings(wildcards)
-    return {
-        test_set: ex.test_set_path(test_set, s) for test_set in columns.TEST_SETS
-    }
+    return {test_set: ex.test_set_path(test_set, s) for test_set in columns.TEST_SETS}
 
 
 def get_binary_train_set(wildcards):
@@ -204,4 +205,39 @@ def get_claims_settings(wildcards):
     return {
         "experiments": get_claims_experiments(wildcards),
         "known": get_claims_known(),
+    }
+
+
+# --- the README's files (results/readme/; only the explicit target `readme`) -------------------------------
+
+
+def get_readme_inputs(wildcards):
+    """The scorecard and the tables it read, the headline table (the audit's section, the software), and the
+    README's figures of this run. Without an audit experiment the plan stops here, before any job deletes the
+    committed files."""
+    audits = ex.experiment_names(config, kind="audit")
+    if not audits:
+        raise ValueError(
+            "rule readme writes the audit's table (results/readme/audit.md), and this config has no experiment of "
+            f"kind audit (its experiments: {', '.join(EXPERIMENTS)}); run it on config.yaml"
+        )
+    return {
+        "claims": paths.CLAIMS_TABLE,
+        "tables": get_claims_inputs(wildcards)["tables"],
+        "summary": paths.SUMMARY_TABLE,
+        "figures": [
+            paths.README_FIGURE.format(experiment=e) for e in README_EXPERIMENTS
+        ],
+    }
+
+
+def get_readme_settings(wildcards):
+    """The experiments of the scorecard's tables, in their order, and the run's configuration files with their
+    digests (the header of every page)."""
+    return {
+        "experiments": get_claims_experiments(wildcards),
+        # the Snakefile's configfile applies first, then those of the command line
+        "configs": provenance.config_files(
+            ["config.yaml", *workflow.configfiles], workflow.basedir
+        ),
     }

@@ -1,0 +1,39 @@
+# The README's files, committed in results/readme/: the scorecard, the audit's table and the figures the README
+# and the docs show, from a finished full run. Not part of the default target (a quick run's would replace the
+# full run's): after a full run, `snakemake --cores all readme`. Snakemake deletes a job's outputs before it
+# runs and when it fails; `git restore results/readme` brings the committed ones back.
+
+
+rule readme:
+    input:
+        unpack(get_readme_inputs),
+    output:
+        claims=paths.README_CLAIMS,
+        audit=paths.README_AUDIT,
+    log:
+        "logs/readme.log",
+    benchmark:
+        "benchmarks/readme.tsv"
+    params:
+        settings=get_readme_settings,
+    threads: 1
+    script:
+        "../scripts/readme.py"
+
+
+# One figure of README_EXPERIMENTS, copied: `snakemake results/readme/input_dimension.png ...` copies the worked
+# example's alone, from its own configuration.
+rule readme_figure:
+    input:
+        paths.FIGURE_PNG,
+    output:
+        paths.README_FIGURE,
+    log:
+        "logs/readme_figure/{experiment}.log",
+    benchmark:
+        "benchmarks/readme_figure/{experiment}.tsv"
+    threads: 1
+    wildcard_constraints:
+        experiment=one_of(README_EXPERIMENTS),
+    script:
+        "../scripts/readme_figure.py"
