@@ -23,10 +23,11 @@ except ImportError:
 from onenn.analysis.evaluate import evaluate_run
 from onenn.losses import LOSSES, Loss
 from onenn.prompts import separated_prompts
-from onenn.training.fused import FusedEngine, draw_stream, interpreting
+from onenn.training.fused import FusedEngine, interpreting
 from onenn.training.train import TrainSettings, make_engine, train
 from tests.configs import ROOT
 from tests.helpers import LOSS_CASES, loss_id
+from tools.fused_probe import draw_stream
 from tools.gpu_check import predrawn as engine_minibatches  # Engine's minibatches, its layout
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU
@@ -200,19 +201,24 @@ PINNED_TRITON = next(line.removeprefix("triton==") for line in PINS if line.star
 
 
 def compile_ahead(tmp_path, cases: list[dict]) -> list[dict]:
-    """``onenn.training.fused.compile_ahead`` for each case, in a process of its own: the compiled kernel needs
+    """``tools.fused_probe.compile_ahead`` for each case, in a process of its own: the compiled kernel needs
     triton imported without the interpreter; a fresh cache, so that every case is really compiled. It uses
     triton's compiler internals, so only with the pinned triton."""
     if triton.__version__ != PINNED_TRITON:
         pytest.skip(f"compile_ahead is written for triton {PINNED_TRITON}; this is {triton.__version__}")
     script = (
-        "import json, sys, torch\nfrom onenn.training.fused import compile_ahead\n"
+        "import json, sys, torch\nfrom tools.fused_probe import compile_ahead\n"
         "cases = json.loads(sys.argv[1])\n"
         "print(json.dumps([compile_ahead(**{**c, 'dtype': getattr(torch, c['dtype'])}) for c in cases]))"
     )
     env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(cases)], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", script, json.dumps(cases)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

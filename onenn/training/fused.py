@@ -18,7 +18,7 @@ the query's zero label block, take no part and never change, so they are never l
 ``(BC, NP, XP)`` for the context's inputs, ``(BC, NP, KP)`` for its label codes and ``(BC, XP)`` for the
 queries: ``BC`` prompts, ``NP ≥ N`` context tokens (the query is kept apart, so ``N = 16, 32, 64`` are not
 padded), ``XP ≥ d`` coordinates, ``KP ≥ K`` classes, powers of two with the padding masked. ``BC`` is chosen
-so that the compiled kernel needs no register spills (``auto_chunk``, ``compile_ahead``); results do not depend
+so that the compiled kernel needs no register spills (``auto_chunk``; ``python -m tools.fused_probe`` reports it); results do not depend
 on it beyond rounding.
 
 The stream (a choice of this project, docs/performance.md#gpu): at step ``t``, Philox call
@@ -39,16 +39,11 @@ data.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import tempfile
-from pathlib import Path
 
 import torch
 import triton
 import triton.language as tl
 
-from onenn.base.io import write_with
 from onenn.losses import Loss, loss_code, require_loss
 
 #: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
@@ -155,38 +150,6 @@ def load_chunk(
     zq = tl.load(z_step + k[None, :] * z_s1 + N * z_s2 + b[:, None] * z_s3, mask=ok & (k[None, :] < d), other=0.0)
     cls = tl.load(c_ptr + step * c_s0 + j[None, :] * c_s1 + b[:, None] * c_s2, mask=token, other=0)
     return zc, zq, cls.to(tl.int32)
-
-
-@triton.jit
-def stream_kernel(
-    z_ptr,  # (steps, d, N+1, B) float32: the Gaussians, in Engine's layout
-    c_ptr,  # (steps, N, B) int64: the classes
-    seed,
-    first_step,
-    n_steps,
-    d: tl.constexpr,
-    N: tl.constexpr,
-    K: tl.constexpr,
-    B: tl.constexpr,
-    NP: tl.constexpr,
-    XP: tl.constexpr,
-    BC: tl.constexpr,
-):
-    """The training stream alone: what ``sgd_block_kernel`` draws at steps ``first_step ..``, written out."""
-    T: tl.constexpr = N + 1
-    k = tl.arange(0, XP)
-    j = tl.arange(0, NP)
-    for i in range(n_steps):
-        z_step = z_ptr + i * (d * T * B)
-        for b0 in range(0, B, BC):
-            zc, zq, cls = draw_chunk(seed, first_step + i, b0, d, N, K, B, NP, XP, BC)
-            b = b0 + tl.arange(0, BC)
-            ok = b[:, None] < B
-            token = ok & (j[None, :] < N)
-            k3, j3, b3 = k[None, None, :], j[None, :, None], b[:, None, None]
-            tl.store(z_step + (k3 * T + j3) * B + b3, zc, mask=token[:, :, None] & (k3 < d))
-            tl.store(z_step + (k[None, :] * T + N) * B + b[:, None], zq, mask=ok & (k[None, :] < d))
-            tl.store(c_ptr + i * (N * B) + j[None, :] * B + b[:, None], cls.to(tl.int64), mask=token)
 
 
 @triton.jit
@@ -357,22 +320,6 @@ def auto_chunk(d: int, N: int, K: int, batch: int, dtype: torch.dtype, num_warps
     return max(1, min(1 << max(0, fit.bit_length() - 1), next_power_of_two(batch)))
 
 
-def draw_stream(
-    seed: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The fused engine's minibatches of steps ``first_step ..`` of the stream keyed by ``seed``, in the
-    layout of ``Engine``'s ``draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C``
-    (steps, N, B) int64. The same numbers as the training kernel draws, by the same code."""
-    Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
-    C = torch.zeros(steps, N, batch, dtype=torch.int64, device=device)
-    t = tile_sizes(d, N, K)
-    chunk = auto_chunk(d, N, K, batch, torch.float32, NUM_WARPS)
-    stream_kernel[(1,)](
-        Z, C, seed, first_step, steps, d=d, N=N, K=K, B=batch, NP=t["NP"], XP=t["XP"], BC=chunk, num_warps=NUM_WARPS
-    )
-    return Z, C
-
-
 class FusedEngine:
     """SGD for one run with the fused kernel; the interface of ``onenn.training.engine.Engine``. ``run``
     updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter). It draws its own
@@ -483,55 +430,3 @@ class FusedEngine:
             num_warps=self.num_warps,
         )
         self.step += n
-
-
-def compile_ahead(
-    *,
-    d: int,
-    N: int,
-    K: int,
-    batch: int,
-    dtype: torch.dtype,
-    loss: str,
-    predrawn: bool = False,
-    num_warps: int = NUM_WARPS,
-    arch: int = 90,
-) -> dict[str, int]:
-    """Compile the training kernel for a CUDA architecture (``arch`` 90: H100/H200) without a GPU, with the
-    compiler and ptxas that triton ships, and return what ``ptxas -v`` reports a thread uses: ``registers`` and
-    ``spill_bytes``. Not under the interpreter (it needs the compiled kernel, ``TRITON_INTERPRET=0``)."""
-    from triton.backends.compiler import GPUTarget
-    from triton.backends.nvidia.compiler import get_ptxas
-    from triton.compiler import ASTSource
-
-    if interpreting():
-        raise RuntimeError("compile_ahead needs triton imported with TRITON_INTERPRET=0")
-    ft = {torch.float32: "fp32", torch.float64: "fp64"}[dtype]
-    ints = ("seed", "z_s0", "z_s1", "z_s2", "z_s3", "c_s0", "c_s1", "c_s2", "first_step", "n_steps")
-    constexprs = {
-        "d": d,
-        "N": N,
-        "K": K,
-        "B": batch,
-        **tile_sizes(d, N, K),
-        "BC": auto_chunk(d, N, K, batch, dtype, num_warps),
-        "LOSS": loss_branch(loss),
-        "PREDRAWN": predrawn,
-        "DTYPE": TL_DTYPES[dtype],
-    }
-    signature = {"W_ptr": f"*{ft}", "loss_ptr": f"*{ft}", "consts_ptr": f"*{ft}", "z_ptr": "*fp32", "c_ptr": "*i64"}
-    signature |= {name: "i32" for name in ints} | {name: "constexpr" for name in constexprs}
-    signature = {name: signature[name] for name in sgd_block_kernel.arg_names}
-    source = ASTSource(fn=sgd_block_kernel, signature=signature, constexprs=constexprs)
-    kernel = triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": num_warps})
-    ptx = kernel.asm["ptx"]
-    target = re.search(r"^\.target (\S+)", ptx, re.MULTILINE)[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "kernel.ptx"
-        write_with(path, lambda tmp_path: tmp_path.write_text(ptx))
-        ptxas = [get_ptxas(arch).path, f"-arch={target}", "-v", str(path), "-o", os.devnull]
-        report = subprocess.run(ptxas, capture_output=True, text=True, check=True).stderr
-    return {
-        "registers": int(re.search(r"Used (\d+) registers", report)[1]),
-        "spill_bytes": int(re.search(r"(\d+) bytes spill stores", report)[1]),
-    }
