@@ -31,3 +31,4 @@ def test_equal_renamed_different_and_missing_tables(tmp_path):
     write(old, "tables/f.parquet", frame)
     write(new, "tables/f.parquet", frame.astype({"step": "float64"}))  # same values, another type
     assert dict(compare(old, new, {}))["tables/f.parquet"] == "DIFFERENT: step"
+    assert dict(compare(old, new, {}, ignore=["step"]))["tables/f.parquet"] == "equal"
