@@ -74,7 +74,8 @@ def layer_violations(root: Path) -> list[str]:
 
 
 def test_every_import_points_down():
-    assert layer_violations(ROOT) == []
+    violations = layer_violations(ROOT)
+    assert not violations, "imports against the layer order:\n" + "\n".join(violations)
 
 
 @pytest.mark.parametrize(
