@@ -49,7 +49,7 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 
-def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str = "") -> None:
+def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str) -> None:
     """Concatenate per-run (or per-variant) tables of an experiment of ``kind`` into one experiment table."""
     from onenn.analysis.tables import concat_tables
 
