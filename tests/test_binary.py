@@ -1,5 +1,6 @@
 """The binary setting (docs/method.md §3): model, gradient, the reduced loss on the family, full-matrix GD, SGD."""
 
+import json
 import math
 
 import numpy as np
@@ -224,3 +225,23 @@ def test_bad_binary_arguments():
     s = B.BinarySettings(d=3, N=5, epochs=1, train_size=10)
     with pytest.raises(ValueError, match="training set has prompts of shape"):
         B.train_binary(s, make_binary_set("train", 12, 3, 5, "gaussian", None, 0))
+
+
+def test_two_binary_training_jobs_of_the_same_settings_write_the_same_bytes(tmp_path):
+    """The run record holds settings and software, no wall-clock time (it goes to the job's log): the same
+    settings give the same record and weights, byte for byte, so the tables made from them are equal too."""
+    import logging
+
+    from onenn.base.io import save_arrays
+    from onenn.jobs.train import binary_train_job
+
+    s = B.BinarySettings(d=3, N=4, epochs=1, batch=8, train_size=16, n_eval=2)
+    save_arrays(tmp_path / "train.npz", **make_binary_set("train", 16, s.d, s.N, s.labels, None, 0))
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        binary_train_job(s.to_dict(), identity={"experiment": "e", "variant": "v", "seed": "0"},
+                         train_path=str(tmp_path / "train.npz"), weights_path=str(tmp_path / run / "weights.npz"),
+                         run_path=str(tmp_path / run / "run.json"), threads=1, log=logging.getLogger("test"))  # fmt: skip
+    for name in ("run.json", "weights.npz"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert not {"seconds", "ms_per_step"} & set(json.loads((tmp_path / "a/run.json").read_text()))

@@ -104,3 +104,20 @@ def test_saved_steps_are_checked():
         Engine(torch.zeros(3, 3), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), generator=torch.Generator())
     with pytest.raises(ValueError, match="either a generator .* or a minibatch source"):
         Engine(torch.zeros(12, 12), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss())
+
+
+@pytest.mark.parametrize("engine_name", ["compiled", "torch"])
+def test_steps_outside_the_engines_block_are_refused_before_any_kernel_runs(engine_name):
+    """The compiled kernels do not check their ranges: past the engine's block they would read past their
+    buffers (a segmentation fault, not an error). The engine checks first, and names the arguments."""
+    engine = make_engine(TrainSettings(steps=4, n_eval=2, device="cpu"), engine_name)
+    with pytest.raises(ValueError, match=rf"prepare_block: n must lie in 1..{engine.S} \(the engine's block\)"):
+        engine.prepare_block(engine.S + 1)
+    engine.prepare_block(16)
+    W = engine.W.clone()
+    for first, last in ((0, engine.S + 1), (-1, 4), (5, 4)):
+        with pytest.raises(ValueError, match=f"got first={first}, last={last}"):
+            engine.sgd_steps(first, last)
+    assert torch.equal(engine.W, W)  # nothing ran
+    engine.sgd_steps(0, 16)
+    assert not torch.equal(engine.W, W)

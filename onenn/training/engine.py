@@ -165,10 +165,18 @@ class Engine:
 
     def prepare_block(self, n: int) -> None:
         """The next ``n`` minibatches from the source, with everything that does not depend on ``W``."""
+        if not 1 <= n <= self.S:
+            raise ValueError(f"prepare_block: n must lie in 1..{self.S} (the engine's block); got {n}")
         self.source.prepare(self, n)
 
     def sgd_steps(self, first: int, last: int) -> None:
-        """SGD steps on the prepared minibatches ``first..last-1`` of the block: the compiled kernel, or ``step``."""
+        """SGD steps on the prepared minibatches ``first..last-1`` of the block: the compiled kernel, or ``step``.
+        The range is checked here: the compiled kernel does not check it, and would read past its buffers."""
+        if not 0 <= first <= last <= self.S:
+            raise ValueError(
+                f"sgd_steps: first and last must satisfy 0 <= first <= last <= {self.S} (the engine's block); "
+                f"got first={first}, last={last}"
+            )
         if self.compiled:
             self.kernels.sgd_steps(*self.step_arrays, first, last, self.step_size, *self.loss_code, *self.scratch)
         else:

@@ -89,8 +89,8 @@ def scontrol_record(job_id: int) -> dict[str, str]:
     return dict(item.split("=", 1) for item in out.stdout.split() if "=" in item)
 
 
-#: wall-clock timings some runs record (the binary experiment: run.json and its table); they differ between
-#: any two runs, wherever they ran, so they are left out of the comparison
+#: wall-clock timings that the binary experiment's run records (and its table) held before they moved to the jobs'
+#: logs; a reference folder made by such a version still has them, so they are left out of the comparison
 TIMINGS = ("seconds", "ms_per_step")
 
 
