@@ -1,0 +1,245 @@
+"""The random stream of docs/method.md §4.4 in compiled CPU code (numba): the same Philox4x32-10 words as the
+reference ``onenn.stream``, bit for bit, and a draw kernel for a minibatch in the engine's layout whose inner loops
+run over the prompts of a contiguous row, so that the compiler turns them into vector instructions.
+
+The normals need ``log``, ``cos`` and ``sin`` in float32; the library's calls do not vectorise with the loop around
+them, so they are Cephes' float32 polynomials here (``log_f32``, ``sincos_f32``), with the float bits read and
+written by a bitcast (``_bits``, ``_float``). Their error, measured against float64 over every float32 input the
+stream can give them (``tests/test_stream.py``): ``log`` within 2 ulp of the exact value on ``[1e-7, 1)``, ``sin``
+and ``cos`` within 2 ulp, or 2⁻²⁴ absolute, on ``[0, 2π)``; the normals within 4 ulp, or 2⁻²⁴ absolute, of the
+reference's.
+
+Compiled on first use and cached on disk next to this file (numba's ``cache=True``), as ``onenn.training.kernels``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+_f32, _u32, _u64 = np.float32, np.uint32, np.uint64
+M0, M1 = _u64(0xD2511F53), _u64(0xCD9E8D57)
+W0, W1 = _u32(0x9E3779B9), _u32(0xBB67AE85)
+LOW = _u64(0xFFFFFFFF)
+#: onenn.stream's conversions: Triton's uniform scale, the floor 1e-7 on Box–Muller's first uniform, and 2π
+UNIFORM_SCALE, U_MIN, TWO_PI = _f32(4.6566127342e-10), _f32(1.0e-7), _f32(6.283185307179586)
+#: onenn.stream's counter fields (their shifts) and kinds
+TOKEN_SHIFT, KIND_SHIFT, PROMPT_SHIFT, STEP_SHIFT = 8, 19, 20, 40
+KIND_GAUSSIAN, KIND_INTEGERS = 0, 1
+
+
+@intrinsic
+def _bits(typingctx, x):
+    """The bits of a float32 as an int32 (a bitcast: no instruction)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def _float(typingctx, x):
+    """The float32 whose bits are the int32 ``x`` (a bitcast)."""
+    if x != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.int32), codegen
+
+
+# Cephes' logf: x = 2^e · f with f in [√½, √2), log x = e·ln 2 + log f, log f = g − g²/2 + g³·P(g) with g = f − 1;
+# ln 2 in two parts so that e·ln 2 is exact to float32's precision
+_SQRT_HALF = _f32(0.707106781186547524)
+_L = tuple(
+    _f32(c)
+    for c in (
+        7.0376836292e-2,
+        -1.1514610310e-1,
+        1.1676998740e-1,
+        -1.2420140846e-1,
+        1.4249322787e-1,
+        -1.6668057665e-1,
+        2.0000714765e-1,
+        -2.4999993993e-1,
+        3.3333331174e-1,
+    )
+)
+_LN2_HI, _LN2_LO = _f32(0.693359375), _f32(-2.12194440e-4)
+
+
+@njit(inline="always", error_model="numpy")
+def log_f32(x):
+    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``; within 2 ulp)."""
+    i = _bits(x)
+    e = (i >> 23) - 126  # x = 2^e · f, f in [0.5, 1)
+    f = _float(np.int32((i & 0x007FFFFF) | 0x3F000000))
+    small = f < _SQRT_HALF
+    e = e - 1 if small else e
+    g = (f + f - _f32(1.0)) if small else (f - _f32(1.0))
+    z = g * g
+    p = (
+        ((((((_L[0] * g + _L[1]) * g + _L[2]) * g + _L[3]) * g + _L[4]) * g + _L[5]) * g + _L[6]) * g + _L[7]
+    ) * g + _L[8]
+    y = p * g * z
+    fe = _f32(e)
+    y = y + fe * _LN2_LO
+    y = y - _f32(0.5) * z
+    return g + y + fe * _LN2_HI
+
+
+# Cephes' sinf and cosf: x reduced by j·π/4 (π/4 in three parts), j even, to |y| ≤ π/4; then the two polynomials
+_FOUR_OVER_PI = _f32(1.27323954473516)
+_DP1, _DP2, _DP3 = _f32(0.78515625), _f32(2.4187564849853515625e-4), _f32(3.77489497744594108e-8)
+_S0, _S1, _S2 = _f32(-1.9515295891e-4), _f32(8.3321608736e-3), _f32(-1.6666654611e-1)
+_C0, _C1, _C2 = _f32(2.443315711809948e-5), _f32(-1.388731625493765e-3), _f32(4.166664568298827e-2)
+
+
+@njit(inline="always", error_model="numpy")
+def sincos_f32(x):
+    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴)."""
+    j = np.int32(x * _FOUR_OVER_PI)
+    j = (j + 1) & ~np.int32(1)  # even: the nearest multiple of π/2 below or above
+    y = _f32(j)
+    y = ((x - y * _DP1) - y * _DP2) - y * _DP3  # |y| ≤ π/4
+    z = y * y
+    s = ((_S0 * z + _S1) * z + _S2) * z * y + y
+    c = ((_C0 * z + _C1) * z + _C2) * z * z - _f32(0.5) * z + _f32(1.0)
+    q = (j >> 1) & 3  # the quadrant: x = y + q·π/2 (mod 2π)
+    sin = c if q & 1 else s
+    cos = s if q & 1 else c
+    sin = -sin if q >= 2 else sin
+    cos = -cos if q == 1 or q == 2 else cos
+    return sin, cos
+
+
+@njit(inline="always", error_model="numpy")
+def _philox(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 of the counter ``(c0, c1, c2, c3)`` under the key ``(k0, k1)``, uint32 words."""
+    for _ in range(10):
+        p0 = _u64(c0) * M0
+        p1 = _u64(c2) * M1
+        c0, c1, c2, c3 = (
+            _u32(p1 >> _u64(32)) ^ c1 ^ k0,
+            _u32(p1 & LOW),
+            _u32(p0 >> _u64(32)) ^ c3 ^ k1,
+            _u32(p0 & LOW),
+        )
+        k0 = _u32(k0 + W0)
+        k1 = _u32(k1 + W1)
+    return c0, c1, c2, c3
+
+
+@njit(inline="always", error_model="numpy")
+def _uniform(w):
+    """Triton's ``uint_to_uniform_float`` of a uint32 word (onenn.stream.uniform)."""
+    x = np.int32(w)
+    x = ~x if x < 0 else x  # −x − 1
+    return _f32(x) * UNIFORM_SCALE
+
+
+@njit(inline="always", error_model="numpy")
+def _box_muller(w0, w1):
+    """Two normals from two words (onenn.stream.box_muller), in float32 with the polynomials above."""
+    u1 = max(U_MIN, _uniform(w0))
+    theta = TWO_PI * _uniform(w1)
+    r = np.sqrt(_f32(-2.0) * log_f32(u1))
+    s, c = sincos_f32(theta)
+    return r * c, r * s
+
+
+@njit(cache=True, error_model="numpy")
+def philox_counters(c, k0, k1, out):
+    """Philox4x32-10 of each counter ``c[:, i]`` (4, n) uint32 under the key ``(k0, k1)``, into ``out`` (4, n)."""
+    a, b = _u32(k0), _u32(k1)
+    for i in range(c.shape[1]):
+        out[0, i], out[1, i], out[2, i], out[3, i] = _philox(c[0, i], c[1, i], c[2, i], c[3, i], a, b)
+
+
+@njit(cache=True, error_model="numpy")
+def randint4x(key, offsets, out):
+    """Triton's ``tl.randint4x(key, offsets)`` (onenn.stream.randint4x) into ``out`` (4, n) uint32; ``offsets`` (n,)
+    uint64."""
+    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
+    zero = _u32(0)
+    for i in range(offsets.shape[0]):
+        c0, c1 = _u32(offsets[i] & LOW), _u32(offsets[i] >> _u64(32))
+        out[0, i], out[1, i], out[2, i], out[3, i] = _philox(c0, c1, zero, zero, k0, k1)
+
+
+@njit(cache=True, error_model="numpy")
+def randn4x(key, offsets, out):
+    """Triton's ``tl.randn4x(key, offsets)`` into ``out`` (4, n) float32, with the polynomials above."""
+    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
+    zero = _u32(0)
+    for i in range(offsets.shape[0]):
+        c0, c1 = _u32(offsets[i] & LOW), _u32(offsets[i] >> _u64(32))
+        w0, w1, w2, w3 = _philox(c0, c1, zero, zero, k0, k1)
+        out[0, i], out[1, i] = _box_muller(w0, w1)
+        out[2, i], out[3, i] = _box_muller(w2, w3)
+
+
+@njit(cache=True, error_model="numpy")
+def log_sincos(x, log_out, sin_out, cos_out):
+    """``log_f32`` and ``sincos_f32`` of every element of ``x`` (float32): for the tests of their error."""
+    for i in range(x.shape[0]):
+        log_out[i] = log_f32(max(U_MIN, x[i]))
+        sin_out[i], cos_out[i] = sincos_f32(x[i])
+
+
+@njit(inline="always", error_model="numpy")
+def _counter_words(step, b, kind, token, group):
+    """The two low counter words ``(c0, c1)`` of ``onenn.stream.counter(step, b, kind, token, group)``."""
+    offset = (
+        (_u64(step) << _u64(STEP_SHIFT))
+        | (_u64(b) << _u64(PROMPT_SHIFT))
+        | _u64(kind << KIND_SHIFT)
+        | _u64(token << TOKEN_SHIFT)
+        | _u64(group)
+    )
+    return _u32(offset & LOW), _u32(offset >> _u64(32))
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def draw_minibatch(z, classes, key, step, K):
+    """Step ``step``'s draws of a multiclass minibatch (onenn.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
+    B) float32 and classes (N, B) int64. The loops over the prompts ``b`` are innermost, each a call of Philox and
+    two Box–Muller pairs a lane, so they vectorise."""
+    d, T, B = z.shape
+    N = classes.shape[0]
+    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
+    zero = _u32(0)
+    for j in range(T):
+        for m in range((d + 3) // 4):
+            k = 4 * m
+            for b in range(B):
+                c0, c1 = _counter_words(step, b, KIND_GAUSSIAN, j, m)
+                w0, w1, w2, w3 = _philox(c0, c1, zero, zero, k0, k1)
+                n0, n1 = _box_muller(w0, w1)
+                n2, n3 = _box_muller(w2, w3)
+                z[k, j, b] = n0
+                if k + 1 < d:
+                    z[k + 1, j, b] = n1
+                if k + 2 < d:
+                    z[k + 2, j, b] = n2
+                if k + 3 < d:
+                    z[k + 3, j, b] = n3
+    KK = _u64(K)
+    for g in range((N + 3) // 4):
+        j = 4 * g
+        for b in range(B):
+            c0, c1 = _counter_words(step, b, KIND_INTEGERS, g, 0)
+            w0, w1, w2, w3 = _philox(c0, c1, zero, zero, k0, k1)
+            classes[j, b] = np.int64((_u64(w0) * KK) >> _u64(32))
+            if j + 1 < N:
+                classes[j + 1, b] = np.int64((_u64(w1) * KK) >> _u64(32))
+            if j + 2 < N:
+                classes[j + 2, b] = np.int64((_u64(w2) * KK) >> _u64(32))
+            if j + 3 < N:
+                classes[j + 3, b] = np.int64((_u64(w3) * KK) >> _u64(32))
