@@ -206,30 +206,45 @@ def _counter_words(step, b, kind, token, group):
     return _u32(offset & LOW), _u32(offset >> _u64(32))
 
 
-@njit(cache=True, error_model="numpy", fastmath={"contract"})
+@njit(cache=True, error_model="numpy")
 def draw_minibatch(z, classes, key, step, K):
     """Step ``step``'s draws of a multiclass minibatch (onenn.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
-    B) float32 and classes (N, B) int64. The loops over the prompts ``b`` are innermost, each a call of Philox and
-    two Box–Muller pairs a lane, so they vectorise."""
+    B) float32 (``draw_gaussians``) and classes (N, B) int64 (``draw_classes``)."""
+    draw_gaussians(z, key, step)
+    draw_classes(classes, key, step, K)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def draw_gaussians(z, key, step):
+    """The Gaussians ``z`` (d, N+1, B) float32 of step ``step`` of a minibatch, in place. Every inner loop runs over
+    the prompts ``b`` and vectorises: for each token and coordinate group, one loop of Philox calls into a row of
+    words, then one loop of Box–Muller pairs a pair of coordinates (two short loops run faster than one long one:
+    the processor overlaps their iterations)."""
     d, T, B = z.shape
-    N = classes.shape[0]
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
+    words = np.empty((4, B), dtype=np.uint32)
     for j in range(T):
         for m in range((d + 3) // 4):
-            k = 4 * m
             for b in range(B):
                 c0, c1 = _counter_words(step, b, KIND_GAUSSIAN, j, m)
-                w0, w1, w2, w3 = _philox(c0, c1, zero, zero, k0, k1)
-                n0, n1 = _box_muller(w0, w1)
-                n2, n3 = _box_muller(w2, w3)
-                z[k, j, b] = n0
+                words[0, b], words[1, b], words[2, b], words[3, b] = _philox(c0, c1, zero, zero, k0, k1)
+            for r in range(2):
+                k = 4 * m + 2 * r  # the pair's first coordinate
                 if k + 1 < d:
-                    z[k + 1, j, b] = n1
-                if k + 2 < d:
-                    z[k + 2, j, b] = n2
-                if k + 3 < d:
-                    z[k + 3, j, b] = n3
+                    for b in range(B):
+                        z[k, j, b], z[k + 1, j, b] = _box_muller(words[2 * r, b], words[2 * r + 1, b])
+                elif k < d:
+                    for b in range(B):
+                        z[k, j, b], _ = _box_muller(words[2 * r, b], words[2 * r + 1, b])
+
+
+@njit(cache=True, error_model="numpy")
+def draw_classes(classes, key, step, K):
+    """The classes (N, B) int64 of step ``step`` of a minibatch, in ``0 .. K − 1``, in place."""
+    N, B = classes.shape
+    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
+    zero = _u32(0)
     KK = _u64(K)
     for g in range((N + 3) // 4):
         j = 4 * g
