@@ -19,7 +19,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-_f32, _u32, _u64 = np.float32, np.uint32, np.uint64
+_f32, _i32, _u32, _u64 = np.float32, np.int32, np.uint32, np.uint64
 M0, M1 = _u64(0xD2511F53), _u64(0xCD9E8D57)
 W0, W1 = _u32(0x9E3779B9), _u32(0xBB67AE85)
 LOW = _u64(0xFFFFFFFF)
@@ -76,17 +76,17 @@ _LN2_HI, _LN2_LO = _f32(0.693359375), _f32(-2.12194440e-4)
 
 @njit(inline="always", error_model="numpy")
 def log_f32(x):
-    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``; within 2 ulp)."""
+    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``; within 2 ulp). The integer arithmetic is kept in
+    int32 (numba widens to int64 by default, which costs the vector loop half its lanes there)."""
     i = _bits(x)
-    e = (i >> 23) - 126  # x = 2^e · f, f in [0.5, 1)
-    f = _float(np.int32((i & 0x007FFFFF) | 0x3F000000))
+    e = _i32(_i32(i >> _i32(23)) - _i32(126))  # x = 2^e · f, f in [0.5, 1)
+    f = _float(_i32(_i32(i & _i32(0x007FFFFF)) | _i32(0x3F000000)))
     small = f < _SQRT_HALF
-    e = e - 1 if small else e
+    e = _i32(e - _i32(1)) if small else e
     g = (f + f - _f32(1.0)) if small else (f - _f32(1.0))
     z = g * g
-    p = (
-        ((((((_L[0] * g + _L[1]) * g + _L[2]) * g + _L[3]) * g + _L[4]) * g + _L[5]) * g + _L[6]) * g + _L[7]
-    ) * g + _L[8]
+    p = ((((_L[0] * g + _L[1]) * g + _L[2]) * g + _L[3]) * g + _L[4]) * g + _L[5]
+    p = ((p * g + _L[6]) * g + _L[7]) * g + _L[8]
     y = p * g * z
     fe = _f32(e)
     y = y + fe * _LN2_LO
@@ -103,19 +103,21 @@ _C0, _C1, _C2 = _f32(2.443315711809948e-5), _f32(-1.388731625493765e-3), _f32(4.
 
 @njit(inline="always", error_model="numpy")
 def sincos_f32(x):
-    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴)."""
-    j = np.int32(x * _FOUR_OVER_PI)
-    j = (j + 1) & ~np.int32(1)  # even: the nearest multiple of π/2 below or above
+    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴); integers
+    in int32, as in ``log_f32``."""
+    j = _i32(x * _FOUR_OVER_PI)
+    j = _i32(_i32(j + _i32(1)) & _i32(-2))  # even: the nearest multiple of π/2 below or above
     y = _f32(j)
     y = ((x - y * _DP1) - y * _DP2) - y * _DP3  # |y| ≤ π/4
     z = y * y
     s = ((_S0 * z + _S1) * z + _S2) * z * y + y
     c = ((_C0 * z + _C1) * z + _C2) * z * z - _f32(0.5) * z + _f32(1.0)
-    q = (j >> 1) & 3  # the quadrant: x = y + q·π/2 (mod 2π)
-    sin = c if q & 1 else s
-    cos = s if q & 1 else c
-    sin = -sin if q >= 2 else sin
-    cos = -cos if q == 1 or q == 2 else cos
+    q = _i32(_i32(j >> _i32(1)) & _i32(3))  # the quadrant: x = y + q·π/2 (mod 2π)
+    odd = _i32(q & _i32(1)) != _i32(0)
+    sin = c if odd else s
+    cos = s if odd else c
+    sin = -sin if q >= _i32(2) else sin
+    cos = -cos if (q == _i32(1)) | (q == _i32(2)) else cos
     return sin, cos
 
 
@@ -139,8 +141,8 @@ def _philox(c0, c1, c2, c3, k0, k1):
 @njit(inline="always", error_model="numpy")
 def _uniform(w):
     """Triton's ``uint_to_uniform_float`` of a uint32 word (onenn.stream.uniform)."""
-    x = np.int32(w)
-    x = ~x if x < 0 else x  # −x − 1
+    x = _i32(w)
+    x = _i32(x ^ _i32(x >> _i32(31)))  # −x − 1 = ~x where x < 0
     return _f32(x) * UNIFORM_SCALE
 
 
