@@ -136,6 +136,32 @@ def test_the_float32_polynomials_are_within_their_bounds():
     assert ulps(cos, np.cos(exact), ABS_FLOOR).max() <= ULP_SINCOS
 
 
+def every_uniform():
+    """Every distinct uniform the stream gives, in chunks: ``float32(x) · s`` for the 2²⁴ + 7·2²³ distinct float32
+    values of the integers ``0 ≤ x < 2³¹`` (every integer up to 2²⁴, then 2²³ a binade)."""
+    yield np.arange(0, 2**24 + 1, dtype=np.float64).astype(np.float32) * stream.UNIFORM_SCALE
+    for k in range(24, 31):
+        for lo in range(0, 2**23, 2**22):
+            x = 2.0**k + 2.0 ** (k - 23) * np.arange(lo, lo + 2**22, dtype=np.float64)
+            yield x.astype(np.float32) * stream.UNIFORM_SCALE
+
+
+@pytest.mark.slow
+def test_the_float32_polynomials_are_within_their_bounds_on_every_input():
+    count = 0
+    for u in every_uniform():
+        count += len(u)
+        u1 = np.maximum(stream.U_MIN, u)
+        log, _, _ = polynomials(u1)
+        assert ulps(log, np.log(u1.astype(np.float64))).max() <= ULP_LOG
+        theta = stream.TWO_PI * u
+        _, sin, cos = polynomials(theta)
+        exact = theta.astype(np.float64)
+        assert ulps(sin, np.sin(exact), ABS_FLOOR).max() <= ULP_SINCOS
+        assert ulps(cos, np.cos(exact), ABS_FLOOR).max() <= ULP_SINCOS
+    assert count == 2**24 + 1 + 7 * 2**23
+
+
 def polynomials(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     out = tuple(np.empty_like(x) for _ in range(3))
     philox.log_sincos(x, *out)
