@@ -13,7 +13,7 @@ from onenn.model import forward, simplex_code
 from onenn.prompts import nearest_neighbour
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine
-from onenn.training.train import TrainSettings, make_engine, sample_batch, train
+from onenn.training.train import TrainSettings, make_engine, sample_batch, seeded, train
 from tests.helpers import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
@@ -21,8 +21,8 @@ F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
 
 def reference_run(s: TrainSettings) -> np.ndarray:
     """SGD with the reference forward pass and analytic gradient, one minibatch at a time: final W."""
-    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, torch.Generator().manual_seed(s.seed))
-    generator = torch.Generator().manual_seed(s.seed + 1)
+    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, seeded(s.seed, "initial_weights"))
+    generator = seeded(s.seed, "minibatches")
     codes, loss_fn = simplex_code(s.K), Loss(s.loss, s.c)
     for _ in range(s.steps):
         x, classes = sample_batch(s.batch, s.N, s.d, s.K, generator, dtype=torch.float64, device=torch.device("cpu"))

@@ -43,7 +43,7 @@ from onenn.prompts import make_binary_set
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
 from onenn.training.engine import draw_step
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training.train import TrainSettings, make_engine, seeded, train
 
 #: the paper's defaults, then longer contexts and more classes; and the binary experiment's defaults
 CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}, "binary": None}
@@ -62,7 +62,7 @@ def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], No
     s = settings
     z = torch.empty(s.d, s.N + 1, s.batch, dtype=torch.float32, device=device)
     classes = torch.empty(s.N, s.batch, dtype=torch.long, device=device)
-    generator = torch.Generator(device=device).manual_seed(s.seed + 1)
+    generator = seeded(s.seed, "minibatches", device)
     return lambda: draw_step(z, classes, s.K, generator)
 
 

@@ -47,8 +47,9 @@ from onenn.base.io import write_with
 from onenn.losses import LOSSES, Loss
 from onenn.plan import experiments as ex
 from onenn.prompts import make_test_set
+from onenn.stream import stream_key
 from onenn.training.engine import draw_step
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training.train import TrainSettings, make_engine, seeded, train
 from tools.bench import clock, machine
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
@@ -96,7 +97,9 @@ def fused_with(s: TrainSettings, **options) -> FusedEngine:
     from onenn.training.fused import FusedEngine
 
     W, loss = make_engine(s, "compiled").W, Loss(s.loss, s.c)
-    return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1, **options)
+    return FusedEngine(
+        W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=stream_key(s.seed, "minibatches"), **options
+    )
 
 
 # --- 1. equality on the same minibatches ---------------------------------------------------------------------
@@ -104,7 +107,7 @@ def fused_with(s: TrainSettings, **options) -> FusedEngine:
 
 def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``Engine``'s minibatches of a run (CPU generator), in its layout."""
-    generator = torch.Generator().manual_seed(s.seed + 1)
+    generator = seeded(s.seed, "minibatches")
     Z = torch.empty(steps, s.d, s.N + 1, s.batch)
     C = torch.empty(steps, s.N, s.batch, dtype=torch.long)
     for t in range(steps):

@@ -19,7 +19,7 @@ from onenn.model import embed, forward, simplex_code
 from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
 from onenn.training.binary import BinarySettings, binary_tensors
-from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch
+from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch, seeded
 
 
 class FullAttention(torch.nn.Module):
@@ -44,13 +44,13 @@ class Baseline:
     def __init__(self, settings: TrainSettings) -> None:
         s = self.settings = settings
         self.device, self.dtype = resolve_device(s.device), DTYPES[s.dtype]
-        init_gen = torch.Generator().manual_seed(s.seed)
+        init_gen = seeded(s.seed, "initial_weights")
         W0 = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=self.dtype)
         self.model = FullAttention(W0.to(self.device), s.d, s.K)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=s.lr)
         self.loss_fn = Loss(s.loss, s.c)
         self.codes = simplex_code(s.K, dtype=self.dtype, device=self.device)
-        self.generator = torch.Generator(device=self.device).manual_seed(s.seed + 1)
+        self.generator = seeded(s.seed, "minibatches", self.device)
 
     def step(self) -> torch.Tensor:
         """One SGD step on a fresh minibatch; return its loss."""
@@ -87,8 +87,8 @@ class BinaryReference:
     def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
         self.settings, dtype = s, DTYPES[s.dtype]
         self.x, self.Y, self.target = binary_tensors(train_set, dtype)
-        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", torch.Generator().manual_seed(s.seed), dtype=dtype)
-        self.order_gen = torch.Generator().manual_seed(s.seed + 1)
+        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", seeded(s.seed, "initial_weights"), dtype=dtype)
+        self.order_gen = seeded(s.seed, "minibatch_order")
         self.step = 0
         self.saved: dict[int, torch.Tensor] = {}  # step -> W before it, for the steps in ``save_at``
 

@@ -6,7 +6,7 @@ program keeps ``W`` in registers across the block's steps and, each step, for ea
 prompts,
 
 1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``): the key is the run's
-   minibatch seed (``seed + 1``, as ``Engine``'s generator), the 64-bit counter ``step · 2³² + i``, so the
+   minibatch key (``onenn.stream.stream_key(seed, "minibatches")``), the 64-bit counter ``step · 2³² + i``, so the
    stream depends neither on the block size nor on the run length;
 2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
 3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss and ``r = Σ_j ∂loss/∂s_j h_j``;

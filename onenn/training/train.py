@@ -13,6 +13,7 @@ from onenn.base.settings import DEVICES, Settings
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.steps import log_spaced_steps
+from onenn.stream import generator_seed, stream_key
 from onenn.training.engine import Engine, draw_step
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
@@ -78,10 +79,16 @@ def sample_batch(
     return x.permute(2, 1, 0).contiguous(), classes.T.contiguous()
 
 
+def seeded(seed: int, purpose: str, device: torch.device | str = "cpu") -> torch.Generator:
+    """A torch generator on ``device`` for the random input ``purpose`` (``onenn.stream.PURPOSES``) of the run with
+    ``seed``: its own seed, never another input's or another run's (``onenn.stream.generator_seed``)."""
+    return torch.Generator(device=device).manual_seed(generator_seed(seed, purpose))
+
+
 def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
-    device); the minibatches from seed + 1: ``Engine``'s generator on the training device, or the fused
-    kernel's Philox stream. ``engine``, one of ``ENGINES``: ``compiled``, ``Engine`` with its compiled kernels
+    device); the minibatches from their own seed (``onenn.stream``'s purposes: never another run's or input's):
+    ``Engine``'s generator on the training device, or the fused kernel's Philox stream. ``engine``, one of ``ENGINES``: ``compiled``, ``Engine`` with its compiled kernels
     (``onenn.training.kernels``, CPU only); ``torch``, ``Engine`` with its torch operations alone; ``fused``, the
     fused kernel (on a CPU tensor only under Triton's interpreter, as in the tests); ``auto``, fused on CUDA and
     compiled on the CPU."""
@@ -89,13 +96,15 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | Fused
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
     device = resolve_device(s.device)
-    init_gen = torch.Generator().manual_seed(s.seed)
+    init_gen = seeded(s.seed, "initial_weights")
     W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=DTYPES[s.dtype]).to(device)
     loss = Loss(s.loss, s.c)
     if engine == "fused" or (engine == "auto" and device.type == "cuda"):
         fused_engine = import_fused_engine()
-        return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=s.seed + 1)
-    gen = torch.Generator(device=device).manual_seed(s.seed + 1)
+        return fused_engine(
+            W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=stream_key(s.seed, "minibatches")
+        )
+    gen = seeded(s.seed, "minibatches", device)
     compiled = {"compiled": True, "torch": False, "auto": None}[engine]
     return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
 
