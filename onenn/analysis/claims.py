@@ -1,28 +1,6 @@
 """The scorecard: each claim of the paper (``workflow/claims.yaml``) against this run's tables, with a verdict.
-No torch. The rule is stated once, in docs/claims.md; in short:
-
-- **equal**: at each point ``z = (ours − paper) / s`` with
-  ``s² = sd² + se_test² + spread² + se_paper² + (resolution/2)²``: our seed sd; the test set's sampling error
-  of a level measured on it (every seed is scored on the same prompts, so the seed sd does not show it): for a
-  metric that lies in ``[0, B]`` per prompt, ``√(μ(B−μ)/test_size)``, exact for an accuracy (``B = 1``) and the
-  Bhatia–Davis bound for a loss or logit error (``metric_bound``); the paper's ±; the same sampling error of
-  the paper's value at the test size assumed for it (``paper_test_size``); half the paper's printed precision.
-  *Agrees* when ``dᵀ Σ⁻¹ d ≤ χ²_m(LEVEL)`` over the ``m`` points, with ``Σ`` diagonal ``s²`` plus, for points
-  scored on one test set, their sampling errors fully correlated (for independent points ``Σ z²``; for one
-  point ``|z| ≤ 2``); else *agrees in direction* when the claim has a baseline and at every point ours lies
-  beyond it, by more than ``2s``, on the paper's side; else *differs*.
-- **constant**: ``z`` of each point from the inverse-variance mean of its group (``by``); agrees when
-  ``Σ z² ≤ χ²_dof(LEVEL)``, ``dof = Σ (m_g − 1)``.
-- **increasing / decreasing**: agrees when the means are strictly ordered as the points are listed.
-- **below / above**: agrees when every point is more than ``2s`` below (above) the bound.
-- **decays**: agrees when every point's mean falls at each saved step of the run's last decade of steps and ends
-  more than ``2s`` below its start.
-- **flat / rising**: per seed, the least-squares slope of the quantity against ``log10(step)`` over the last
-  decade of steps (the change per decade); *flat* agrees when every point's mean slope is within
-  ``resolution + 2 sd`` of 0 (else it reads *still rising* or *still falling*), *rising* when it is above
-  ``2 sd``.
-- **not run**: no point of the claim is in this run's tables (a claim judged on some of its points says so).
-
+No torch. The verdict rule and the error budget are stated once, in docs/claims.md; this module computes them
+(``judge_*``, ``combined_spread``, ``covariance``, ``metric_bound``, ``expected_by_chance``).
 Kind scaling has no seeds: its ``sd`` is the standard error of the estimate (``ratio_se``, ...), ``n`` the prompts.
 """
 
