@@ -409,6 +409,8 @@ def linear_in_log_step(intercept: float, slope: float) -> list[float]:
         ((0.02, 0.0), "flat", "agrees", ""),  # mean 0.01, sd 0.0141: within 0.001 + 2 sd
         ((0.02, 0.02), "rising", "agrees", ""),
         ((0.02, 0.0), "rising", "differs", "not rising"),  # mean 0.01 is not above 2 sd
+        ((-0.02, -0.02), "falling", "agrees", ""),
+        ((0.0, -0.02), "falling", "differs", "not falling"),
     ],
 )
 def test_the_slope_per_decade_of_steps_over_the_last_decade(slopes, check, verdict, reading):

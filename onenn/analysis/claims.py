@@ -24,8 +24,8 @@ from onenn.base.columns import variant_name
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
 #: checks judged at LEVEL: a true claim reads "differs" with probability 1 − LEVEL (orderings have no level)
-LEVEL_CHECKS = ("equal", "constant", "below", "above", "decays", "flat", "rising")
-SLOPE_CHECKS = ("flat", "rising")
+LEVEL_CHECKS = ("equal", "constant", "below", "above", "decays", "flat", "rising", "falling")
+SLOPE_CHECKS = ("flat", "rising", "falling")
 #: the metrics measured on a test set, and the columns that say which test set (points on one share its error)
 TEST_SET_METRICS = ("accuracy", "logit_error", "test_loss")
 TEST_SET_KEY = ("test_set", "d", "N", "K", "delta", "test_size")
@@ -376,12 +376,14 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising: every one above ``2 sd``."""
+    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising (falling): every one above
+    ``2 sd`` (below ``−2 sd``)."""
     for m in points:
         m.z = ratio(m.mean, m.sd)
-    if claim.check == "rising":
-        rising = all(m.mean > 2.0 * m.sd for m in points)
-        return {"verdict": "agrees" if rising else "differs", "reading": "" if rising else "not rising"}
+    if claim.check in ("rising", "falling"):
+        sign = 1.0 if claim.check == "rising" else -1.0
+        moving = all(sign * m.mean > 2.0 * m.sd for m in points)
+        return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
     margin = [claim.resolution + 2.0 * m.sd for m in points]
     up = any(m.mean > w for m, w in zip(points, margin))
     down = any(m.mean < -w for m, w in zip(points, margin))
@@ -418,6 +420,8 @@ def shown(points: list[Measured], check: str) -> Measured | None:
         return max(points, key=lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf)
     if check == "rising":
         return min(points, key=lambda m: m.z)
+    if check == "falling":
+        return max(points, key=lambda m: m.z)
     return max(points, key=lambda m: abs(m.z))
 
 
@@ -598,11 +602,15 @@ def chance_line(card: pd.DataFrame) -> str:
     m, expected, differs, p = expected_by_chance(card)
     if not m:
         return "No row is a test at a level in this run."
+    observed = (
+        "none does."
+        if not differs
+        else (f"{differs} do; the probability of {differs} or more by chance alone is {p:.2g}.")
+    )
     return (
         f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
         f"chance alone would make {expected:.2f} of them read *differs* on average "
-        f"(m × {100 * (1 - LEVEL):.2f}%). {differs} do; the probability of {differs} or more by chance alone is "
-        f"{p:.2g}."
+        f"(m × {100 * (1 - LEVEL):.2f}%); {observed}"
     )
 
 

@@ -41,7 +41,7 @@ SCORED_KINDS = tuple(kind.name for kind in ALL_KINDS.values() if kind.scored)
 VALUE_CHECKS = ("equal", "below", "above")
 ORDER_CHECKS = ("increasing", "decreasing")
 #: checks that read the whole series of saved steps (no ``step``, no ``of``): the fall, and the slope per decade
-SERIES_CHECKS = ("decays", "flat", "rising")
+SERIES_CHECKS = ("decays", "flat", "rising", "falling")
 
 
 class ClaimsError(ConfigError):
