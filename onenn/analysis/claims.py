@@ -79,7 +79,7 @@ class Measured:
     z: float = math.nan
     paper_se: float = 0.0  # the sampling error of the paper's value at the test size assumed for it
     test_key: tuple | None = None  # which test set the value is measured on (points on one share its error)
-    level: float = math.nan  # checks flat, rising: the mean at the last step (the slope is ``mean``)
+    level: float = math.nan  # the slope checks: the mean at the last step (the slope is ``mean``)
 
 
 # --- the sampling error of a test set -----------------------------------------------------------------------
@@ -137,8 +137,8 @@ def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
 
 def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None) -> pd.DataFrame:
     """One row per seed: the claim's quantity (``value``), with the run's ``test_size``. With ``rescaled_time``
-    the value is read at the step where ``((K − 1)/K)·step`` equals it; checks flat and rising take the slope
-    over the last decade of steps."""
+    the value is read at the step where ``((K − 1)/K)·step`` equals it; the slope checks (flat, rising, falling)
+    take the slope over the last decade of steps."""
     q = claim.quantity
     values = rows[q.column] * (rows["K"] / (rows["K"] - 1) if q.divide_by else 1.0)
     runs = rows.assign(value=values).sort_values(["seed", "step"], kind="stable").groupby("seed", sort=True)
