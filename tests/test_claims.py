@@ -7,12 +7,22 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from scipy.stats import chi2, norm
 
-from onenn.analysis.claims import LEVEL, VERDICTS, chi2_limit, scorecard, to_markdown
+from onenn.analysis.claims import (
+    LEVEL,
+    VERDICTS,
+    chi2_limit,
+    expected_by_chance,
+    metric_bound,
+    sampling_error,
+    scorecard,
+    to_markdown,
+)
 from onenn.plan.claims import Claim, ClaimPoint, Quantity, catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
@@ -53,7 +63,18 @@ def train_table(per_variant: dict[str, list[list[float]]], column: str, *, steps
     return pd.DataFrame(rows)
 
 
-def claim(check: str, points, column="dist_family_active", *, test_set=None, resolution=0.0, by=None, **quantity):
+def claim(
+    check: str,
+    points,
+    column="dist_family_active",
+    *,
+    test_set=None,
+    resolution=0.0,
+    by=None,
+    paper_test_size=0,
+    source="paper",
+    **quantity,
+):
     return Claim(
         id="c",
         figure=1,
@@ -65,6 +86,8 @@ def claim(check: str, points, column="dist_family_active", *, test_set=None, res
         points=tuple(p if isinstance(p, ClaimPoint) else ClaimPoint(variant=p) for p in points),
         resolution=resolution,
         by=by,
+        paper_test_size=paper_test_size,
+        source=source,
     )
 
 
@@ -250,7 +273,9 @@ def test_the_scorecard_has_one_typed_row_per_claim_and_a_markdown_page():
 
 def test_the_repositorys_claims_name_real_experiments_columns_and_variants(known):
     claims = load_claims(CLAIMS, known, SCHEMA)
-    assert {c.figure for c in claims} == {1, 2, 3, 4, 5, 6}
+    assert {c.figure for c in claims if c.source == "paper"} == {1, 2, 3, 4, 5, 6}
+    assert {c.experiment for c in claims if c.source == "ours"} == {"theorem_regime"}
+    assert all(c.paper_test_size == 4096 for c in claims)
     assert len({c.id for c in claims}) == len(claims)
     for c in claims:
         assert known[c.experiment]["kind"] in ("train", "scaling")
@@ -363,3 +388,141 @@ def test_the_scorecard_does_not_import_torch():
     code = "import sys, onenn.analysis.claims, onenn.plan.claims; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+# --- the slope over the last decade, rescaled time, the error budget, the count chance gives -----------------
+
+DECADE = (0, 10, 20, 50, 100, 200, 500, 1000)
+
+
+def linear_in_log_step(intercept: float, slope: float) -> list[float]:
+    """A seed whose value is ``intercept + slope·log10(step)`` (step 0 at the intercept)."""
+    return [intercept + slope * math.log10(max(step, 1)) for step in DECADE]
+
+
+@pytest.mark.parametrize(
+    "slopes, check, verdict, reading",
+    [
+        ((0.0005, 0.0005), "flat", "agrees", ""),  # within the resolution 0.001 per decade
+        ((0.02, 0.02), "flat", "differs", "still rising"),
+        ((-0.02, -0.02), "flat", "differs", "still falling"),
+        ((0.02, 0.0), "flat", "agrees", ""),  # mean 0.01, sd 0.0141: within 0.001 + 2 sd
+        ((0.02, 0.02), "rising", "agrees", ""),
+        ((0.02, 0.0), "rising", "differs", "not rising"),  # mean 0.01 is not above 2 sd
+        ((-0.02, -0.02), "falling", "agrees", ""),
+        ((0.0, -0.02), "falling", "differs", "not falling"),
+    ],
+)
+def test_the_slope_per_decade_of_steps_over_the_last_decade(slopes, check, verdict, reading):
+    """Values exactly linear in log10(step): the least-squares slope over steps 100 .. 1000 is the slope."""
+    table = train_table({"v": [linear_in_log_step(0.5, b) for b in slopes]}, "accuracy", steps=DECADE)
+    c = claim(check, ["v"], "accuracy", test_set="uniform", resolution=0.001 if check == "flat" else 0.0)
+    row = one(scorecard([c], {"exp": table}))
+    assert row["ours_mean"] == pytest.approx(sum(slopes) / 2, abs=1e-12)
+    assert row["ours_sd"] == pytest.approx(abs(slopes[0] - slopes[1]) / math.sqrt(2), abs=1e-12)
+    assert (row["verdict"], row["reading"]) == (verdict, reading)
+    assert "per decade" in row["quantity"]
+
+
+def test_the_rescaled_time_reads_every_K_at_the_same_time_times_the_prefactor():
+    """On the family L_K(t) = p_K·L_bin(p_K·t), p_K = (K−1)/K. With L_bin(τ) = 1 − 0.1·ln τ, divided by p_K the
+    curves are 1 − 0.1·ln(p_K) − 0.1·ln t: at equal steps they differ by 0.1·ln(p_3/p_2); at the common rescaled
+    time τ = min_K p_K·1000 = 500 both are L_bin(500) (linear in log step, so the interpolation is exact)."""
+    steps = (0, 100, 300, 600, 1000)
+
+    def curve(K: int) -> list[float]:
+        p = (K - 1) / K
+        return [p * (1.0 - 0.1 * math.log(p * max(s, 1))) for s in steps]
+
+    tables = []
+    for K in (2, 3):
+        t = train_table({f"K={K}": [curve(K), curve(K)]}, "test_loss", steps=steps, K=K)
+        tables.append(t)
+    table = pd.concat(tables, ignore_index=True)
+    rescaled = claim(
+        "constant", ["K=2", "K=3"], "test_loss", test_set="uniform", divide_by="prefactor", time="rescaled"
+    )
+    equal_steps = claim("constant", ["K=2", "K=3"], "test_loss", test_set="uniform", divide_by="prefactor")
+    card = scorecard([rescaled, equal_steps], {"exp": table})
+    expected = 1.0 - 0.1 * math.log(500.0)
+    for part in card.loc[0, "detail"].split("; "):
+        assert float(part.split(": ")[1].split(" ± ")[0]) == pytest.approx(expected, rel=1e-3)
+    assert card.loc[0, "statistic"] == pytest.approx(0.0, abs=1e-12) and card.loc[0, "verdict"] == "agrees"
+    at_steps = sorted(float(p.split(": ")[1].split(" ± ")[0]) for p in card.loc[1, "detail"].split("; "))
+    assert at_steps[1] - at_steps[0] == pytest.approx(0.1 * math.log((2 / 3) / (1 / 2)), abs=2e-4)  # 4 digits shown
+
+
+def test_the_largest_value_of_each_metric_on_one_prompt_is_attained_at_a_vertex():
+    """ℓ ranges over the convex hull of 0 and the codes u_k: sampled points stay below the bound, and the vertex
+    ℓ = u_c' (c' ≠ c) reaches it; the losses from their definitions (independent of onenn.losses)."""
+    rng = np.random.default_rng(0)
+    for K in (2, 3, 5):
+        codes = np.eye(K) - 1.0 / K
+        vertices = np.vstack([np.zeros(K), codes])
+        weights = rng.dirichlet(np.full(K + 1, 0.3), size=20000)
+        ells = np.vstack([weights @ vertices, vertices])
+        target = codes[0]
+        square = 0.5 * ((ells - target) ** 2).sum(axis=1)
+        cross_entropy = -ells[:, 0] + np.log(np.exp(ells).sum(axis=1))
+        penalty = (ells[:, 1:] ** 2).sum(axis=1) / (K - 1)
+        values = {
+            ("logit_error", "square"): 2.0 * square,
+            ("test_loss", "square"): square,
+            ("test_loss", "cross_entropy"): cross_entropy,
+            ("test_loss", "squentropy"): cross_entropy + penalty,
+            ("test_loss", "mixture"): 0.75 * square + 0.25 * cross_entropy,
+        }
+        for (column, loss), v in values.items():
+            bound = metric_bound(column, loss, 0.25, K)
+            assert v.max() == pytest.approx(bound, rel=1e-12), (K, column, loss)
+    assert metric_bound("accuracy") == 1.0 and metric_bound("xi1") is None
+
+
+def test_the_error_budget_counts_both_test_sets_sampling_errors():
+    """Ours 0.9 on 400 prompts (binomial √(0.9·0.1/400) = 0.015), the paper's 0.925 at an assumed 400 prompts
+    (√(0.925·0.075/400)); a logit error of 0.5 in [0, 2] on 400 prompts: at most √(0.5·1.5/400)."""
+    table = train_table({"v": last_step(0.9, 0.9)}, "accuracy", size=400)
+    c = claim("equal", [ClaimPoint("v", value=0.925)], "accuracy", test_set="separated", paper_test_size=400)
+    row = one(scorecard([c], {"exp": table}))
+    paper_se = math.sqrt(0.925 * 0.075 / 400)
+    assert row["test_se"] == pytest.approx(0.015) and row["paper_se"] == pytest.approx(paper_se)
+    assert row["z"] == pytest.approx(-0.025 / math.hypot(0.015, paper_se))
+    logit = train_table({"v": last_step(0.5, 0.5)}, "logit_error", size=400)
+    row = one(
+        scorecard([claim("equal", [ClaimPoint("v", value=0.5)], "logit_error", test_set="uniform")], {"exp": logit})
+    )
+    assert row["test_se"] == pytest.approx(math.sqrt(0.5 * 1.5 / 400)) and row["paper_se"] == 0.0
+    assert sampling_error(0.3, None, 100) == 0.0
+
+
+def test_points_on_one_test_set_share_its_sampling_error():
+    """Two variants, both 0.9 on the same 400 prompts against the paper's 0.95 (no other spread): independent
+    they would give Σz² = 2·(0.05/0.015)²; one test set, fully correlated, counts the shared draw once."""
+    table = train_table({"a": last_step(0.9, 0.9), "b": last_step(0.9, 0.9)}, "accuracy", size=400)
+    c = claim("equal", [ClaimPoint("a", value=0.95), ClaimPoint("b", value=0.95)], "accuracy", test_set="uniform")
+    row = one(scorecard([c], {"exp": table}))
+    assert row["statistic"] == pytest.approx((0.05 / 0.015) ** 2, rel=1e-9)
+
+
+def test_the_page_says_how_many_differs_chance_alone_gives():
+    """m rows tested at the level: m·(1 − LEVEL) false "differs" expected; the probability of k or more is the
+    binomial tail, summed here term by term."""
+    table = train_table(
+        {v: last_step(*seeds_with(1.0 + 0.1 * i, 0.05)) for i, v in enumerate("abc")}, "dist_family_active"
+    )
+    claims = [claim("equal", [ClaimPoint(v, value=1.0)]) for v in "abc"] + [claim("increasing", list("abc"))]
+    card = scorecard(claims, {"exp": table})
+    m, expected, differs, p = expected_by_chance(card)
+    q = 1.0 - LEVEL
+    assert (m, differs) == (3, 2)  # z = 0, 2.0·√2 > 2, 4·√2; the ordering has no level
+    assert expected == pytest.approx(3 * q)
+    assert p == pytest.approx(sum(math.comb(3, k) * q**k * (1 - q) ** (3 - k) for k in (2, 3)))
+    text = to_markdown(card, {"exp": table})
+    assert f"{3 * q:.2f} of them read *differs*" in text
+
+
+def test_our_own_rows_are_listed_apart_from_the_papers():
+    table = train_table({"a": last_step(1.0, 1.0)}, "dist_family_active")
+    card = scorecard([claim("equal", [ClaimPoint("a", value=1.0)], source="ours")], {"exp": table})
+    text = to_markdown(card, {"exp": table})
+    assert card.loc[0, "source"] == "ours" and "## Our own rows" in text and "Our own rows: agrees 1" in text

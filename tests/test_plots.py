@@ -87,6 +87,7 @@ def test_group_by_is_what_the_variants_vary_in_declared_order():
         "number_of_classes": ["K"],
         "diagonal_init": ["epsilon", "noise_blocks"],
         "loss_function": ["loss", "c"],
+        "theorem_regime": ["sigma"],
         "binary_sgd": ["N", "d", "sigma", "epsilon"],
         "landscape": [],
         "audit": ["sigma"],

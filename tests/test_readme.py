@@ -114,7 +114,7 @@ def test_both_pages_open_with_the_run_and_its_software(tmp_path):
 
 def test_the_scorecard_has_every_claim_with_its_verdict_and_the_runs_scale(tmp_path):
     page, _ = write(tmp_path, "out")
-    assert "Verdicts: agrees 1, agrees in direction 0, differs 1, not run 1." in page
+    assert "Verdicts on the paper's claims: agrees 1, agrees in direction 0, differs 1, not run 1." in page
     assert "This run: conv: 100 steps × 2 seeds." in page
     scorecard = page.split("## Scorecard")[1].split("## Every point")[0]
     rows = {line.split(" | ")[0].lstrip("| "): line for line in scorecard.splitlines() if line.startswith("| one_")}

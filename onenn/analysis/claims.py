@@ -1,20 +1,6 @@
 """The scorecard: each claim of the paper (``workflow/claims.yaml``) against this run's tables, with a verdict.
-No torch. The rule is stated once, in docs/claims.md; in short:
-
-- **equal**: at each point ``z = (ours − paper) / s`` with ``s² = sd² + se_test² + spread² + (resolution/2)²``:
-  our seed sd, the test set's sampling error of an accuracy (``√(p(1−p)/test_size)``: every seed is scored on
-  the same prompts, so the seed sd does not show it), the paper's ± and half the paper's printed precision.
-  *Agrees* when ``Σ z² ≤ χ²_m(LEVEL)`` over the ``m`` points (for one point: ``|z| ≤ 2``); else *agrees in
-  direction* when the claim has a baseline and at every point ours lies beyond it, by more than ``2s``, on the
-  paper's side; else *differs*.
-- **constant**: ``z`` of each point from the inverse-variance mean of its group (``by``); agrees when
-  ``Σ z² ≤ χ²_dof(LEVEL)``, ``dof = Σ (m_g − 1)``.
-- **increasing / decreasing**: agrees when the means are strictly ordered as the points are listed.
-- **below / above**: agrees when every point is more than ``2s`` below (above) the bound.
-- **decays**: agrees when every point's mean falls at each saved step of the run's last decade of steps and ends
-  more than ``2s`` below its start.
-- **not run**: no point of the claim is in this run's tables (a claim judged on some of its points says so).
-
+No torch. The verdict rule and the error budget are stated once, in docs/claims.md; this module computes them
+(``judge_*``, ``combined_spread``, ``covariance``, ``metric_bound``, ``expected_by_chance``).
 Kind scaling has no seeds: its ``sd`` is the standard error of the estimate (``ratio_se``, ...), ``n`` the prompts.
 """
 
@@ -28,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.special import gammaincinv
+from scipy.stats import binom
 
 from onenn.analysis.summary import markdown_table
 from onenn.base.claims import Claim, ClaimPoint
@@ -36,8 +23,15 @@ from onenn.base.columns import variant_name
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
+#: checks judged at LEVEL: a true claim reads "differs" with probability 1 − LEVEL (orderings have no level)
+LEVEL_CHECKS = ("equal", "constant", "below", "above", "decays", "flat", "rising", "falling")
+SLOPE_CHECKS = ("flat", "rising", "falling")
+#: the metrics measured on a test set, and the columns that say which test set (points on one share its error)
+TEST_SET_METRICS = ("accuracy", "logit_error", "test_loss")
+TEST_SET_KEY = ("test_set", "d", "N", "K", "delta", "test_size")
 COLUMNS = (
     "claim",
+    "source",
     "figure",
     "experiment",
     "check",
@@ -47,6 +41,8 @@ COLUMNS = (
     "paper_spread",
     "ours_mean",
     "ours_sd",
+    "test_se",
+    "paper_se",
     "n",
     "z",
     "statistic",
@@ -55,6 +51,7 @@ COLUMNS = (
     "points",
     "points_run",
     "verdict",
+    "reading",
     "detail",
     "note",
 )
@@ -73,31 +70,103 @@ class Measured:
     mean: float
     sd: float
     n: int
-    test_se: float = 0.0
+    test_se: float = 0.0  # the sampling error of our value from the test set (a level measured on it)
     paper: float | None = None  # the paper's value (or the bound), where the check has one
     spread: float = 0.0  # the paper's ±
     baseline: float | None = None
     series: tuple[float, ...] = ()  # check decays: the mean at step 0, then over the run's last decade of steps
     group: Any = None  # check constant: the value of the claim's ``by`` column
     z: float = math.nan
+    paper_se: float = 0.0  # the sampling error of the paper's value at the test size assumed for it
+    test_key: tuple | None = None  # which test set the value is measured on (points on one share its error)
+    level: float = math.nan  # the slope checks: the mean at the last step (the slope is ``mean``)
+
+
+# --- the sampling error of a test set -----------------------------------------------------------------------
+
+
+def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
+    """The largest value ``column`` takes on one prompt (None where it is unbounded or not a test-set metric).
+
+    The output ``ℓ = Σ_j q_j u_{c_j}`` lies in the convex hull of 0 and the codes ``u_k`` (the query's own weight
+    carries the 0). The logit error and every loss are convex in ``ℓ``, so their largest value is at a vertex,
+    ``ℓ = u_{c'}`` with ``c' ≠ c`` (all attention on one point of another class): ``‖u_c − u_c'‖² = 2``, square
+    loss 1, cross entropy ``log(e + K − 1)``, squentropy's penalty ``(K² − K − 1)/(K²(K − 1))``."""
+    cross_entropy = math.log(math.e + K - 1)
+    bounds = {
+        "accuracy": 1.0,
+        "logit_error": 2.0,
+        "test_loss": {
+            "square": 1.0,
+            "cross_entropy": cross_entropy,
+            "mixture": (1.0 - c) + c * cross_entropy,
+            "squentropy": cross_entropy + (K * K - K - 1) / (K * K * (K - 1)),
+        }.get(loss),
+    }
+    return bounds.get(column)
+
+
+def sampling_error(mean: float, bound: float | None, size: int) -> float:
+    """The standard error of a mean over ``size`` prompts of a metric in ``[0, bound]``: ``√(μ(B − μ)/size)``,
+    the largest variance such a metric can have at mean ``μ`` (Bhatia–Davis), exact for an accuracy."""
+    if bound is None or size <= 0 or not math.isfinite(mean):
+        return 0.0
+    return math.sqrt(max(mean * (bound - mean), 0.0) / size)
 
 
 # --- our numbers ---------------------------------------------------------------------------------------------
 
 
-def per_seed(rows: pd.DataFrame, claim: Claim) -> pd.DataFrame:
-    """One row per seed: the claim's quantity (``value``), with the run's ``test_size``."""
+def prefactor(K: int) -> float:
+    """``(K − 1)/K``, Lemma 2's factor."""
+    return (K - 1) / K
+
+
+def at_step(steps: np.ndarray, values: np.ndarray, step: float) -> float:
+    """The value at ``step``, linear in ``log(step)`` between the saved steps around it (step 0 left out)."""
+    keep = steps > 0
+    return float(np.interp(np.log(step), np.log(steps[keep]), values[keep]))
+
+
+def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
+    """The least-squares slope of ``values`` against ``log10(step)`` over the last decade of steps
+    (steps ≥ last / 10): the change per decade of steps."""
+    keep = (steps >= steps.max() / 10.0) & (steps > 0)
+    return float(np.polyfit(np.log10(steps[keep]), values[keep], 1)[0])
+
+
+def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None) -> pd.DataFrame:
+    """One row per seed: the claim's quantity (``value``), with the run's ``test_size``. With ``rescaled_time``
+    the value is read at the step where ``((K − 1)/K)·step`` equals it; the slope checks (flat, rising, falling)
+    take the slope over the last decade of steps."""
     q = claim.quantity
     values = rows[q.column] * (rows["K"] / (rows["K"] - 1) if q.divide_by else 1.0)
     runs = rows.assign(value=values).sort_values(["seed", "step"], kind="stable").groupby("seed", sort=True)
     first, last = runs["value"].first(), runs["value"].last()
-    if q.of == "ratio":
+    if claim.check in SLOPE_CHECKS:
+        value = pd.Series({k: decade_slope(r["step"].to_numpy(), r["value"].to_numpy()) for k, r in runs})
+    elif rescaled_time is not None:
+        step = rescaled_time / prefactor(int(rows["K"].iloc[0]))
+        value = pd.Series({k: at_step(r["step"].to_numpy(), r["value"].to_numpy(), step) for k, r in runs})
+    elif q.of == "ratio":
         value = last / first
     elif q.of == "change":
         value = last - first
     else:
         value = first if q.step == "first" else last
-    return pd.DataFrame({"value": value, "test_size": runs["test_size"].first()}).reset_index()
+    frame = pd.DataFrame({"value": value, "last": last, "test_size": runs["test_size"].first()})
+    return frame.rename_axis("seed").reset_index()
+
+
+def common_rescaled_time(table: pd.DataFrame, claim: Claim) -> float | None:
+    """``time: rescaled``: the largest rescaled time ``((K − 1)/K)·step`` that every point's runs reach."""
+    if claim.quantity.time != "rescaled":
+        return None
+    rows = table[table["variant"].isin([p.variant for p in claim.points])]
+    if not len(rows):
+        return None
+    ends = rows.groupby("variant").agg(step=("step", "max"), K=("K", "first"))
+    return float(min(step * prefactor(int(K)) for step, K in zip(ends["step"], ends["K"])))
 
 
 def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
@@ -108,7 +177,16 @@ def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
     return (float(means.iloc[0]), *(float(v) for v in decade))
 
 
-def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> Measured | None:
+def is_level(claim: Claim) -> bool:
+    """A value of a test-set metric at one step: it carries the test set's sampling error (a ratio, a change, a
+    fall or a slope compares one model's values on the same prompts: see docs/claims.md)."""
+    q = claim.quantity
+    return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", *SLOPE_CHECKS)
+
+
+def train_point(
+    table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_time: float | None = None
+) -> Measured | None:
     q = claim.quantity
     rows = table[table["variant"] == point.variant]
     if q.test_set is not None:
@@ -117,12 +195,20 @@ def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> Measure
         rows = rows[rows["test_set"] == rows["test_set"].iloc[0]]  # a property of the weights: one set suffices
     if not len(rows):
         return None
-    seeds = per_seed(rows, claim)
+    seeds = per_seed(rows, claim, rescaled_time)
     mean = float(seeds["value"].mean())
     sd = float(seeds["value"].std(ddof=1)) if len(seeds) > 1 else 0.0
-    test_se = 0.0
-    if q.column == "accuracy" and q.of == "value":  # binomial error of the shared test set
-        test_se = math.sqrt(max(mean * (1.0 - mean), 0.0) / float(seeds["test_size"].iloc[0]))
+    first = rows.iloc[0]
+    paper = paper_side(point, None)
+    test_se = paper_se = 0.0
+    test_key = None
+    if is_level(claim):
+        bound = metric_bound(q.column, str(first.get("loss", "square")), float(first.get("c", 0.0)), int(first["K"]))
+        scale = 1.0 / prefactor(int(first["K"])) if q.divide_by else 1.0
+        test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
+        if paper["paper"] is not None and claim.check == "equal":
+            paper_se = scale * sampling_error(paper["paper"] / scale, bound, claim.paper_test_size)
+        test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)
     return Measured(
         str(point.variant),
         mean,
@@ -131,7 +217,10 @@ def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> Measure
         test_se,
         series=decay_series(rows, q.column) if claim.check == "decays" else (),
         group=rows[claim.by].iloc[0] if claim.by else None,
-        **paper_side(point, None),
+        paper_se=paper_se,
+        test_key=test_key,
+        level=float(seeds["last"].mean()),
+        **paper,
     )
 
 
@@ -168,6 +257,7 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     """Our value at every point of the claim, and the labels of the points this run lacks."""
     found: list[Measured] = []
     missing: list[str] = []
+    rescaled_time = None if table is None or claim.kind == "scaling" else common_rescaled_time(table, claim)
     for point in claim.points:
         label = point.variant or "+".join(f"{k}={v}" for k, v in point.where.items())
         if table is None:
@@ -177,7 +267,7 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
             found += got
             missing += [] if got else [label]
         else:
-            got = train_point(table, claim, point)
+            got = train_point(table, claim, point, rescaled_time)
             if got is None:
                 missing.append(label)
             else:
@@ -200,14 +290,41 @@ def ours_spread(m: Measured) -> float:
 
 
 def combined_spread(m: Measured, resolution: float) -> float:
-    """Check equal: our sd, the test set's error, the paper's ± and half its printed precision."""
-    return math.sqrt(m.sd**2 + m.test_se**2 + m.spread**2 + (resolution / 2.0) ** 2)
+    """Check equal: our sd, the test set's error, the paper's ±, its sampling error and half its printed
+    precision."""
+    return math.sqrt(m.sd**2 + m.test_se**2 + m.spread**2 + m.paper_se**2 + (resolution / 2.0) ** 2)
+
+
+def covariance(points: list[Measured], resolution: float) -> np.ndarray:
+    """Check equal: the covariance of the differences ours − paper. Diagonal ``s²``; two points scored on one
+    test set share its sampling error, taken as fully correlated (the most Cauchy–Schwarz allows), on our side
+    and on the paper's (assumed to share its test sets as ours do)."""
+    spreads = np.array([combined_spread(m, resolution) for m in points])
+    cov = np.diag(spreads**2)
+    for i, a in enumerate(points):
+        for j, b in enumerate(points):
+            if i != j and a.test_key is not None and a.test_key == b.test_key:
+                cov[i, j] = a.test_se * b.test_se + a.paper_se * b.paper_se
+    return cov
+
+
+def chi_square(points: list[Measured], resolution: float) -> float:
+    """``dᵀ Σ⁻¹ d`` over the points (``Σ z²`` where no two share a test set); infinite when a point with no
+    spread at all differs."""
+    differences = np.array([m.mean - m.paper for m in points])
+    cov = covariance(points, resolution)
+    spread = np.sqrt(np.diag(cov))
+    if np.any((spread == 0) & (differences != 0)):
+        return math.inf
+    keep = spread > 0
+    d, c = differences[keep], cov[np.ix_(keep, keep)]
+    return float(d @ np.linalg.pinv(c) @ d) if len(d) else 0.0
 
 
 def judge_equal(points: list[Measured], claim: Claim) -> dict[str, Any]:
     for m in points:
         m.z = ratio(m.mean - m.paper, combined_spread(m, claim.resolution))
-    statistic = float(sum(m.z**2 for m in points))
+    statistic = chi_square(points, claim.resolution)
     limit = chi2_limit(len(points))
     verdict = "agrees" if statistic <= limit else "differs"
     if verdict == "differs" and all(m.baseline is not None for m in points):
@@ -258,7 +375,25 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     return {"verdict": "agrees" if all(falling) and all(m.z < -2.0 for m in points) else "differs"}
 
 
+def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising (falling): every one above
+    ``2 sd`` (below ``−2 sd``)."""
+    for m in points:
+        m.z = ratio(m.mean, m.sd)
+    if claim.check in ("rising", "falling"):
+        sign = 1.0 if claim.check == "rising" else -1.0
+        moving = all(sign * m.mean > 2.0 * m.sd for m in points)
+        return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
+    margin = [claim.resolution + 2.0 * m.sd for m in points]
+    up = any(m.mean > w for m, w in zip(points, margin))
+    down = any(m.mean < -w for m, w in zip(points, margin))
+    reading = "still rising" if up else "still falling" if down else ""
+    return {"verdict": "differs" if reading else "agrees", "reading": reading}
+
+
 def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    if claim.check in SLOPE_CHECKS:
+        return judge_slope(points, claim)
     if claim.check == "equal":
         return judge_equal(points, claim)
     if claim.check == "constant":
@@ -283,6 +418,10 @@ def shown(points: list[Measured], check: str) -> Measured | None:
         return max(points, key=lambda m: m.z)
     if check == "decays":  # the smallest fall relative to the start
         return max(points, key=lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf)
+    if check == "rising":
+        return min(points, key=lambda m: m.z)
+    if check == "falling":
+        return max(points, key=lambda m: m.z)
     return max(points, key=lambda m: abs(m.z))
 
 
@@ -296,10 +435,28 @@ def describe_point(m: Measured, check: str) -> str:
     ours = f"{number(m.mean)} ± {m.sd:.2g}"
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
-        return f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, {falling} over the last decade of steps"
+        factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
+        return (
+            f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, {falling} over the last decade of steps"
+            + factor
+        )
+    if check in SLOPE_CHECKS:
+        return f"{m.label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps (last step: {number(m.level)})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) else f" (z = {m.z:+.2f})"
     return f"{m.label}: {ours}{paper}{z}"
+
+
+def describe_quantity(claim: Claim) -> str:
+    q = claim.quantity
+    if claim.kind == "scaling":
+        return f"{q.column} ± se"
+    if claim.check == "decays":
+        return f"{q.column}" + (f" ({q.test_set})" if q.test_set else "") + ", over the last decade of steps"
+    if claim.check in SLOPE_CHECKS:
+        where = f" ({q.test_set})" if q.test_set else ""
+        return f"{q.column}{where}: change per decade of steps, over the last decade"
+    return q.describe()
 
 
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
@@ -307,10 +464,11 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     found, missing = measure(table, claim)
     row: dict[str, Any] = {
         "claim": claim.id,
+        "source": claim.source,
         "figure": claim.figure,
         "experiment": claim.experiment,
         "check": claim.check,
-        "quantity": f"{claim.quantity.column} ± se" if claim.kind == "scaling" else claim.quantity.describe(),
+        "quantity": describe_quantity(claim),
         "paper": claim.paper,
         "points": len(found) + len(missing),
         "points_run": len(found),
@@ -326,6 +484,8 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
             "paper_spread": worst.spread if claim.check == "equal" else None,
             "ours_mean": worst.mean,
             "ours_sd": worst.sd,
+            "test_se": worst.test_se,
+            "paper_se": worst.paper_se,
             "z": math.nan if claim.check == "decays" else worst.z,  # decays: a fall, not a distance to a value
         }
     row["n"] = min(m.n for m in found)
@@ -338,13 +498,35 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
     rows = [score(c, tables.get(c.experiment)) for c in claims]
     out = pd.DataFrame(rows).reindex(columns=list(COLUMNS))
-    for column in ("paper_value", "paper_spread", "ours_mean", "ours_sd", "z", "statistic", "limit"):
+    for column in (
+        "paper_value",
+        "paper_spread",
+        "ours_mean",
+        "ours_sd",
+        "test_se",
+        "paper_se",
+        "z",
+        "statistic",
+        "limit",
+    ):
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
     for column in ("figure", "points", "points_run"):
         out[column] = out[column].astype("int64")
     for column in ("n", "dof"):
         out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
-    for column in ("claim", "experiment", "check", "quantity", "paper", "verdict", "detail", "note"):
+    out["reading"] = out["reading"].astype("object").where(out["reading"].notna(), "")
+    for column in (
+        "claim",
+        "source",
+        "experiment",
+        "check",
+        "quantity",
+        "paper",
+        "verdict",
+        "reading",
+        "detail",
+        "note",
+    ):
         out[column] = out[column].astype("string")
     return out
 
@@ -379,6 +561,11 @@ def partly_run(row: pd.Series) -> str:
     return f" ({row['points_run']} of {row['points']} points run)"
 
 
+def verdict_cell(row: pd.Series) -> str:
+    reading = "" if pd.isna(row["reading"]) or not row["reading"] else f": {row['reading']}"
+    return str(row["verdict"]) + reading + partly_run(row)
+
+
 def cell(text: object) -> str:
     """Text for a pipe-table cell (a ``|`` would split it)."""
     return str(text).replace("|", "∣")
@@ -395,45 +582,91 @@ def scale_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     return [f"This run: {'; '.join(parts)}.", ""] if parts else []
 
 
+def tally(card: pd.DataFrame) -> str:
+    counts = card["verdict"].value_counts()
+    return ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
+
+
+def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
+    """Over the rows judged at ``LEVEL`` (checks with a level, run): their number ``m``, the number of *differs*
+    that chance alone would give if every claim they test were true, ``m·(1 − LEVEL)``, the number that reads
+    *differs*, and the binomial probability of that many or more by chance."""
+    tested = card[card["check"].isin(LEVEL_CHECKS) & (card["verdict"] != "not run")]
+    m = len(tested)
+    differs = int((tested["verdict"] == "differs").sum())
+    p_false = 1.0 - LEVEL
+    return m, m * p_false, differs, float(binom.sf(differs - 1, m, p_false)) if m else math.nan
+
+
+def chance_line(card: pd.DataFrame) -> str:
+    m, expected, differs, p = expected_by_chance(card)
+    if not m:
+        return "No row is a test at a level in this run."
+    observed = (
+        "none does."
+        if not differs
+        else (f"{differs} do; the probability of {differs} or more by chance alone is {p:.2g}.")
+    )
+    return (
+        f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
+        f"chance alone would make {expected:.2f} of them read *differs* on average "
+        f"(m × {100 * (1 - LEVEL):.2f}%); {observed}"
+    )
+
+
 INTRODUCTION = (
     "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n "
     "seeds; for the scaling identity the estimate ± its standard error over n prompts), the difference z in "
-    "units of the combined spread, and the verdict by the rule of docs/claims.md. Where a claim covers several "
-    "points, the row shows the one farthest from agreeing and the test is χ² over all of them; every point is "
-    "listed below."
+    "units of the combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the "
+    "paper's sampling error at the test size assumed for it, half its printed precision), and the verdict by the "
+    "rule of docs/claims.md. Where a claim covers several points, the row shows the one farthest from agreeing "
+    "and the test is χ² over all of them; every point is listed below. Our own rows (questions of this project, "
+    "not the paper's) follow, scored by the same rule."
 )
 
+HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "test", "verdict"]
 
-def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
-    counts = card["verdict"].value_counts()
-    tally = ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
-    lines = [
-        "# The paper's claims against this run",
-        "",
-        INTRODUCTION,
-        "",
-        *scale_lines(tables),
-        f"Verdicts: {tally}.",
-        "",
-        "## Scorecard",
-        "",
-    ]
-    header = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "test", "verdict"]
+
+def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     body = [
         [
             str(r["claim"]),
-            str(r["figure"]),
+            str(r["figure"]) if r["figure"] else "–",
             cell(r["paper"]),
             cell(f"{r['experiment']}: {r['quantity']}"),
             paper_cell(r),
             ours_cell(r),
             "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
             test_cell(r),
-            str(r["verdict"]) + partly_run(r),
+            verdict_cell(r),
         ]
         for _, r in card.iterrows()
     ]
-    lines += [markdown_table(header, body), "", "## Every point", ""]
+    return markdown_table(header, body)
+
+
+def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
+    papers = card[card["source"] != "ours"]
+    ours = card[card["source"] == "ours"]
+    lines = [
+        "# The paper's claims against this run",
+        "",
+        INTRODUCTION,
+        "",
+        *scale_lines(tables),
+        f"Verdicts on the paper's claims: {tally(papers)}.",
+        "",
+        chance_line(papers),
+        "",
+    ]
+    if len(ours):
+        lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
+    lines += ["## Scorecard", "", scorecard_table(papers, HEADER), ""]
+    if len(ours):
+        header = ["row", "fig.", "the question", *HEADER[3:5], *HEADER[5:]]
+        header[4] = "hypothesis"
+        lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
+    lines += ["## Every point", ""]
     body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
     lines += [markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
     notes = [[str(r["claim"]), cell(r["note"])] for _, r in card.iterrows() if not pd.isna(r["note"]) and r["note"]]

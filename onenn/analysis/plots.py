@@ -379,6 +379,40 @@ def loss_function(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     return fig
 
 
+def theorem_regime(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
+    """SGD from W0 at several σ (ours, inside Theorem 1's hypothesis on σ): separated-test argmax accuracy and
+    training loss; ξ1 (solid) and ξ2 (dashed) of the projection onto the family; the distance to the family over
+    the blocks the loss depends on; against step, one colour per group of variants (per σ)."""
+    group = grouping(table, group_by)
+    look_of = looks(group.order, style.palette)
+    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
+    (acc_ax, loss_ax), (xi_ax, dist_ax) = axes
+    by = [group.column, "step"]
+    separated = table[table["test_set"] == "separated"]
+    band_lines(acc_ax, seed_stats(separated, by, "accuracy", style.band_sd), group.column, look_of, group.title)
+    acc_ax.set_ylabel("argmax accuracy (separated test set)")
+    acc_ax.set_ylim(0, 1.02)
+    loss = seed_stats(table[table["test_set"] == "uniform"], by, "test_loss", style.band_sd)
+    band_lines(loss_ax, loss, group.column, look_of, group.title)
+    loss_ax.set_yscale("log")
+    loss_ax.set_ylabel("training loss (uniform test set)")
+    for value, dashes in (("xi1", "-"), ("xi2", "--")):
+        stats = seed_stats(separated, by, value, style.band_sd)
+        for level, look in look_of.items():
+            part = stats[stats[group.column] == level].sort_values("step")
+            xi_ax.plot(part["step"], part["mean"], color=look.colour, ls=dashes, label=f"{value}, {level}")
+            xi_ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
+    xi_ax.set_xscale("symlog", linthresh=1)
+    xi_ax.set_xlabel("SGD step")
+    xi_ax.set_ylabel("ξ1 (solid), ξ2 (dashed) of Π(W)")
+    xi_ax.legend(fontsize="x-small")
+    dist = seed_stats(separated, by, "dist_family_active", style.band_sd)
+    band_lines(dist_ax, dist, group.column, look_of, group.title)
+    dist_ax.set_yscale("symlog", linthresh=1e-2)  # W0 is on the family: distance 0
+    dist_ax.set_ylabel("distance to the family (active blocks)")
+    return fig
+
+
 # --- any training experiment --------------------------------------------------------------------------------
 
 #: the sweep figure's columns: test set, metric, what it is, log scale
@@ -597,6 +631,7 @@ FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure
     "number_of_classes": number_of_classes,
     "diagonal_init": diagonal_init,
     "loss_function": loss_function,
+    "theorem_regime": theorem_regime,
     "sweep": sweep,
     "binary": binary,
     "landscape": landscape,

@@ -10,19 +10,22 @@ from typing import Any
 @dataclass(frozen=True)
 class Quantity:
     """A column of an experiment's table, at the first or the last saved step, or per seed last/first or
-    last − first; optionally divided by (K − 1)/K."""
+    last − first; optionally divided by (K − 1)/K; with ``time: rescaled``, read at the same rescaled time
+    ``((K − 1)/K)·step`` for every point instead of at the last step."""
 
     column: str
     test_set: str | None = None
     step: str = "last"
     of: str = "value"
     divide_by: str | None = None
+    time: str = "steps"
 
     def describe(self) -> str:
         where = f" ({self.test_set})" if self.test_set else ""
         scaled = " / ((K−1)/K)" if self.divide_by else ""
         at = {"value": f"at the {self.step} step", "ratio": "last / first step", "change": "last − first step"}
-        return f"{self.column}{where}{scaled}, {at[self.of]}"
+        when = "at the same rescaled time ((K−1)/K)·step" if self.time == "rescaled" else at[self.of]
+        return f"{self.column}{where}{scaled}, {when}"
 
 
 @dataclass(frozen=True)
@@ -49,3 +52,7 @@ class Claim:
     resolution: float = 0.0
     by: str | None = None
     note: str = ""
+    #: ``paper``: a claim of the paper; ``ours``: a question of this project, scored by the same rule
+    source: str = "paper"
+    #: the test size assumed for the paper's numbers (their sampling error); 0: none
+    paper_test_size: int = 0

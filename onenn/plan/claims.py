@@ -40,6 +40,8 @@ SCORED_KINDS = tuple(kind.name for kind in ALL_KINDS.values() if kind.scored)
 #: checks that compare with a value of the paper, and checks that judge our numbers alone
 VALUE_CHECKS = ("equal", "below", "above")
 ORDER_CHECKS = ("increasing", "decreasing")
+#: checks that read the whole series of saved steps (no ``step``, no ``of``): the fall, and the slope per decade
+SERIES_CHECKS = ("decays", "flat", "rising", "falling")
 
 
 class ClaimsError(ConfigError):
@@ -86,7 +88,7 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
     column = quantity["column"]
     if kind == "scaling":
         problems = [] if column in SCALING_COLUMNS else [unknown((*at, "column"), "column", column, SCALING_COLUMNS)]
-        for key in ("test_set", "step", "of", "divide_by"):
+        for key in ("test_set", "step", "of", "divide_by", "time"):
             if key in quantity:
                 problems.append(Problem((*at, key), "kind scaling has one row per point: only `column` applies"))
         return problems
@@ -102,8 +104,18 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
     if quantity.get("of", "value") != "value" and "step" in quantity:
         problems.append(Problem((*at, "step"), f"`of: {quantity['of']}` uses the first and the last step; drop `step`"))
-    if check == "decays" and ("step" in quantity or quantity.get("of", "value") != "value"):
-        problems.append(Problem(at, "check `decays` reads the whole series of saved steps: no `step`, no `of`"))
+    if check in SERIES_CHECKS and ("step" in quantity or quantity.get("of", "value") != "value"):
+        problems.append(Problem(at, f"check `{check}` reads the whole series of saved steps: no `step`, no `of`"))
+    if quantity.get("time", "steps") == "rescaled" and (
+        check in SERIES_CHECKS or "step" in quantity or quantity.get("of", "value") != "value"
+    ):
+        problems.append(
+            Problem(
+                (*at, "time"),
+                "`time: rescaled` reads one value per seed at a common rescaled time: no `step`, "
+                f"no `of`, and a check other than {', '.join(SERIES_CHECKS)}",
+            )
+        )
     return problems
 
 
@@ -147,7 +159,7 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
         for key in ("spread", "baseline"):
             if key in p and check != "equal":
                 problems.append(Problem((*at, key), f"only check 'equal' takes a {key}"))
-    if "resolution" in claim and check not in VALUE_CHECKS:
+    if "resolution" in claim and check not in (*VALUE_CHECKS, "flat"):
         problems.append(Problem((*path, "resolution"), f"check {check!r} takes no value, so no resolution"))
     if check in ORDER_CHECKS and len(claim["points"]) < 2:
         problems.append(Problem((*path, "points"), f"check {check!r} orders points: give at least two"))
@@ -166,6 +178,8 @@ def by_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
 def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> list[Problem]:
     path = ("claims", i)
     name = claim["experiment"]
+    if claim.get("source", "paper") == "paper" and "figure" not in claim:
+        return [Problem((*path, "figure"), "missing; a claim of the paper names its figure (1-6)")]
     if name not in known:
         return [unknown((*path, "experiment"), "experiment", name, list(known))]
     kind = known[name]["kind"]
@@ -217,10 +231,10 @@ def to_point(point: str | dict, claim: dict) -> ClaimPoint:
     )
 
 
-def to_claim(claim: dict, known: dict[str, dict[str, Any]]) -> Claim:
+def to_claim(claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int = 0) -> Claim:
     return Claim(
         id=claim["id"],
-        figure=int(claim["figure"]),
+        figure=int(claim.get("figure", 0)),
         paper=claim["paper"],
         experiment=claim["experiment"],
         kind=known[claim["experiment"]]["kind"],
@@ -230,6 +244,8 @@ def to_claim(claim: dict, known: dict[str, dict[str, Any]]) -> Claim:
         resolution=float(claim.get("resolution", 0.0)),
         by=claim.get("by"),
         note=claim.get("note", ""),
+        source=claim.get("source", "paper"),
+        paper_test_size=paper_test_size,
     )
 
 
@@ -239,7 +255,8 @@ def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path:
     problems = check_claims(data, known, load_schema(schema_path))
     if problems:
         raise ClaimsError(problems, [path])
-    return [to_claim(c, known) for c in data["claims"]]
+    paper_test_size = int((data.get("paper_test_size") or {}).get("prompts", 0))
+    return [to_claim(c, known, paper_test_size) for c in data["claims"]]
 
 
 def claim_experiments(

@@ -43,7 +43,15 @@ LANDSCAPE_KEYS = ("d", "N", "xi1_range", "xi2_range", "grid", "prompts", "seed")
 FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_eval", "seed")
 
 #: the figures of training experiments: each groups its curves by the settings the variants vary
-TRAIN_FIGURES = ("convergence", "distribution_shift", "number_of_classes", "diagonal_init", "loss_function", "sweep")
+TRAIN_FIGURES = (
+    "convergence",
+    "distribution_shift",
+    "number_of_classes",
+    "diagonal_init",
+    "loss_function",
+    "theorem_regime",
+    "sweep",
+)
 
 #: where an experiment's table comes from: its runs' metrics or its variants' tables (the table job concatenates
 #: them), or its settings (the table job computes it)
