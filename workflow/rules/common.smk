@@ -3,6 +3,7 @@
 from onenn.base import columns, paths
 from onenn.base import provenance
 from onenn.plan import claims
+from onenn.plan import code
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
 from onenn.plan.kinds import BINARY_EVAL_KEYS, KINDS
@@ -25,6 +26,18 @@ VARIANT_EXPERIMENTS = [
 #: the experiments whose figures results/readme/ keeps that this config has
 README_EXPERIMENTS = [e for e in paths.README_EXPERIMENTS if e in EXPERIMENTS]
 GPUS_HERE = res.visible_gpus()  # of the machine running Snakemake (jobs run here)
+
+
+def get_code(*entries):
+    """The ``params`` entries of a rule's code: one ``module=fingerprint`` per onenn module its job runs (entries
+    ``module:function``, onenn/plan/code.py), so a changed module reruns exactly the jobs that run it.
+    """
+    return code.params(*entries)
+
+
+def get_code_by_kind(entry, kind_entries, kinds=tuple(KINDS)):
+    """As ``get_code``, for a job that runs its experiment's kind's code too (``kind_entries(kind)``)."""
+    return code.params_by_kind([entry], kind_entries, get_kind, kinds)
 
 
 def get_settings(wildcards):
