@@ -48,9 +48,9 @@ def get_settings(wildcards):
 
 
 def get_test_set_settings(wildcards):
-    """Which test set (uniform or separated), its margin and seed; a separated set has its margin `delta` in its
-    path."""
-    delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
+    """Which test set (uniform or separated), its margin and seed; a separated set has its margin's name in its
+    path, and the margin itself from the configuration."""
+    delta = ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
     return {
         "test_set": "uniform" if delta is None else "separated",
         "delta": delta,
@@ -60,8 +60,8 @@ def get_test_set_settings(wildcards):
 
 def get_binary_set_settings(wildcards):
     """Which binary prompt set (test set train, uniform or separated), its margin and seed; the separated ones
-    have their margin in their path."""
-    delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
+    have their margin's name in their path, and the margin itself from the configuration."""
+    delta = ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
     return {
         "test_set": wildcards.test_set if delta is None else "separated",
         "delta": delta,
