@@ -19,7 +19,9 @@ def test_the_test_set_of_a_long_margin_is_made_at_that_margin(tmp_path):
     (workdir / "delta.yaml").write_text(yaml.safe_dump(change))
     s = ex.settings(merge(load_config(*QUICK), change), "convergence", "N=16")
     target = ex.test_set_path("separated", s)
-    done = snakemake(workdir, target, configfiles=("delta.yaml",))
+    done = snakemake(
+        workdir, "--cores", "2", target, configfiles=("delta.yaml",)
+    )  # --configfile takes all words after it
     assert done.returncode == 0, done.stderr[-3000:]
     made = load_arrays(workdir / target)
     seed = load_config(*QUICK)["test_sets"]["seed"]
