@@ -182,8 +182,11 @@ def get_final_outputs():
 
 
 def source(path):
-    """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs."""
-    return f"{workflow.basedir}/{path}"
+    """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs: relative to the working
+    directory where it lies inside it, so a finished run moved or copied elsewhere keeps the same inputs."""
+    full = os.path.join(workflow.basedir, path)
+    relative = os.path.relpath(full)
+    return full if relative.startswith(os.pardir) else relative
 
 
 def get_claims_known():
