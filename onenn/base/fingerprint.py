@@ -4,9 +4,9 @@ A job module (``onenn.jobs.train``) runs the onenn modules it imports, transitiv
 trees of their source (``ast``; nothing is imported, so this is fast and needs no torch), function-level imports
 included, and the packages that hold them (importing ``onenn.training.train`` runs ``onenn/training/__init__.py``).
 A module's fingerprint is a digest of its syntax tree without its docstrings: comments, docstrings and formatting
-do not change it, a changed expression does. The rules pass the fingerprints as ``params`` (``code_params``), one
+do not change it, a changed expression does. The rules pass the fingerprints as ``params`` (``onenn.plan.code``), one
 ``module=digest`` each, so Snakemake's ``params`` trigger reruns exactly the jobs whose code changed and its
-reason names the module (docs/configuration.md, "What reruns when").
+reason names the module (docs/configuration.md, "When the code changes").
 """
 
 from __future__ import annotations
