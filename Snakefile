@@ -37,11 +37,14 @@ validate_config(
 # Without the command line's default job rate limit, Snakemake's scheduler wakes when a job ends, not also once a
 # second for every job that has ended so far (onenn/plan/scheduling.py; docs/performance.md).
 onstart:
-    from onenn.plan.scheduling import drop_default_rate_limit
+    from snakemake.logging import logger
+    from onenn.plan.scheduling import adjust_scheduler
 
-    drop_default_rate_limit(
-        getattr(workflow, "scheduler", None),
-        getattr(workflow, "scheduling_settings", None),
+    logger.info(
+        adjust_scheduler(
+            getattr(workflow, "scheduler", None),
+            getattr(workflow, "scheduling_settings", None),
+        )
     )
 
 

@@ -159,12 +159,25 @@ def test_a_rewrite_replaces_a_stale_checksum(tmp_path):
     assert load_arrays(path)["x"].tolist() == [0, 1, 2, 3]
 
 
-def test_a_file_without_a_checksum_is_read_unverified(tmp_path):
+def test_a_file_without_a_checksum_is_read_unverified_with_a_warning_in_the_jobs_log_naming_it(tmp_path):
     path = tmp_path / "a.npz"
     save_arrays(path, x=np.arange(3))
-    checksum_path(path).unlink()  # written before checksums were recorded
-    assert verify_checksum(path) is False
-    assert load_arrays(path)["x"].tolist() == [0, 1, 2]
+    checksum_path(path).unlink()  # written before checksums were recorded, or moved without its checksum
+    log = tmp_path / "job.log"
+    with job_log(str(log)):
+        assert verify_checksum(path) is False
+        assert load_arrays(path)["x"].tolist() == [0, 1, 2]  # still readable
+    warnings = [line for line in log.read_text().splitlines() if " WARNING " in line]
+    assert len(warnings) == 2 and all(f"{path} has no checksum beside it (a.npz.sha256" in w for w in warnings)
+
+
+def test_a_file_with_its_checksum_is_read_without_a_warning(tmp_path):
+    path = tmp_path / "a.npz"
+    save_arrays(path, x=np.arange(3))
+    log = tmp_path / "job.log"
+    with job_log(str(log)):
+        load_arrays(path)
+    assert "WARNING" not in log.read_text()
 
 
 def test_a_file_changed_after_it_was_written_fails_its_checksum(tmp_path):

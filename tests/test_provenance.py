@@ -6,10 +6,12 @@ ones) with versions made up here: a record carries exactly those, so it was read
 it was made, not copied from anywhere else."""
 
 import logging
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from onenn.analysis.report import markdown_to_html
@@ -22,11 +24,14 @@ from onenn.analysis.summary import (
     train_summary,
 )
 from onenn.base import provenance
-from onenn.base.io import load_json, save_arrays
+from onenn.base.fingerprint import fingerprint
+from onenn.base.io import load_json, save_arrays, save_table
+from onenn.jobs.summary import summary_job
 from onenn.jobs.train import binary_train_job, train_job
 from onenn.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
 from onenn.training.train import TrainSettings
+from tests.configs import ROOT
 from tests.helpers import made_with, recorded, scaling_table, train_table
 
 LOG = logging.getLogger("test")
@@ -113,3 +118,70 @@ def test_headline_table_and_its_page_carry_the_versions(expected):
     )
     assert markdown.endswith(f"## Software\n\n{sentence}\n")
     assert f"<p>{sentence}</p>" in markdown_to_html(markdown, title="Headline table")
+
+
+# --- onenn's own code -------------------------------------------------------------------------------------------
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def source_in(root: Path) -> str:
+    """``provenance.source()`` of the onenn package under ``root``, in a fresh interpreter."""
+    probe = "from onenn.base.provenance import source; print(source())"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(root)}
+    return subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """A git repository holding a copy of the onenn package, committed."""
+    shutil.copytree(ROOT / "onenn", tmp_path / "onenn", ignore=shutil.ignore_patterns("__pycache__"))
+    git("init", "-q", cwd=tmp_path)
+    git("add", "onenn", cwd=tmp_path)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code", cwd=tmp_path)
+    return tmp_path
+
+
+def test_code_from_a_checkout_is_its_commit_and_says_when_the_code_differs_from_it(checkout):
+    commit = git("rev-parse", "HEAD", cwd=checkout)
+    assert source_in(checkout) == f"git {commit[:12]}"
+    (checkout / "results").mkdir()
+    (checkout / "results/table.parquet").write_text("a result, not code")
+    assert source_in(checkout) == f"git {commit[:12]}"  # outputs are not the code
+    with (checkout / "onenn/losses.py").open("a") as f:
+        f.write("\n# edited\n")
+    assert source_in(checkout) == f"git {commit[:12]} (modified)"
+
+
+def test_code_outside_a_checkout_is_the_installed_version(tmp_path):
+    shutil.copytree(ROOT / "onenn", tmp_path / "onenn", ignore=shutil.ignore_patterns("__pycache__"))
+    assert source_in(tmp_path) == f"onenn {provenance.package_version('onenn')}"
+
+
+def test_run_records_and_the_headline_table_carry_the_code_of_their_job(tmp_path):
+    train_job(
+        TrainSettings(steps=4, n_eval=2, device="cpu").to_dict(),
+        identity={"experiment": "e", "variant": "default", "seed": "0"},
+        weights_path=str(tmp_path / "weights.npz"),
+        run_path=str(tmp_path / "run.json"),
+        threads=1,
+        log=LOG,
+    )
+    record = load_json(tmp_path / "run.json")
+    assert record["code"] == fingerprint("onenn.jobs.train:train_job") and record["code_from"] == provenance.source()
+    summary_path = tmp_path / "summary.parquet"
+    save_table(tmp_path / "t.parquet", train_table())
+    summary_job(
+        {"e": str(tmp_path / "t.parquet")},
+        {"e": "train"},
+        table_path=str(summary_path),
+        markdown_path=str(tmp_path / "summary.md"),
+        log=LOG,
+    )
+    code = fingerprint("onenn.jobs.summary:summary_job")
+    assert set(pd.read_parquet(summary_path)["code"]) == {code}
+    assert f"onenn code {code} from {provenance.source()}." in (tmp_path / "summary.md").read_text()

@@ -435,6 +435,7 @@ def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFra
         lines += [f"## {name} ({kind})", ""]
         lines += renderers[kind](rows)
     if set(provenance.KEYS) <= set(summary.columns) and len(summary):
-        made_with = provenance.describe(summary.iloc[0][list(provenance.KEYS)].to_dict())
+        keys = [*provenance.KEYS, *(k for k in provenance.CODE_KEYS if k in summary.columns)]
+        made_with = provenance.describe(summary.iloc[0][keys].to_dict())
         lines += ["## Software", "", f"This table was made with {made_with}.", ""]
     return "\n".join(lines)

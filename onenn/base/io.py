@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import shlex
 import tempfile
@@ -27,6 +28,8 @@ from onenn.base.paths import rules_making
 
 #: the suffix of a file's checksum, beside it
 CHECKSUM_SUFFIX = ".sha256"
+#: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs)
+LOG = logging.getLogger(__name__)
 
 
 class DamagedFile(ValueError):
@@ -73,12 +76,19 @@ def file_digest(path: str | os.PathLike) -> str:
 
 
 def verify_checksum(path: str | os.PathLike) -> bool:
-    """Check ``path`` against its recorded checksum: ``DamagedFile`` if they differ, ``False`` if none is recorded
-    (a file written before checksums were), ``True`` if it matches."""
+    """Check ``path`` against its recorded checksum: ``DamagedFile`` if they differ, ``True`` if it matches. With
+    none recorded (a file written before checksums were, or moved without it by a ``shadow:`` rule or a storage
+    plugin), ``False`` and a warning in the job's log naming the file: it is read unverified."""
     sidecar = checksum_path(path)
     try:
         recorded = sidecar.read_text().split(maxsplit=1)[0]
     except (FileNotFoundError, IndexError):
+        LOG.warning(
+            "%s has no checksum beside it (%s missing or empty): read without checking that it is what its job "
+            "wrote. Remaking it writes one.",
+            path,
+            sidecar.name,
+        )
         return False
     if file_digest(path) != recorded:
         raise DamagedFile(

@@ -1,6 +1,7 @@
-"""Which software produced a result: the versions of Python and of the packages the numbers depend on. Every
-run record (``run.json``), and with it every experiment table, and the headline table carry them. And, for the
-benchmarks' headers, which machine: ``processors``.
+"""Which software produced a result: the versions of Python and of the packages the numbers depend on, and
+onenn's own code (``code_provenance``: the fingerprint of the modules the job ran, and the git commit it was run
+from, or onenn's version outside a checkout). Every run record (``run.json``), and with it every experiment table,
+and the headline table carry them. And, for the benchmarks' headers, which machine: ``processors``.
 
 No torch import: ``importlib.metadata`` reads the installed distributions' metadata, so jobs that do not use
 torch stay free of it.
@@ -8,11 +9,15 @@ torch stay free of it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
+import subprocess
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+
+from onenn.base.fingerprint import SOURCE_ROOT, fingerprint
 
 #: the packages whose versions a result records, besides Python
 PACKAGES = ("torch", "numba", "numpy", "snakemake")
@@ -37,8 +42,44 @@ def versions() -> dict[str, str]:
 
 def describe(found: dict[str, str]) -> str:
     """``python 3.11.7, torch 2.13.0+cpu, numba 0.68.1, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS``
-    present)."""
-    return ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
+    present), then onenn's code where ``found`` has it (``CODE_KEYS``): ``, onenn code 0123456789ab from git
+    0123456789ab (modified)``."""
+    text = ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
+    if "code" in found:
+        text += f", onenn code {found['code']}" + (f" from {found['code_from']}" if "code_from" in found else "")
+    return text
+
+
+#: the keys of ``code_provenance()``: the fingerprint of the code a job ran, and where that code came from
+CODE_KEYS = ("code", "code_from")
+#: the files of a checkout whose uncommitted changes make its code ``modified``
+CODE_PATHS = ("onenn", "workflow", "Snakefile")
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(SOURCE_ROOT), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@functools.cache
+def source() -> str:
+    """Where onenn's code came from: ``git 0123456789ab`` (its commit) when it runs from a git checkout,
+    ``git 0123456789ab (modified)`` when the checkout's code (``CODE_PATHS``) differs from that commit, else
+    ``onenn 0.1.0`` (the installed version)."""
+    try:
+        if os.path.realpath(_git("rev-parse", "--show-toplevel")) == os.path.realpath(SOURCE_ROOT):
+            commit = _git("rev-parse", "--short=12", "HEAD")
+            changed = _git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
+            return f"git {commit}" + (" (modified)" if changed else "")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return f"onenn {package_version('onenn')}"
+
+
+def code_provenance(*entries: str) -> dict[str, str]:
+    """``{"code": fingerprint, "code_from": source()}``: the fingerprint of the onenn code that ``entries`` run
+    (``onenn.base.fingerprint``; the job's function, ``onenn.jobs.train:train_job``) and where it came from."""
+    return {"code": fingerprint(*entries), "code_from": source()}
 
 
 #: hex digits of a configuration file's SHA-256 that ``config_files`` shows (``sha256sum`` prints all 64)

@@ -7,6 +7,7 @@ import time
 
 from onenn.base.columns import AUDIT_FIRST, FULL_MATRIX_FIRST, normalise_types
 from onenn.base.io import save_table
+from onenn.base.provenance import code_provenance, versions
 from onenn.jobs.kinds import kind_function
 from onenn.plan.kinds import kind_named
 
@@ -19,6 +20,7 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
     s = AuditSettings.from_dict(settings)
     table = run_audit(s, log)
     info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
+    info |= {**versions(), **code_provenance("onenn.jobs.beyond:audit_job")}
     for key, value in info.items():
         table[key] = value
     first = list(AUDIT_FIRST)
@@ -42,7 +44,8 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     s = FullMatrixSettings.from_dict(settings)
     started = time.perf_counter()
     table = full_matrix_vs_reduced(s)
-    for key, value in {**identity, **s.to_dict()}.items():
+    software = {**versions(), **code_provenance("onenn.jobs.beyond:full_matrix_job")}
+    for key, value in {**identity, **s.to_dict(), **software}.items():
         table[key] = value
     first = list(FULL_MATRIX_FIRST)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))

@@ -5,13 +5,23 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
+from onenn.base.provenance import code_provenance, versions
 from onenn.jobs.inputs import load_checked_table
 from onenn.jobs.kinds import kind_function, table_columns
 from onenn.plan.kinds import kind_named
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def with_software(table: pd.DataFrame, job: str) -> pd.DataFrame:
+    """``table`` with the software that made it in every row: the versions and the code of ``job``
+    (``onenn.base.provenance``)."""
+    return normalise_types(table.assign(**versions(), **code_provenance(job)))
 
 
 def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger) -> None:
@@ -19,7 +29,7 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
     from onenn.theory.scaling import scaling_table
 
     table = scaling_table(settings, experiment)
-    save_table(output, table)
+    save_table(output, with_software(table, "onenn.jobs.tables:scaling_job"))
     for row in table.itertuples():
         log.info(
             "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
@@ -45,7 +55,7 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
     table.insert(0, "experiment", experiment)
     for key in ("d", "N", "prompts", "seed"):
         table[key] = getattr(s, key)
-    save_table(output, normalise_types(table))
+    save_table(output, with_software(table, "onenn.jobs.tables:landscape_job"))
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 

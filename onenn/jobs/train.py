@@ -6,7 +6,7 @@ import logging
 import time
 
 from onenn.base.io import save_arrays, save_json
-from onenn.base.provenance import versions
+from onenn.base.provenance import code_provenance, versions
 from onenn.jobs.inputs import WEIGHTS_ARRAYS, load_prompt_set
 
 
@@ -49,6 +49,7 @@ def train_job(
         **s.to_dict(),
         "device_used": result["device"],
         **versions(),
+        **code_provenance("onenn.jobs.train:train_job"),
         "diverged": result["diverged_step"] >= 0,
         "diverged_step": result["diverged_step"],
     }
@@ -88,5 +89,6 @@ def binary_train_job(
     save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
     # the wall time goes to the job's log (and its benchmark file), not into the record: the record, and the tables
     # made from it, are the same bytes for the same settings, wherever and whenever they ran
-    save_json(run_path, {**identity, **s.to_dict(), "steps": s.steps, **versions()})
+    code = code_provenance("onenn.jobs.train:binary_train_job")
+    save_json(run_path, {**identity, **s.to_dict(), "steps": s.steps, **versions(), **code})
     log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)

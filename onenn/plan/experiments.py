@@ -122,13 +122,46 @@ def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
     ]
 
 
+def delta_name(delta: float) -> str:
+    """The margin ``delta`` as it appears in a test set's path: ``0.1`` (``format_value``), or all its digits
+    (``0.123456789``) where the short form would name another number. Only a name: the job gets the number itself
+    through its params (``delta_named``), never by reading it back from the path."""
+    short = format_value(float(delta))
+    return short if float(short) == float(delta) else repr(float(delta))
+
+
+def deltas(config: dict) -> dict[str, float]:
+    """``delta_name(delta) -> delta`` for every margin a separated test set of this configuration has: those of
+    every variant of the experiments that train (multiclass and binary)."""
+    found = {}
+    for kind in ("train", "binary"):
+        for experiment in experiment_names(config, kind=kind):
+            for variant in variants(config, experiment):
+                delta = settings(config, experiment, variant).get("delta")
+                if delta is not None:
+                    found[delta_name(delta)] = float(delta)
+    return found
+
+
+def delta_named(config: dict, name: str) -> float:
+    """The margin whose path name is ``name`` (``delta_name``); a name no experiment of ``config`` uses is an error
+    naming those there are."""
+    known = deltas(config)
+    if name not in known:
+        raise ValueError(
+            f"no experiment of this configuration has a separated test set with delta named {name!r} "
+            f"(there are: {', '.join(sorted(known)) or 'none'})"
+        )
+    return known[name]
+
+
 def test_set_path(test_set: str, s: dict[str, Any]) -> str:
     """Where the test set of a run's settings lives; one job per distinct path, shared by all experiments."""
     where = {"d": s["d"], "N": s["N"], "K": s["K"], "size": s["test_size"]}
     if test_set == "uniform":
         return paths.UNIFORM_SET.format(**where)
     if test_set == "separated":
-        return paths.SEPARATED_SET.format(**where, delta=format_value(float(s["delta"])))
+        return paths.SEPARATED_SET.format(**where, delta=delta_name(s["delta"]))
     raise ValueError(f"test_set must be one of uniform, separated; got {test_set!r}")
 
 
@@ -161,7 +194,7 @@ def binary_set_path(test_set: str, s: dict[str, Any]) -> str:
     """Where a binary prompt set lives: the fixed training set (``train_size`` prompts) or a test set."""
     where = {"d": s["d"], "N": s["N"], "labels": s["labels"]}
     if test_set == "separated":
-        return paths.BINARY_SEPARATED_SET.format(**where, delta=format_value(float(s["delta"])), size=s["test_size"])
+        return paths.BINARY_SEPARATED_SET.format(**where, delta=delta_name(s["delta"]), size=s["test_size"])
     if test_set not in paths.BINARY_SET_TEST_SETS:
         raise ValueError(
             f"test_set must be one of {', '.join(paths.BINARY_SET_TEST_SETS)}, separated; got {test_set!r}"

@@ -31,3 +31,22 @@ def drop_default_rate_limit(scheduler: Any, settings: Any) -> bool:
         return False
     scheduler.job_rate_limiter = None
     return True
+
+
+def adjust_scheduler(scheduler: Any, settings: Any) -> str:
+    """Drop the default job rate limit (``drop_default_rate_limit``) and say whether that took effect: the line the
+    Snakefile's ``onstart`` logs. A Snakemake that renamed the attributes this relies on is named as such: the run
+    is still correct, only its scheduler wakes more often."""
+    if drop_default_rate_limit(scheduler, settings):
+        jobs, seconds = DEFAULT_RATE_LIMIT
+        return f"onenn: took effect: removed the default job rate limit ({jobs}/{seconds}s); the scheduler wakes when a job ends"
+    limit = getattr(settings, "max_jobs_per_timespan", None)
+    if scheduler is None or limit is None or not hasattr(scheduler, "job_rate_limiter"):
+        return (
+            "onenn: did not take effect: this Snakemake has no workflow.scheduler.job_rate_limiter or "
+            "workflow.scheduling_settings.max_jobs_per_timespan (renamed?); the run is correct, its scheduler only "
+            "wakes more often (onenn/plan/scheduling.py, docs/performance.md)"
+        )
+    if scheduler.job_rate_limiter is None:
+        return "onenn: nothing to do: this run has no job rate limit"
+    return f"onenn: kept the job rate limit you chose ({limit.max_jobs} jobs per {limit.timespan} s)"

@@ -403,7 +403,20 @@ class FusedEngine:
             t = stop
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
-        """The next ``n`` steps of the run's stream in one kernel launch; their minibatch losses into ``losses``."""
+        """The next ``n`` steps of the run's stream in one kernel launch; their minibatch losses into ``losses``.
+        The arguments are checked here: the kernel does not check them, and would write past ``losses`` or read past
+        the predrawn minibatches."""
+        if not 1 <= n:
+            raise ValueError(f"launch: n must be at least 1; got {n}")
+        if tuple(losses.shape) != (n,) or losses.dtype != self.W.dtype or losses.device != self.W.device:
+            raise ValueError(
+                f"launch: losses must be a ({n},) {self.W.dtype} tensor on {self.W.device}; got {tuple(losses.shape)} "
+                f"{losses.dtype} on {losses.device}"
+            )
+        if self.predrawn and self.step + n > len(self.Z):
+            raise ValueError(
+                f"launch: the minibatches hold {len(self.Z)} steps; steps {self.step}..{self.step + n - 1} asked"
+            )
         Z, C = self.Z, self.C
         z_strides = Z.stride() if self.predrawn else (0, 0, 0, 0)
         c_strides = C.stride() if self.predrawn else (0, 0, 0)

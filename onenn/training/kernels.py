@@ -99,8 +99,48 @@ def _compiled_codes():
     return CODES
 
 
-@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _check(name: str, ok: bool, need: str, got: str) -> None:
+    """Raise before a compiled kernel runs: it does not check its arguments, and would read past its buffers."""
+    if not ok:
+        raise ValueError(f"{name} must {need}; got {got}")
+
+
+def _check_block(function: str, H, arrays: dict) -> int:
+    """``H`` is a block (S, D, T, B) and every one of ``arrays`` has its ``S`` steps first (and its ``B`` prompts
+    last, if it has more than one axis); return ``S``."""
+    shape = tuple(getattr(H, "shape", ()))
+    _check(f"{function}: H", len(shape) == 4, "be a block of minibatches (S, D, T, B)", f"shape {shape}")
+    S, B = shape[0], shape[3]
+    for name, array in arrays.items():
+        shape = tuple(getattr(array, "shape", ()))
+        fits = shape == (S,) if len(shape) == 1 else len(shape) > 1 and shape[0] == S and shape[-1] == B
+        _check(f"{function}: {name}", fits, f"have the block's {S} steps (and its {B} prompts last)", f"shape {shape}")
+    return S
+
+
 def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm):
+    """SGD steps ``first..last-1`` of a prepared block (``_sgd_steps``), after checking the arguments it indexes
+    with: a wrong call raises ``ValueError`` naming the argument instead of reading past a buffer."""
+    S = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
+    ok = 0 <= first <= last <= S
+    _check(
+        "sgd_steps: first, last", ok, f"satisfy 0 <= first <= last <= {S} (the block)", f"first={first}, last={last}"
+    )
+    D, T, B = H.shape[1], H.shape[2], H.shape[3]
+    _check("sgd_steps: W", W.shape == (D, D), f"be (D, D) = ({D}, {D}), as H", f"shape {W.shape}")
+    for name, array, shape in (
+        ("v", v, (D, B)),
+        ("s", s, (T, B)),
+        ("a", a, (T, B)),
+        ("r", r, (D, B)),
+        ("norm", norm, (B,)),
+    ):
+        _check(f"sgd_steps: {name}", array.shape == shape, f"be {shape}", f"shape {array.shape}")
+    _sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm):
     """SGD steps ``first..last-1`` of a prepared block; ``W`` (D, D) is updated in place.
 
     ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+m-1``, the query last); ``U`` (S, m, B): the
@@ -247,8 +287,23 @@ def _rank_one_update(W, r, Hi, step_size):
             W[k, col] -= step_size * total
 
 
-@njit(cache=True, error_model="numpy")
 def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
+    """The first ``n`` minibatches of a block of fresh draws (``_prepare_fresh``), after checking the arguments it
+    indexes with."""
+    S = _check_block("prepare_fresh", H, {"C": C, "U": U, "target_class": target_class})
+    _check("prepare_fresh: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
+    T, B = H.shape[2], H.shape[3]
+    _check("prepare_fresh: C", C.shape[1] == T - 1, f"hold the N = {T - 1} context points of H", f"shape {C.shape}")
+    _check(
+        "prepare_fresh: U", U.shape[1] < H.shape[1], "have fewer rows (K) than H (D = d + K + 1)", f"shape {U.shape}"
+    )
+    for name, array in (("norm", norm), ("best", best)):
+        _check(f"prepare_fresh: {name}", array.shape == (B,), f"be ({B},)", f"shape {array.shape}")
+    _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best)
+
+
+@njit(cache=True, error_model="numpy")
+def _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
     """The first ``n`` minibatches of a block of fresh draws, in place, as ``FreshDraws.prepare``: the inputs in
     ``H[:, :d]`` (S, d, T, B), drawn Gaussian, onto the sphere; the label codes ``u_c`` (``code_on`` at the class,
     ``code_off`` elsewhere) of the classes ``C`` (S, N, B) into ``H[:, d:d+K, :N]``; the nearest neighbour's class
@@ -294,8 +349,32 @@ def _column_products(X, d, t, u, out):
             out[b] += X[k, t, b] * X[k, u, b]
 
 
-@njit(cache=True)
 def gather_block(H_set, U_set, index, H, U, n):
+    """The first ``n`` minibatches of a block from a fixed prompt set (``_gather_block``), after checking the
+    arguments it indexes with: the block, the index (``n·B`` prompts, each in the set) and the set's shape."""
+    S = _check_block("gather_block", H, {"U": U})
+    _check("gather_block: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
+    D, T, B = H.shape[1], H.shape[2], H.shape[3]
+    _check("gather_block: H_set", H_set.shape[1:] == (D, T), f"be (n_set, {D}, {T}), as H", f"shape {H_set.shape}")
+    _check(
+        "gather_block: U_set",
+        U_set.shape == (H_set.shape[0], U.shape[1]),
+        f"be ({H_set.shape[0]}, {U.shape[1]})",
+        f"shape {U_set.shape}",
+    )
+    used = index[: n * B]
+    _check("gather_block: index", len(used) == n * B, f"hold n·B = {n * B} prompts", f"{len(index)}")
+    _check(
+        "gather_block: index",
+        len(used) == 0 or 0 <= used.min() and used.max() < H_set.shape[0],
+        f"lie in 0..{H_set.shape[0] - 1} (the set)",
+        f"{used.min()}..{used.max()}" if len(used) else "none",
+    )
+    _gather_block(H_set, U_set, index, H, U, n)
+
+
+@njit(cache=True)
+def _gather_block(H_set, U_set, index, H, U, n):
     """The first ``n`` minibatches of a block from a fixed prompt set, as ``FixedSet.prepare`` (a copy: the same
     numbers): minibatch ``i`` holds the prompts ``index[i·B : (i+1)·B]`` of ``H_set`` (n_set, D, T) and ``U_set``
     (n_set, m), copied into ``H`` (S, D, T, B) and ``U`` (S, m, B) with the prompt index innermost, one plane at a

@@ -92,13 +92,19 @@ def scontrol_record(job_id: int) -> dict[str, str]:
 #: wall-clock timings that the binary experiment's run records (and its table) held before they moved to the jobs'
 #: logs; a reference folder made by such a version still has them, so they are left out of the comparison
 TIMINGS = ("seconds", "ms_per_step")
+#: where the code came from (onenn.base.provenance.source): the reference is a checkout, the Slurm run a copy of it,
+#: so `git <commit>` against `onenn <version>`; the code itself (`code`, its fingerprint) is compared
+CODE_FROM = "code_from"
+#: the headline table's Markdown names it too: "... onenn code <fingerprint> from <where>."
+MADE_FROM = re.compile(r"(onenn code [0-9a-f]+) from .*$", re.MULTILINE)
+LEFT_OUT = (*TIMINGS, CODE_FROM)
 
 
 def same_file(a: Path, b: Path) -> bool:
     """Bitwise equality of what a file holds: tables cell by cell with their types, arrays element by element,
-    run records key by key; wall-clock timings (``TIMINGS``) left out."""
+    run records key by key; wall-clock timings and where the code came from (``LEFT_OUT``) left out."""
     if a.suffix == ".parquet":
-        x, y = (pd.read_parquet(p).drop(columns=list(TIMINGS), errors="ignore") for p in (a, b))
+        x, y = (pd.read_parquet(p).drop(columns=list(LEFT_OUT), errors="ignore") for p in (a, b))
         try:
             pd.testing.assert_frame_equal(x, y, check_exact=True)
             return True
@@ -108,8 +114,10 @@ def same_file(a: Path, b: Path) -> bool:
         with np.load(a) as x, np.load(b) as y:
             return sorted(x.files) == sorted(y.files) and all(np.array_equal(x[k], y[k]) for k in x.files)
     if a.suffix == ".json":
-        x, y = ({k: v for k, v in json.loads(p.read_text()).items() if k not in TIMINGS} for p in (a, b))
+        x, y = ({k: v for k, v in json.loads(p.read_text()).items() if k not in LEFT_OUT} for p in (a, b))
         return x == y
+    if a.suffix == ".md":
+        return MADE_FROM.sub(r"\1", a.read_text()) == MADE_FROM.sub(r"\1", b.read_text())
     return a.read_bytes() == b.read_bytes()
 
 
@@ -146,7 +154,7 @@ def compare_results(run: Path, reference: Path, report: Report) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(by_kind.items()))
     report.check(
         not differ,
-        f"equal to the local run, bit for bit: {kinds} (timings {', '.join(TIMINGS)} left out)"
+        f"equal to the local run, bit for bit: {kinds} ({', '.join(LEFT_OUT)} left out)"
         + (f"; DIFFERENT: {differ[:10]}" if differ else ""),
     )
 

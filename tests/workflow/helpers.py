@@ -1,8 +1,10 @@
 """Run the workflow through Snakemake in a temporary copy (shared by the end-to-end tests)."""
 
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.configs import QUICK as QUICK_CONFIGS
@@ -23,3 +25,32 @@ def copy_workflow(dest: Path) -> Path:
     for name in ("workflow", "onenn"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     return dest
+
+
+JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
+WILDCARD = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+
+
+@dataclass
+class Job:
+    rule: str
+    wildcards: dict[str, str] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+def parse_plan(text: str) -> list[Job]:
+    """The jobs of a dry run's output (rule `all`, which only collects targets, left out)."""
+    jobs: list[Job] = []
+    for line in text.splitlines():
+        if m := JOB_HEADER.match(line.strip()):
+            jobs.append(Job(m[1]))
+        elif jobs and line.startswith("    "):
+            key, _, value = line.strip().partition(": ")
+            if key == "wildcards":
+                jobs[-1].wildcards = dict(WILDCARD.findall(value))
+            elif key == "output":
+                jobs[-1].outputs = value.split(", ")
+            elif key == "reason":
+                jobs[-1].reason = value
+    return [job for job in jobs if job.rule != "all"]

@@ -7,46 +7,17 @@ are read off the finished run's folders, not computed by the workflow's own code
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
 
 from onenn.base.io import CHECKSUM_SUFFIX
-from tests.workflow.helpers import ROOT, snakemake
+from tests.workflow.helpers import ROOT, Job, parse_plan, snakemake
 
 QUICK = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
 EXPERIMENT = "convergence"  # the experiment whose own settings change in cases (b) and (c)
-JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
-WILDCARD = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
-
-
-@dataclass
-class Job:
-    rule: str
-    wildcards: dict[str, str] = field(default_factory=dict)
-    outputs: list[str] = field(default_factory=list)
-    reason: str = ""
-
-
-def parse_plan(text: str) -> list[Job]:
-    """The jobs of a dry run's output (rule `all`, which only collects targets, left out)."""
-    jobs: list[Job] = []
-    for line in text.splitlines():
-        if m := JOB_HEADER.match(line.strip()):
-            jobs.append(Job(m[1]))
-        elif jobs and line.startswith("    "):
-            key, _, value = line.strip().partition(": ")
-            if key == "wildcards":
-                jobs[-1].wildcards = dict(WILDCARD.findall(value))
-            elif key == "output":
-                jobs[-1].outputs = value.split(", ")
-            elif key == "reason":
-                jobs[-1].reason = value
-    return [job for job in jobs if job.rule != "all"]
 
 
 @pytest.fixture

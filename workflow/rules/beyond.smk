@@ -10,6 +10,9 @@ rule beyond:
     benchmark:
         "benchmarks/beyond/{experiment}/{variant}.tsv"
     params:
+        **get_code_by_kind(
+            "onenn.jobs.beyond:beyond_job", code.beyond_entries, code.VARIANT_KINDS
+        ),
         kind=get_kind,
         settings=get_variant_settings,
     threads: 1

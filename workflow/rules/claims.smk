@@ -13,6 +13,7 @@ rule claims:
     benchmark:
         "benchmarks/claims.tsv"
     params:
+        **get_code("onenn.jobs.claims:claims_job"),
         settings=get_claims_settings,
     threads: 1
     script:
@@ -34,6 +35,7 @@ rule claims_page:
     benchmark:
         "benchmarks/claims_page.tsv"
     params:
+        **get_code("onenn.jobs.summary:report_page_job"),
         title="The paper's claims",
     threads: 1
     script:

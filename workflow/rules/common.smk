@@ -3,6 +3,7 @@
 from onenn.base import columns, paths
 from onenn.base import provenance
 from onenn.plan import claims
+from onenn.plan import code
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
 from onenn.plan.kinds import BINARY_EVAL_KEYS, KINDS
@@ -27,6 +28,18 @@ README_EXPERIMENTS = [e for e in paths.README_EXPERIMENTS if e in EXPERIMENTS]
 GPUS_HERE = res.visible_gpus()  # of the machine running Snakemake (jobs run here)
 
 
+def get_code(*entries):
+    """The ``params`` entries of a rule's code: one ``module=fingerprint`` per onenn module its job runs (entries
+    ``module:function``, onenn/plan/code.py), so a changed module reruns exactly the jobs that run it.
+    """
+    return code.params(*entries)
+
+
+def get_code_by_kind(entry, kind_entries, kinds=tuple(KINDS)):
+    """As ``get_code``, for a job that runs its experiment's kind's code too (``kind_entries(kind)``)."""
+    return code.params_by_kind([entry], kind_entries, get_kind, kinds)
+
+
 def get_settings(wildcards):
     return ex.settings(config, wildcards.experiment, wildcards.variant)
 
@@ -35,9 +48,9 @@ def get_settings(wildcards):
 
 
 def get_test_set_settings(wildcards):
-    """Which test set (uniform or separated), its margin and seed; a separated set has its margin `delta` in its
-    path."""
-    delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
+    """Which test set (uniform or separated), its margin and seed; a separated set has its margin's name in its
+    path, and the margin itself from the configuration."""
+    delta = ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
     return {
         "test_set": "uniform" if delta is None else "separated",
         "delta": delta,
@@ -47,8 +60,8 @@ def get_test_set_settings(wildcards):
 
 def get_binary_set_settings(wildcards):
     """Which binary prompt set (test set train, uniform or separated), its margin and seed; the separated ones
-    have their margin in their path."""
-    delta = float(wildcards.delta) if "delta" in wildcards.keys() else None
+    have their margin's name in their path, and the margin itself from the configuration."""
+    delta = ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
     return {
         "test_set": wildcards.test_set if delta is None else "separated",
         "delta": delta,
@@ -169,8 +182,11 @@ def get_final_outputs():
 
 
 def source(path):
-    """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs."""
-    return f"{workflow.basedir}/{path}"
+    """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs: relative to the working
+    directory where it lies inside it, so a finished run moved or copied elsewhere keeps the same inputs."""
+    full = os.path.join(workflow.basedir, path)
+    relative = os.path.relpath(full)
+    return full if relative.startswith(os.pardir) else relative
 
 
 def get_claims_known():

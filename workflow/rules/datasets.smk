@@ -10,6 +10,7 @@ rule test_set_uniform:
     benchmark:
         "benchmarks/datasets/uniform/d{d}/N{N}/K{K}/n{size}.tsv"
     params:
+        **get_code("onenn.jobs.datasets:test_set_job"),
         settings=get_test_set_settings,
     threads: 1
     script:
@@ -24,6 +25,7 @@ rule test_set_separated:
     benchmark:
         "benchmarks/datasets/separated/d{d}/N{N}/K{K}/delta{delta}/n{size}.tsv"
     params:
+        **get_code("onenn.jobs.datasets:test_set_job"),
         settings=get_test_set_settings,
     threads: 1
     script:
@@ -38,6 +40,7 @@ rule binary_set:
     benchmark:
         "benchmarks/datasets/binary/{test_set}/d{d}/N{N}/{labels}/n{size}.tsv"
     params:
+        **get_code("onenn.jobs.datasets:binary_set_job"),
         settings=get_binary_set_settings,
     threads: 1
     wildcard_constraints:
@@ -55,6 +58,7 @@ rule binary_set_separated:
     benchmark:
         "benchmarks/datasets/binary/separated/d{d}/N{N}/{labels}/delta{delta}/n{size}.tsv"
     params:
+        **get_code("onenn.jobs.datasets:binary_set_job"),
         settings=get_binary_set_settings,
     threads: 1
     wildcard_constraints:

@@ -13,6 +13,7 @@ rule evaluate:
     benchmark:
         "benchmarks/evaluate/{experiment}/{variant}/seed{seed}.tsv"
     params:
+        **get_code("onenn.jobs.evaluate:evaluate_job"),
         settings=get_eval_settings,
     threads: 1
     wildcard_constraints:
@@ -33,6 +34,7 @@ rule binary_evaluate:
     benchmark:
         "benchmarks/binary_evaluate/{experiment}/{variant}/seed{seed}.tsv"
     params:
+        **get_code("onenn.jobs.evaluate:binary_evaluate_job"),
         settings=get_binary_eval_settings,
     threads: 1
     wildcard_constraints:

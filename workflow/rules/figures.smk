@@ -21,6 +21,7 @@ rule figure:
     benchmark:
         "benchmarks/figures/{experiment}.tsv"
     params:
+        **get_code("onenn.jobs.figures:figure_job"),
         figure=get_figure,
         settings=get_plot_settings,
         # the settings the variants vary: the figure groups its curves by them (a new sweep reruns it)

@@ -15,6 +15,7 @@ rule readme:
     benchmark:
         "benchmarks/readme.tsv"
     params:
+        **get_code("onenn.jobs.readme:readme_job"),
         settings=get_readme_settings,
     threads: 1
     script:
@@ -32,6 +33,8 @@ rule readme_figure:
         "logs/readme_figure/{experiment}.log",
     benchmark:
         "benchmarks/readme_figure/{experiment}.tsv"
+    params:
+        **get_code("onenn.jobs.readme:readme_figure_job"),
     threads: 1
     wildcard_constraints:
         experiment=one_of(README_EXPERIMENTS),

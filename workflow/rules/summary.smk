@@ -13,6 +13,7 @@ rule summary:
     benchmark:
         "benchmarks/summary.tsv"
     params:
+        **get_code("onenn.jobs.summary:summary_job", *code.summary_entries()),
         kinds=get_kinds,  # experiment -> kind, in the order of the inputs
     threads: 1
     script:
@@ -34,6 +35,7 @@ rule report_table:
     benchmark:
         "benchmarks/report_table.tsv"
     params:
+        **get_code("onenn.jobs.summary:report_page_job"),
         title="Headline table",
     threads: 1
     script:

@@ -11,6 +11,7 @@ rule train:
     benchmark:
         "benchmarks/train/{experiment}/{variant}/seed{seed}.tsv"
     params:
+        **get_code("onenn.jobs.train:train_job"),
         settings=get_train_settings,
     threads: 1
     resources:
@@ -32,6 +33,7 @@ rule binary_train:
     benchmark:
         "benchmarks/binary_train/{experiment}/{variant}/seed{seed}.tsv"
     params:
+        **get_code("onenn.jobs.train:binary_train_job"),
         settings=get_binary_train_settings,
     threads: 1
     wildcard_constraints:

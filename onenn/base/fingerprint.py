@@ -1,0 +1,169 @@
+"""Which of onenn's code a job runs, and a fingerprint of it that changes when the code does and only then.
+
+A job module (``onenn.jobs.train``) runs the onenn modules it imports, transitively: found here from the syntax
+trees of their source (``ast``; nothing is imported, so this is fast and needs no torch), function-level imports
+included, and the packages that hold them (importing ``onenn.training.train`` runs ``onenn/training/__init__.py``).
+A module's fingerprint is a digest of its syntax tree without its docstrings: comments, docstrings and formatting
+do not change it, a changed expression does. The rules pass the fingerprints as ``params`` (``onenn.plan.code``), one
+``module=digest`` each, so Snakemake's ``params`` trigger reruns exactly the jobs whose code changed and its
+reason names the module (docs/configuration.md, "When the code changes").
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+#: the package whose modules are followed; imports of anything else (numpy, torch) are not
+PACKAGE = "onenn"
+#: the folder that holds the package
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+#: hex digits of a fingerprint
+DIGITS = 12
+
+
+def module_file(module: str, root: Path = SOURCE_ROOT) -> Path | None:
+    """The source file of the onenn module or package ``module`` under ``root``; ``None`` when it is none (a name
+    imported from a module, or a module outside onenn)."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = root.joinpath(*parts)
+    for path in (base / "__init__.py", base.with_suffix(".py")):
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.cache
+def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[ast.Module, str]:
+    """The syntax tree of ``path`` and the digest of it without docstrings (cached while the file is unchanged)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    bare = _without_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return tree, hashlib.sha256(ast.dump(bare).encode()).hexdigest()[:DIGITS]
+
+
+def _source(module: str, root: Path) -> tuple[Path, ast.Module, str]:
+    path = module_file(module, root)
+    if path is None:
+        raise ValueError(f"{module!r} is not a module of {PACKAGE} under {root}")
+    stat = path.stat()
+    return (path, *_parsed(path, stat.st_mtime_ns, stat.st_size))
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.Pass()]
+    return tree
+
+
+def _parents(module: str) -> list[str]:
+    """``onenn.training.train`` -> ``onenn``, ``onenn.training``: the packages importing it runs."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _walk(node: ast.AST, *, into_functions: bool):
+    """``ast.walk``, optionally not into the bodies of functions (what runs at import time)."""
+    todo = [node]
+    while todo:
+        here = todo.pop()
+        yield here
+        for child in ast.iter_child_nodes(here):
+            if into_functions or not isinstance(child, FUNCTIONS):
+                todo.append(child)
+
+
+def _imported(nodes, package: str, root: Path) -> set[str]:
+    """The onenn modules the import statements among ``nodes`` name (with their packages)."""
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            source = ".".join([*base, *(node.module or "").split(".")]).strip(".")
+            names.add(source)
+            names.update(f"{source}.{alias.name}" for alias in node.names)  # `from onenn.x import module`
+    found = {name for name in names if module_file(name, root) is not None}
+    return found | {parent for name in found for parent in _parents(name)}
+
+
+def _package(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def direct_imports(module: str, root: Path = SOURCE_ROOT) -> set[str]:
+    """The onenn modules (and packages) that ``module``'s source imports anywhere in it."""
+    path, tree, _ = _source(module, root)
+    return _imported(ast.walk(tree), _package(module, path), root)
+
+
+def entry_imports(module: str, function: str, root: Path = SOURCE_ROOT) -> set[str]:
+    """What running ``function`` of ``module`` imports: the module's imports at import time, and those inside
+    the function and inside the module's functions it names, transitively (not those of its other functions)."""
+    path, tree, _ = _source(module, root)
+    defs = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS[:2])}
+    if function not in defs:
+        raise ValueError(f"{module} has no function {function!r} (its functions: {', '.join(defs)})")
+    nodes, seen, todo = list(_walk(tree, into_functions=False)), set(), [function]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            inside = list(ast.walk(defs[name]))
+            nodes += inside
+            todo += [n.id for n in inside if isinstance(n, ast.Name) and n.id in defs]
+    return _imported(nodes, _package(module, path), root)
+
+
+def closure(*entries: str, root: Path = SOURCE_ROOT) -> list[str]:
+    """The onenn modules that running ``entries`` runs, sorted: each entry a module (``onenn.jobs.train``: all it
+    imports, transitively) or a function of one (``onenn.jobs.tables:scaling_job``: the module, what it imports at
+    import time and what the function imports, then all that imports, transitively)."""
+    seen: set[str] = set()
+    todo: list[str] = []
+    for entry in entries:
+        module, _, function = entry.partition(":")
+        seen.add(module)
+        todo += _parents(module)
+        todo += entry_imports(module, function, root) if function else direct_imports(module, root)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(direct_imports(module, root) - seen)
+    return sorted(seen)
+
+
+def module_fingerprint(module: str, root: Path = SOURCE_ROOT) -> str:
+    """The digest of ``module``'s syntax tree without docstrings (``DIGITS`` hex digits)."""
+    return _source(module, root)[2]
+
+
+def fingerprints(*entries: str, root: Path = SOURCE_ROOT) -> dict[str, str]:
+    """``{module: fingerprint}`` of every module of ``closure(*entries)``, sorted by module."""
+    return {m: module_fingerprint(m, root) for m in closure(*entries, root=root)}
+
+
+def fingerprint(*entries: str, root: Path = SOURCE_ROOT) -> str:
+    """One digest of the code ``entries`` run: of every ``module=fingerprint`` of ``fingerprints``."""
+    lines = "\n".join(f"{m}={h}" for m, h in fingerprints(*entries, root=root).items())
+    return hashlib.sha256(lines.encode()).hexdigest()[:DIGITS]
+
+
+def param_name(module: str) -> str:
+    """``code_onenn_training_train``: the name of ``module``'s entry in a rule's ``params``."""
+    return "code_" + module.replace(".", "_")
