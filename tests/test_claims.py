@@ -495,6 +495,29 @@ def test_the_error_budget_counts_both_test_sets_sampling_errors():
     assert sampling_error(0.3, None, 100) == 0.0
 
 
+def test_the_test_set_error_is_the_tables_standard_error_averaged_over_the_seeds():
+    """The table's ``logit_error_se`` (steps 0, 10, 100: 0.05, 0.04, 0.01, plus 0.02 for seed 1), read at the
+    claim's step and averaged over the two seeds (not divided by √2: the seeds share the test set); divided by the
+    prefactor (K = 3) like the value. A table without a value in every row falls back to the Bhatia–Davis bound
+    √(0.5·1.5/400)."""
+    table = train_table({"v": last_step(0.5, 0.5)}, "logit_error", size=400, K=3)
+    table["logit_error_se"] = table["step"].map({0: 0.05, 10: 0.04, 100: 0.01}) + 0.02 * table["seed"]
+    cases = {
+        "last": (claim("equal", [ClaimPoint("v", value=0.5)], "logit_error", test_set="uniform"), 0.02),
+        "first": (claim("equal", [ClaimPoint("v", value=1.0)], "logit_error", test_set="uniform", step="first"), 0.06),
+        "prefactor": (
+            claim("equal", [ClaimPoint("v", value=0.75)], "logit_error", test_set="uniform", divide_by="prefactor"),
+            0.02 * 3 / 2,
+        ),
+    }
+    card = scorecard([c for c, _ in cases.values()], {"exp": table})
+    for (name, (_, want)), got in zip(cases.items(), card["test_se"]):
+        assert got == pytest.approx(want, rel=1e-12), name
+    table.loc[table.index[table["test_set"] == "uniform"][0], "logit_error_se"] = math.nan
+    row = one(scorecard([cases["last"][0]], {"exp": table}))
+    assert row["test_se"] == pytest.approx(math.sqrt(0.5 * 1.5 / 400))
+
+
 def test_points_on_one_test_set_share_its_sampling_error():
     """Two variants, both 0.9 on the same 400 prompts against the paper's 0.95 (no other spread): independent
     they would give Σz² = 2·(0.05/0.015)²; one test set, fully correlated, counts the shared draw once."""

@@ -1,6 +1,8 @@
 """The numpy evaluation (onenn.analysis.evaluate) against the torch definitions of the model and the losses
 (onenn.model, onenn.losses), which it repeats so that an evaluation job never imports torch."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -22,11 +24,14 @@ def torch_metrics(W: np.ndarray, data: dict[str, np.ndarray], K: int, loss: Loss
     y_target = simplex_code(K)[target_class]
     _, ell = forward(torch.from_numpy(W), x, label_vectors(classes, K))
     values, _ = loss(ell, target_class, y_target)
-    return {
-        "logit_error": ((ell - y_target) ** 2).sum(-1).mean().item(),
-        "accuracy": (ell.argmax(-1) == target_class).double().mean().item(),
-        "test_loss": values.mean().item(),
+    per_prompt = {
+        "logit_error": ((ell - y_target) ** 2).sum(-1),
+        "accuracy": (ell.argmax(-1) == target_class).double(),
+        "test_loss": values,
     }
+    n = len(values)
+    means = {name: v.mean().item() for name, v in per_prompt.items()}
+    return means | {f"{name}_se": (v.std(unbiased=True) / n**0.5).item() for name, v in per_prompt.items()}
 
 
 def random_W(rng: np.random.Generator, d: int, K: int, scale: float = 1.0) -> np.ndarray:
@@ -68,6 +73,30 @@ def test_per_prompt_outputs_and_losses_equal_torch(loss):
     np.testing.assert_allclose(E.loss_values(loss, 0.7, ell, target_class, y_target), values.numpy(), rtol=RTOL)
 
 
+def test_the_standard_errors_are_the_sample_sd_over_the_prompts_over_root_n():
+    """On 7 prompts, written out: ``√(Σ(v − v̄)²/(n − 1)/n)`` for the logit error and the loss; for the accuracy the
+    binomial ``√(p(1 − p)/n)·√(n/(n − 1))`` (the sample sd of 0/1 values is ``√(p(1 − p)·n/(n − 1))``)."""
+    d, N, K, n = 3, 5, 3, 7
+    data = make_test_set("uniform", n, d, N, K, None, 4)
+    W = random_W(np.random.default_rng(4), d, K, 1.5)
+    got = E.prompt_metrics(W, data["x"], data["classes"], data["nn"], K, "cross_entropy")
+    x, Y, target_class, y_target = E.class_arrays(data, K)
+    _, ell = E.forward(W, x, Y)
+    per_prompt = {
+        "logit_error": [sum((ell[i, k] - y_target[i, k]) ** 2 for k in range(K)) for i in range(n)],
+        "test_loss": [math.log(sum(math.exp(v) for v in ell[i])) - ell[i, target_class[i]] for i in range(n)],
+    }
+    for name, values in per_prompt.items():
+        mean = sum(values) / n
+        assert got[name] == pytest.approx(mean, rel=1e-12)
+        assert got[f"{name}_se"] == pytest.approx(math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n))
+    p = sum(int(np.argmax(ell[i]) == target_class[i]) for i in range(n)) / n
+    assert 0 < p < 1  # a test of the formula, not of a zero
+    assert got["accuracy_se"] == pytest.approx(math.sqrt(p * (1 - p) / n) * math.sqrt(n / (n - 1)), rel=1e-12)
+    one = E.prompt_metrics(W, data["x"][:1], data["classes"][:1], data["nn"][:1], K, "square")
+    assert math.isnan(one["accuracy_se"])  # one prompt: no spread to measure
+
+
 def test_ties_at_xi1_zero_are_broken_as_torch_breaks_them():
     """On the family with ``xi1 = 0`` every context point has the same weight: the output is the plurality vote
     of the context, and classes with equal counts tie up to rounding; the accuracy must be torch's to the bit."""
@@ -105,9 +134,11 @@ def test_binary_metrics_equal_the_torch_model(scale):
     y = torch.from_numpy(data["y"]).double()
     target = y[torch.arange(len(y)), torch.from_numpy(data["nn"]).long()][:, None]
     _, ell = forward(torch.from_numpy(W), x, y[:, :, None])
-    mse = ((ell - target) ** 2).mean().item()
+    squared = ((ell - target) ** 2)[:, 0]
+    mse, se = squared.mean().item(), (squared.std(unbiased=True) / len(squared) ** 0.5).item()
     got = E.binary_metrics(W, *E.binary_arrays(data))
-    assert got == pytest.approx({"nn_mse": mse, "test_loss": 0.5 * mse}, rel=RTOL)
+    want = {"nn_mse": mse, "nn_mse_se": se, "test_loss": 0.5 * mse, "test_loss_se": 0.5 * se}
+    assert got == pytest.approx(want, rel=RTOL)
     table = E.evaluate_binary(np.array([0, 1]), np.stack([W, W]), {"train": data}, d)
     assert table["nn_mse"].tolist() == pytest.approx([mse, mse], rel=RTOL)
 

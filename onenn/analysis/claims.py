@@ -1,6 +1,6 @@
 """The scorecard: each claim of the paper (``workflow/claims.yaml``) against this run's tables, with a verdict.
 No torch. The verdict rule and the error budget are stated once, in docs/claims.md; this module computes them
-(``judge_*``, ``combined_spread``, ``covariance``, ``metric_bound``, ``expected_by_chance``).
+(``judge_*``, ``combined_spread``, ``covariance``, ``recorded_test_se``, ``metric_bound``, ``expected_by_chance``).
 Kind scaling has no seeds: its ``sd`` is the standard error of the estimate (``ratio_se``, ...), ``n`` the prompts.
 """
 
@@ -18,7 +18,7 @@ from scipy.stats import binom
 
 from onenn.analysis.summary import markdown_table
 from onenn.base.claims import Claim, ClaimPoint
-from onenn.base.columns import variant_name
+from onenn.base.columns import se_column, variant_name
 
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))
@@ -135,12 +135,15 @@ def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
     return float(np.polyfit(np.log10(steps[keep]), values[keep], 1)[0])
 
 
-def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None) -> pd.DataFrame:
+def per_seed(
+    rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None, column: str | None = None
+) -> pd.DataFrame:
     """One row per seed: the claim's quantity (``value``), with the run's ``test_size``. With ``rescaled_time``
     the value is read at the step where ``((K − 1)/K)·step`` equals it; the slope checks (flat, rising, falling)
-    take the slope over the last decade of steps."""
+    take the slope over the last decade of steps. ``column`` reads another column (a standard error) the same way
+    as the claim's own."""
     q = claim.quantity
-    values = rows[q.column] * (rows["K"] / (rows["K"] - 1) if q.divide_by else 1.0)
+    values = rows[column or q.column] * (rows["K"] / (rows["K"] - 1) if q.divide_by else 1.0)
     runs = rows.assign(value=values).sort_values(["seed", "step"], kind="stable").groupby("seed", sort=True)
     first, last = runs["value"].first(), runs["value"].last()
     if claim.check in SLOPE_CHECKS:
@@ -184,6 +187,17 @@ def is_level(claim: Claim) -> bool:
     return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", *SLOPE_CHECKS)
 
 
+def recorded_test_se(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None) -> float | None:
+    """The test-set error of the seed mean of a level from the table's standard errors over the prompts
+    (``accuracy_se``, ...), read per seed as the level is, then averaged over the seeds: the seeds share the test
+    set, so averaging them does not shrink it, and the mean of the seeds' errors bounds it (docs/claims.md).
+    None where the table has no such column or a row lacks its value (a table written before them)."""
+    column = se_column(claim.quantity.column)
+    if column not in rows or rows[column].isna().any():
+        return None
+    return float(per_seed(rows, claim, rescaled_time, column)["value"].mean())
+
+
 def train_point(
     table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_time: float | None = None
 ) -> Measured | None:
@@ -205,7 +219,9 @@ def train_point(
     if is_level(claim):
         bound = metric_bound(q.column, str(first.get("loss", "square")), float(first.get("c", 0.0)), int(first["K"]))
         scale = 1.0 / prefactor(int(first["K"])) if q.divide_by else 1.0
-        test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
+        test_se = recorded_test_se(rows, claim, rescaled_time)
+        if test_se is None:  # a table without the standard errors: the bound
+            test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
         if paper["paper"] is not None and claim.check == "equal":
             paper_se = scale * sampling_error(paper["paper"] / scale, bound, claim.paper_test_size)
         test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)

@@ -13,11 +13,13 @@ vectors of the context, ``D = d + m + 1``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
+from onenn.base.columns import se_column
 from onenn.family import diagnostics
 from onenn.losses import require_loss
 
@@ -114,11 +116,20 @@ def loss_values(
 # --------------------------------------------------------------------------------------------------------
 
 
+def mean_and_se(name: str, values: np.ndarray) -> dict[str, float]:
+    """``{name: mean, name_se: sd / √n}``: the mean over the ``n`` prompts of a per-prompt value and its standard
+    error, the sample sd (ddof 1) over the prompts divided by ``√n`` (NaN for a single prompt)."""
+    n = len(values)
+    se = float(np.std(values, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    return {name: float(np.mean(values)), se_column(name): se}
+
+
 def prompt_metrics(
     W: np.ndarray, x: np.ndarray, classes: np.ndarray, nn: np.ndarray, K: int, loss: str, c: float = 0.0
 ) -> dict[str, float]:
     """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss
-    (``onenn.base.columns.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,)."""
+    (``onenn.base.columns.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,),
+    each with its standard error over the prompts (``accuracy_se``, ...: ``mean_and_se``)."""
     return class_metrics(W, *class_arrays({"x": x, "classes": classes, "nn": nn}, K), loss, c)
 
 
@@ -139,9 +150,9 @@ def class_metrics(
     the number of threads."""
     _, ell = forward(W, x, Y)
     return {
-        "logit_error": float(np.mean(((ell - y_target) ** 2).sum(-1))),
-        "accuracy": float(np.mean(ell.argmax(-1) == target_class)),
-        "test_loss": float(np.mean(loss_values(loss, c, ell, target_class, y_target))),
+        **mean_and_se("logit_error", ((ell - y_target) ** 2).sum(-1)),
+        **mean_and_se("accuracy", (ell.argmax(-1) == target_class).astype(np.float64)),
+        **mean_and_se("test_loss", loss_values(loss, c, ell, target_class, y_target)),
     }
 
 
@@ -181,10 +192,11 @@ def binary_arrays(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, 
 
 
 def binary_metrics(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarray) -> dict[str, float]:
-    """``nn_mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of it."""
+    """``nn_mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of
+    it; each with its standard error over the prompts (``nn_mse_se``, ``test_loss_se``: ``mean_and_se``)."""
     _, ell = forward(W, x, Y)
-    mse = float(np.mean((ell - target) ** 2))
-    return {"nn_mse": mse, "test_loss": 0.5 * mse}
+    squared = ((ell - target) ** 2)[:, 0]
+    return {**mean_and_se("nn_mse", squared), **mean_and_se("test_loss", 0.5 * squared)}
 
 
 def evaluate_binary(

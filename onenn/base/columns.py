@@ -14,6 +14,16 @@ ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
 #: binary run's (no argmax accuracy with real-valued labels)
 METRICS = ("logit_error", "accuracy", "test_loss")
 BINARY_RUN_METRICS = ("nn_mse", "test_loss")
+
+
+def se_column(metric: str) -> str:
+    """``'accuracy' -> 'accuracy_se'``: the column of a metric's standard error over the test set's prompts
+    (sample sd / √n), written beside each metric of ``METRICS`` and ``BINARY_RUN_METRICS``. Not required of a
+    table: tables written before these columns lack them, and the scorecard then bounds the error
+    (docs/claims.md)."""
+    return f"{metric}_se"
+
+
 #: the values of the ``test_set`` column: the multiclass experiments' test sets, and the binary experiment's prompt
 #: sets, its fixed training set ``train`` (evaluated like a test set) first. onenn.prompts, which draws them, names
 #: them too (the mathematics does not import the foundation); a test holds the two equal
