@@ -435,8 +435,7 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
             ]
             body.append([v, label] + cells)
     return [
-        "The resolution test: the population flow as its nodes per variable double (rows: coarse to fine as read"
-        " upwards):",
+        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable:",
         "",
         markdown_table(header, body),
         "",

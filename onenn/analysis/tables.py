@@ -126,7 +126,6 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
     NaN beyond a level's end), with their relative differences to the next finer level."""
     rows = []
     for variant, mine in table.groupby("variant", sort=True):
-        finer: dict[float, tuple[float, float]] = {}
         for source in _population_levels(mine):
             part = mine[(mine["source"] == source) & (mine["time"] > 0)].sort_values("time")
             nodes = 1 if source == AUDIT_MAIN else int(source.split("/")[1])

@@ -33,8 +33,8 @@ import pandas as pd
 
 from onenn.base.settings import Settings
 from onenn.steps import log_spaced_steps
-from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.checks import check_integer
+from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import monte_carlo_estimates
 from onenn.theory.reduced.population import PANEL, PopulationTrajectory, population_flow, quadrature, stuck_mass
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
