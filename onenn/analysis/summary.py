@@ -191,7 +191,7 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
     for row in audit_at_times(table, AUDIT_TIMES).itertuples(index=False):
         values = {
             f"{q}@t={row.time:.0e}": getattr(row, q)
-            for q in ("reduced_loss", "xi_ratio", "xi1", "xi2", "xi2_minus_xi1")
+            for q in ("reduced_loss", "xi_ratio", "xi1", "xi2", "xi2_minus_xi1", "boundary", "stuck_mass")
         }
         parts.append(_value_rows(experiment, row.variant, values))
     for row in audit_resolution(table).itertuples(index=False):
@@ -400,15 +400,26 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
     variants = list(dict.fromkeys(rows["variant"]))
     body = [[v] + [_number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
-    loss_body = [[v] + [_number(values.get((v, f"reduced_loss@t={t}"), float("nan"))) for t in times] for v in variants]
+    at_times = (
+        ("loss", "reduced_loss"),
+        ("ξ1/ξ2", "xi_ratio"),
+        ("ξ1", "xi1"),
+        ("r", "boundary"),
+        ("mass beyond r", "stuck_mass"),
+    )
+    loss_body = [
+        [v, name] + [_number(values.get((v, f"{q}@t={t}"), float("nan"))) for t in times]
+        for v in variants
+        for name, q in at_times
+    ]
     return [
         f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
         "",
         markdown_table(["variant"] + [h for h, _ in columns], body),
         "",
-        "The loss at log-spaced times t:",
+        "The main trajectory (the population flow) at log-spaced times t:",
         "",
-        markdown_table(["variant"] + [f"t={t}" for t in times], loss_body),
+        markdown_table(["variant", "value"] + [f"t={t}" for t in times], loss_body),
         "",
     ] + resolution_markdown(rows)
 

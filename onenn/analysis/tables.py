@@ -237,7 +237,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
     """The main trajectory of every variant interpolated (in log time) at ``times``: ``xi1, xi2, xi_ratio,
-    reduced_loss, xi2_minus_xi1`` (the loss at log-spaced t of the headline table)."""
+    reduced_loss, xi2_minus_xi1, boundary, stuck_mass`` (the values at log-spaced t of the headline table)."""
     rows = []
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part[part["time"] > 0].sort_values("time")
@@ -246,8 +246,10 @@ def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
             if not part["time"].min() <= t <= part["time"].max():
                 continue
             row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}
-            for value in ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1"):
+            for value in ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "boundary"):
                 row[value] = float(np.interp(np.log(t), log_t, part[value].to_numpy()))
-            row["reduced_loss"] = float(np.exp(np.interp(np.log(t), log_t, np.log(part["reduced_loss"].to_numpy()))))
+            for value in ("reduced_loss", "stuck_mass"):  # positive, falling over decades: interpolated in log
+                with np.errstate(divide="ignore"):
+                    row[value] = float(np.exp(np.interp(np.log(t), log_t, np.log(part[value].to_numpy()))))
             rows.append(row)
     return normalise_types(pd.DataFrame(rows))
