@@ -13,17 +13,19 @@ of the per-prompt gradient). At large ``xi1`` the integrand changes on the scale
 in ``t1`` around the boundary ``r = 1 - xi2/xi1``, where the query's own score ``xi1 - xi2`` meets the nearest
 context score ``xi1 t1`` (prompts with ``t1 < r`` attend to the query, loss near 1/2, gradient
 ``~exp(-xi1 (r - t1))``), and in ``g`` near 0, the near-ties. Both integrals are therefore taken in variables
-that stretch those places, recomputed at every evaluation from the current ``(xi1, xi2)``:
+that stretch those places, recomputed at every evaluation from the current ``(xi1, xi2)``, with
+``w = 1/max(xi1, 1)`` and ``c = r`` clipped to ``[-1, 1]``:
 
-    t1 = c + w sinh(a + (b - a) u),   a = asinh((-1 - c)/w),  b = asinh((1 - c)/w),   u in [0, 1],
-    g  = w sinh(beta v),              beta = asinh((1 + t1)/w),                       v in [0, 1],
+- ``t1`` in three pieces (``_t1_nodes``): a quarter of the nodes on ``[-1, c + min(40 w, 1/4)]`` by
+  ``t1 = c + w sinh(.)`` (spacing proportional to the distance from ``c``, down to ``w``: the boundary and the
+  thin tail beyond it); a quarter by ``t1 = F^{-1}(exp(z))``, ``z`` uniform, up to the 5% quantile of ``t_(1)``;
+  half by ``t1 = F^{-1}(y^(1/N))``, ``y`` uniform (the law of ``t_(1)``: the bulk);
+- ``g = w sinh(beta v)``, ``v`` in [0, 1], ``beta = asinh((1 + t1)/w)``: spacing proportional to ``g``, down to ``w``.
 
-with ``c = r`` clipped to ``[-1, 1]`` and ``w = 1/max(xi1, 1)``: nodes are spaced in proportion to the distance
-from ``c`` (or from ``g = 0``) down to ``w`` and geometrically beyond, so a fixed number of nodes resolves the
-boundary and the near-ties at any ``xi1``. Each of ``u`` and ``v`` carries composite Gauss-Legendre panels of
-``PANEL`` nodes. The ``N - 2`` others are one draw per node from their exact conditional law,
-``t_j = F^{-1}(U_j F(t2))`` with fixed uniforms ``U`` (seeded), so the estimate is a smooth function of
-``(xi1, xi2)`` (an ODE solver needs that) and deterministic. Resolution: ``t1_nodes x gap_nodes`` nodes.
+Each piece carries composite Gauss-Legendre panels of ``PANEL`` nodes, the map's Jacobian in the weight. The
+``N - 2`` others are one draw per node from their exact conditional law, ``t_j = F^{-1}(U_j F(t2))`` with fixed
+uniforms ``U`` (seeded), so the estimate is a smooth function of ``(xi1, xi2)`` (an ODE solver needs that) and
+deterministic. Resolution: ``t1_nodes x gap_nodes`` nodes.
 The weights' sum, the quadrature of the density, is 1 up to the quadrature error (``mass``).
 """
 
