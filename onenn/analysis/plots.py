@@ -556,6 +556,9 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     boundary_ax.set_ylabel("boundary r = 1 − ξ2/ξ1")
     boundary_ax.set_ylim(-1.05, 1.05)
     stuck_ax.set_yscale("log")
+    late_mass = main.loc[main["time"] == main.groupby("variant")["time"].transform("max"), "stuck_mass"]
+    if len(late_mass) and (late_mass > 0).all():  # from a decade below the end (earlier: e^-hundreds)
+        stuck_ax.set_ylim(0.1 * float(late_mass.min()), 1.0)
     stuck_ax.set_ylabel("mass beyond r: P(t₍₁₎ < r)")
     gap_ax.set_ylabel("ξ2 − ξ1")
     gap_ax.set_yscale("symlog", linthresh=1)
