@@ -89,7 +89,9 @@ def resolution_job(table_path: str, configs: str, output: str, *, log: logging.L
         raise ValueError(f"{table_path} has no population flow (source 'population'): is it an audit table?")
     text = (
         f"> From the run of {configs}. Written by `snakemake results/readme/<experiment>_resolution.md` "
-        "(workflow/rules/readme.smk): rerun it rather than edit this file.\n\n" + resolution_page(res)
+        "(workflow/rules/readme.smk): rerun it rather than edit this file.\n\n"
+        + resolution_page(res)
+        + sample_agreement(table)
     )
     write_with(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     log.info("wrote %s (%d rows)", output, len(res))
@@ -133,3 +135,28 @@ def resolution_page(res: pd.DataFrame) -> str:
             "",
         ]
     )
+
+
+def sample_agreement(table: pd.DataFrame) -> str:
+    """Where the weighted sample is valid (its flow, up to its end): the largest gap in ``xi1/xi2`` between it and
+    the population flow at the times both record, and the largest gap in loss over the sample's standard error."""
+    import numpy as np
+
+    lines = ["", "Against the flow on the weighted sample where it is valid, at the times both record:", ""]
+    for variant, mine in table.groupby("variant", sort=True):
+        pop = mine[(mine["source"] == "population") & (mine["time"] > 0)].set_index("time")
+        sample = mine[mine["source"].isin(["flow", "continuation"]) & (mine["time"] > 0)]
+        sample = sample.drop_duplicates("time").set_index("time")
+        common = pop.index.intersection(sample.index)
+        if not len(common):
+            continue
+        pop, sample = pop.loc[common], sample.loc[common]
+        ratio = pop["xi_ratio"].to_numpy()
+        loss = pop["reduced_loss"].to_numpy()
+        z = np.abs(loss - sample["reduced_loss"].to_numpy()) / sample["reduced_loss_se"].to_numpy()
+        lines.append(
+            f"- {variant}, {len(common)} times up to t = {common.max():.0e}: largest |Δ ξ1/ξ2| = "
+            f"{np.max(np.abs(ratio - sample['xi_ratio'].to_numpy())):.3g}, largest |Δ loss| = "
+            f"{np.max(z):.3g} standard errors of the sample"
+        )
+    return "\n".join([*lines, ""])

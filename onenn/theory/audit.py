@@ -182,7 +182,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
         _rows("plain", plain.time, plain.xi1, plain.xi2, t_plain, None).assign(mass=1.0),
     ]
     late = _log_spaced(time_gd, s.time_end, s.n_eval)
-    record = np.unique(np.concatenate([gd.time, late]))
+    record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
     for level in range(s.levels):
         begun = clock.perf_counter()
         q = quadrature(s.N, s.d, s.t1_nodes >> level, s.gap_nodes >> level, s.seed)
