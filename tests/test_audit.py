@@ -163,3 +163,24 @@ def test_beyond_job_rejects_unknown_kind(tmp_path):
         beyond_job("train", {}, identity={}, output=str(tmp_path / "x.parquet"), log=None)
     with pytest.raises(ValueError, match="unknown audit settings"):
         AuditSettings.from_dict({"K": 3})
+
+
+def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
+    from onenn.analysis.tables import audit_resolution
+    from onenn.jobs.readme import resolution_page
+
+    res = audit_resolution(small_audit, times=[1e4, 1e6, 1e12])
+    assert list(res["source"].unique()) == ["population", "population/2"]
+    at = res[res["time"] == 1e6].set_index("source")
+    fine = small_audit[small_audit["source"] == "population"]
+    half = small_audit[small_audit["source"] == "population/2"]
+    expected = [
+        float(np.interp(np.log(1e6), np.log(p["time"][p["time"] > 0]), p["xi_ratio"][p["time"] > 0]))
+        for p in (fine, half)
+    ]
+    assert at.loc["population", "xi_ratio"] == pytest.approx(expected[0])
+    assert at.loc["population/2", "xi_ratio_change"] == pytest.approx(abs(expected[0] - expected[1]) / expected[1])
+    assert np.isnan(at.loc["population", "xi_ratio_change"])
+    assert res[res["time"] == 1e12]["xi_ratio"].isna().all()  # beyond the flows' end (1e8)
+    page = resolution_page(res)
+    assert "| sigma=2 | 1e+06 | 1/2 |" in page and "sigma=2 at t = 1e+06:" in page
