@@ -184,3 +184,13 @@ def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
     assert res[res["time"] == 1e12]["xi_ratio"].isna().all()  # beyond the flows' end (1e8)
     page = resolution_page(res)
     assert "| sigma=2 | 1e+06 | 1/2 |" in page and "sigma=2 at t = 1e+06:" in page
+
+
+def test_the_audit_markdown_has_the_resolution_table(small_audit):
+    from onenn.analysis.summary import audit_markdown, audit_table_summary
+
+    rows = audit_table_summary(small_audit)
+    rows["experiment"] = "audit"
+    text = "\n".join(audit_markdown(rows))
+    assert "The resolution test" in text and "| sigma=2 | 1/2 of the nodes per variable |" in text
+    assert "| sigma=2 | mass beyond r |" in text

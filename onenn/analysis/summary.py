@@ -427,7 +427,7 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
 def resolution_markdown(rows: pd.DataFrame) -> list[str]:
     """The resolution test: ξ1/ξ2 and the loss of every population level at the times of
     ``tables.RESOLUTION_TIMES`` (from the rows ``xi_ratio@<source>@t=<time>`` of ``audit_table_summary``)."""
-    found = rows[rows["quantity"].str.startswith("xi_ratio@")]
+    found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
     if not len(found):
         return []
     values = rows.set_index(["variant", "quantity"])["mean"]
