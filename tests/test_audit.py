@@ -9,7 +9,7 @@ from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajector
 from onenn.family import XI_RATIO_BOUND, diagnostics
 from onenn.jobs.beyond import beyond_job
 from onenn.prompts import sphere
-from onenn.theory.audit import SOURCES, AuditSettings, run_audit
+from onenn.theory.audit import AuditSettings, run_audit, sources
 from onenn.theory.full_matrix import (
     FullLossGrad,
     FullMatrixSettings,
@@ -35,7 +35,20 @@ def test_resolve_sigma():
 @pytest.fixture(scope="module")
 def small_audit():
     s = AuditSettings(
-        d=8, N=8, sigma=2.0, lr=0.5, steps=60, time_end=1e5, n_plain=512, n_max=16, n_gap=16, n_eval=10, seed=3
+        d=8,
+        N=8,
+        sigma=2.0,
+        lr=0.5,
+        steps=60,
+        sample_time_end=1e4,
+        time_end=1e8,
+        n_plain=512,
+        n_max=16,
+        n_gap=16,
+        t1_nodes=64,
+        gap_nodes=16,
+        n_eval=10,
+        seed=3,
     )
     table = run_audit(s)
     table["experiment"], table["variant"], table["sigma_rule"] = "audit", "sigma=2", "2.0"
@@ -43,7 +56,11 @@ def small_audit():
 
 
 def test_run_audit_has_every_source_and_consistent_columns(small_audit):
-    assert set(small_audit["source"]) == set(SOURCES)
+    assert (
+        set(small_audit["source"])
+        == set(sources(2))
+        == {"gd", "flow", "continuation", "plain", "population", "population/2"}
+    )
     np.testing.assert_allclose(small_audit["xi_ratio"], small_audit["xi1"] / small_audit["xi2"])
     assert (small_audit["sigma"] == 2.0).all()
     np.testing.assert_allclose(small_audit["xi2_minus_xi1"], small_audit["xi2"] - small_audit["xi1"])
@@ -51,7 +68,10 @@ def test_run_audit_has_every_source_and_consistent_columns(small_audit):
     assert gd["step"].iloc[0] == 0 and gd["step"].iloc[-1] == 60
     np.testing.assert_allclose(gd["time"], 0.5 * gd["step"])
     cont = small_audit[small_audit["source"] == "continuation"]
-    assert cont["time"].iloc[0] == pytest.approx(30.0) and cont["time"].iloc[-1] == pytest.approx(1e5)
+    assert cont["time"].iloc[0] == pytest.approx(30.0) and cont["time"].iloc[-1] == pytest.approx(1e4)
+    pop = small_audit[small_audit["source"] == "population"]
+    assert pop["time"].iloc[-1] == pytest.approx(1e8)
+    np.testing.assert_allclose(pop["boundary"], 1 - pop["xi2"] / pop["xi1"])
     # the continuation starts where GD ends
     assert cont["xi1"].iloc[0] == pytest.approx(gd["xi1"].iloc[-1], rel=1e-12)
 
@@ -143,3 +163,34 @@ def test_beyond_job_rejects_unknown_kind(tmp_path):
         beyond_job("train", {}, identity={}, output=str(tmp_path / "x.parquet"), log=None)
     with pytest.raises(ValueError, match="unknown audit settings"):
         AuditSettings.from_dict({"K": 3})
+
+
+def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
+    from onenn.analysis.tables import audit_resolution
+    from onenn.jobs.readme import resolution_page
+
+    res = audit_resolution(small_audit, times=[1e4, 1e6, 1e12])
+    assert list(res["source"].unique()) == ["population", "population/2"]
+    at = res[res["time"] == 1e6].set_index("source")
+    fine = small_audit[small_audit["source"] == "population"]
+    half = small_audit[small_audit["source"] == "population/2"]
+    expected = [
+        float(np.interp(np.log(1e6), np.log(p["time"][p["time"] > 0]), p["xi_ratio"][p["time"] > 0]))
+        for p in (fine, half)
+    ]
+    assert at.loc["population", "xi_ratio"] == pytest.approx(expected[0])
+    assert at.loc["population/2", "xi_ratio_change"] == pytest.approx(abs(expected[0] - expected[1]) / expected[1])
+    assert np.isnan(at.loc["population", "xi_ratio_change"])
+    assert res[res["time"] == 1e12]["xi_ratio"].isna().all()  # beyond the flows' end (1e8)
+    page = resolution_page(res)
+    assert "| sigma=2 | 1e+06 | 1/2 |" in page and "sigma=2 at t = 1e+06:" in page
+
+
+def test_the_audit_markdown_has_the_resolution_table(small_audit):
+    from onenn.analysis.summary import audit_markdown, audit_table_summary
+
+    rows = audit_table_summary(small_audit)
+    rows["experiment"] = "audit"
+    text = "\n".join(audit_markdown(rows))
+    assert "The resolution test" in text and "| sigma=2 | 1/2 of the nodes per variable |" in text
+    assert "| sigma=2 | mass beyond r |" in text

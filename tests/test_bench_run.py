@@ -29,7 +29,7 @@ def benchmark_patterns() -> dict[str, str]:
 
 def test_every_rule_has_a_benchmark_and_its_files_are_named_after_it():
     patterns = benchmark_patterns()
-    assert len(patterns) == 17
+    assert len(patterns) == 18
     for rule, pattern in patterns.items():
         for test_set in ("train", "uniform"):  # binary_set's test sets (separated: binary_set_separated)
             path = pattern.replace("{test_set}", test_set)

@@ -66,7 +66,7 @@ def summary() -> pd.DataFrame:
     audit = [
         ("sigma=3", "sigma", 3.0),
         ("sigma=3", "xi_ratio_end", 0.625),
-        ("sigma=3", "reduced_loss@t=1e+03", 0.0123),
+        ("sigma=3", "reduced_loss@t=1e+04", 0.0123),
         ("sigma=lemma12", "sigma", 56.14),
         ("sigma=lemma12", "xi_ratio_end", 0.5),
     ]
@@ -134,8 +134,8 @@ def test_the_audit_page_has_the_audit_rows_and_nothing_else(tmp_path):
     assert " 0.625 |" in sigma3  # ξ1/ξ2 at the end
     assert next(line for line in lines if line.startswith("| sigma=lemma12 | 56.14 |"))
     assert set(by_variant) == {"sigma=3", "sigma=lemma12"}
-    loss_row = [line for line in lines if line.startswith("| sigma=3 |")][-1]  # the loss at log-spaced times
-    assert " 0.0123 |" in loss_row
+    loss_row = next(line for line in lines if line.startswith("| sigma=3 | loss |"))  # the loss at log-spaced times
+    assert loss_row.split(" | ")[4] == "0.0123"  # columns: variant, value, t = 1, 100, 10^4
 
 
 def test_the_same_inputs_give_the_same_bytes(tmp_path):

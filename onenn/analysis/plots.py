@@ -546,36 +546,54 @@ def landscape(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = (
 
 def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """The reduced-dynamics audit, one colour per sigma: the ratio xi1/xi2 against 7/15, the loss with the
-    O(1/log t) envelope, xi2 - xi1, and the GD-flow overlap. Solid: exact GD then the flow continuation;
-    dashed: the flow on an independent sample; dotted: the flow on a plain sample of the same size."""
-    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
+    O(1/log t) envelope, the boundary r = 1 - xi2/xi1 and the mass of prompts beyond it (t_(1) < r), xi2 - xi1,
+    and the GD-flow overlap. Solid: the population flow; dashed: the same at half the nodes per variable;
+    dotted: the flow on the weighted sample (GD, then its flow) up to the sample's end."""
+    fig, axes = plt.subplots(3, 2, figsize=(style.width, 3 * style.height))
     main = audit_trajectory(table)
     variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma"].iloc[0]))
     colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
-    (ratio_ax, loss_ax), (gap_ax, overlap_ax) = axes
+    (ratio_ax, loss_ax), (boundary_ax, stuck_ax), (gap_ax, overlap_ax) = axes
+    values = (
+        (ratio_ax, "xi_ratio"),
+        (loss_ax, "reduced_loss"),
+        (boundary_ax, "boundary"),
+        (stuck_ax, "stuck_mass"),
+        (gap_ax, "xi2_minus_xi1"),
+    )
     for v in variants:
         sigma = main.loc[main["variant"] == v, "sigma"].iloc[0]
         label = f"{v} (σ = {sigma:.4g})"
         part = main[(main["variant"] == v) & (main["time"] > 0)]
-        for ax, value in ((ratio_ax, "xi_ratio"), (loss_ax, "reduced_loss"), (gap_ax, "xi2_minus_xi1")):
+        mine = table[(table["variant"] == v) & (table["time"] > 0)]
+        sample = mine[mine["source"].isin(["gd", "continuation"])].sort_values("time")
+        for ax, value in values:
             ax.plot(part["time"], part[value], color=colours[v], label=label)
-            for source, ls in (("resample", "--"), ("plain", ":")):
-                other = table[(table["variant"] == v) & (table["source"] == source) & (table["time"] > 0)]
-                ax.plot(other["time"], other[value], color=colours[v], ls=ls, lw=1)
+            half = mine[mine["source"] == "population/2"]
+            ax.plot(half["time"], half[value], color=colours[v], ls="--", lw=1)
+            ax.plot(sample["time"], sample[value], color=colours[v], ls=":", lw=1)
         # the O(1/log t) envelope C / log t, with C the largest loss * log t after t = 10
         late = part[part["time"] >= 10]
         if len(late):
             constant = float(late["loss_log_time"].max())
             loss_ax.plot(late["time"], constant / np.log(late["time"]), color=colours[v], ls="-.", lw=0.8)
-        gd = table[(table["variant"] == v) & (table["source"] == "gd") & (table["time"] > 0)].sort_values("time")
-        flow = table[(table["variant"] == v) & (table["source"] == "flow") & (table["time"] > 0)].sort_values("time")
+        gd = mine[mine["source"] == "gd"].sort_values("time")
+        flow = mine[mine["source"] == "flow"].sort_values("time")
         overlap_ax.plot(gd["time"], gd["xi1"], color=colours[v], marker="o", ms=3, ls="none", label=f"{v}: GD ξ1")
         overlap_ax.plot(flow["time"], flow["xi1"], color=colours[v], label=f"{v}: flow ξ1")
     ratio_ax.axhline(XI_RATIO_BOUND, color="black", ls="--", lw=1, label="7/15 (Lemma 12)")
+    ratio_ax.axhline(0.5, color="grey", ls=":", lw=1, label="1/2 (r = −1)")
     ratio_ax.set_ylabel("ξ1 / ξ2")
     ratio_ax.legend(fontsize="small")
     loss_ax.set_yscale("log")
     loss_ax.set_ylabel("reduced loss (dash-dot: C / log t)")
+    boundary_ax.set_ylabel("boundary r = 1 − ξ2/ξ1")
+    boundary_ax.set_ylim(-1.05, 1.05)
+    stuck_ax.set_yscale("log")
+    late_mass = main.loc[main["time"] == main.groupby("variant")["time"].transform("max"), "stuck_mass"]
+    if len(late_mass) and (late_mass > 0).all():  # from a decade below the end (earlier: e^-hundreds)
+        stuck_ax.set_ylim(0.1 * float(late_mass.min()), 1.0)
+    stuck_ax.set_ylabel("mass beyond r: P(t₍₁₎ < r)")
     gap_ax.set_ylabel("ξ2 − ξ1")
     gap_ax.set_yscale("symlog", linthresh=1)
     overlap_ax.set_ylabel("ξ1: exact GD (dots) and gradient flow")

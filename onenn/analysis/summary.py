@@ -20,6 +20,7 @@ import pandas as pd
 
 from onenn.analysis.tables import (
     audit_at_times,
+    audit_resolution,
     audit_summary,
     final_step,
     first_and_last,
@@ -166,12 +167,15 @@ AUDIT_QUANTITIES = (
     "loss_log_time_end",
     "gd_steps",
     "gd_flow_gap",
-    "resample_xi_ratio_gap",
-    "resample_reduced_loss_rel_gap",
+    "resolution_xi_ratio_gap",
+    "resolution_reduced_loss_rel_gap",
+    "sample_xi_ratio_gap",
+    "boundary_end",
+    "stuck_mass_end",
     "plain_xi_ratio_end",
 )
 #: times at which the headline table gives the audit's reduced loss
-AUDIT_TIMES = tuple(10.0**k for k in range(13))
+AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
 
 
 def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -187,8 +191,11 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
     for row in audit_at_times(table, AUDIT_TIMES).itertuples(index=False):
         values = {
             f"{q}@t={row.time:.0e}": getattr(row, q)
-            for q in ("reduced_loss", "xi_ratio", "xi1", "xi2", "xi2_minus_xi1")
+            for q in ("reduced_loss", "xi_ratio", "xi1", "xi2", "xi2_minus_xi1", "boundary", "stuck_mass")
         }
+        parts.append(_value_rows(experiment, row.variant, values))
+    for row in audit_resolution(table).itertuples(index=False):
+        values = {f"{q}@{row.source}@t={row.time:.0e}": getattr(row, q) for q in ("xi_ratio", "reduced_loss")}
         parts.append(_value_rows(experiment, row.variant, values))
     out = pd.concat(parts, ignore_index=True)
     out["kind"] = "audit"
@@ -383,22 +390,65 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
         ("loss·log t at t = 10", "loss_log_time_first"),
         ("loss·log t at the end", "loss_log_time_end"),
         ("GD–flow gap", "gd_flow_gap"),
-        ("resample ξ1/ξ2 gap", "resample_xi_ratio_gap"),
-        ("plain-sample ξ1/ξ2", "plain_xi_ratio_end"),
+        ("r = 1 − ξ2/ξ1", "boundary_end"),
+        ("mass beyond r", "stuck_mass_end"),
+        ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
+        ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
+        ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
     )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
     body = [[v] + [_number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
-    loss_body = [[v] + [_number(values.get((v, f"reduced_loss@t={t}"), float("nan"))) for t in times] for v in variants]
+    at_times = (
+        ("loss", "reduced_loss"),
+        ("ξ1/ξ2", "xi_ratio"),
+        ("ξ1", "xi1"),
+        ("r", "boundary"),
+        ("mass beyond r", "stuck_mass"),
+    )
+    loss_body = [
+        [v, name] + [_number(values.get((v, f"{q}@t={t}"), float("nan"))) for t in times]
+        for v in variants
+        for name, q in at_times
+    ]
     return [
         f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
         "",
         markdown_table(["variant"] + [h for h, _ in columns], body),
         "",
-        "The loss at log-spaced times t:",
+        "The main trajectory (the population flow) at log-spaced times t:",
         "",
-        markdown_table(["variant"] + [f"t={t}" for t in times], loss_body),
+        markdown_table(["variant", "value"] + [f"t={t}" for t in times], loss_body),
+        "",
+    ] + resolution_markdown(rows)
+
+
+def resolution_markdown(rows: pd.DataFrame) -> list[str]:
+    """The resolution test: ξ1/ξ2 and the loss of every population level at the times of
+    ``tables.RESOLUTION_TIMES`` (from the rows ``xi_ratio@<source>@t=<time>`` of ``audit_table_summary``)."""
+    found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
+    if not len(found):
+        return []
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    keys = [q.split("@")[1:] for q in dict.fromkeys(found["quantity"])]
+    sources = list(dict.fromkeys(k[0] for k in keys))
+    times = list(dict.fromkeys(k[1] for k in keys))
+    header = ["variant", "resolution"] + [f"ξ1/ξ2 at {t}" for t in times] + [f"loss at {t}" for t in times]
+    body = []
+    for v in dict.fromkeys(found["variant"]):
+        for src in sources:
+            label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
+            cells = [
+                _number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
+                for q in ("xi_ratio", "reduced_loss")
+                for t in times
+            ]
+            body.append([v, label] + cells)
+    return [
+        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable:",
+        "",
+        markdown_table(header, body),
         "",
     ]
 

@@ -103,13 +103,57 @@ def variant_order(table: pd.DataFrame) -> list[str]:
 # ----------------------------------------------------------------------------------------------------------
 
 
+#: the audit's main trajectory: the population flow at the finest resolution
+AUDIT_MAIN = "population"
+#: times of the resolution table
+RESOLUTION_TIMES = (1e12, 1e16, 1e20)
+
+
 def audit_trajectory(table: pd.DataFrame) -> pd.DataFrame:
-    """The main trajectory of every audit variant: exact GD up to its last step, then the flow continuation."""
-    gd = table[table["source"] == "gd"]
-    cont = table[table["source"] == "continuation"]
-    t_gd = gd.groupby("variant")["time"].max()
-    cont = cont[cont["time"] > cont["variant"].map(t_gd)]
-    return pd.concat([gd, cont], ignore_index=True).sort_values(["variant", "time"], kind="stable")
+    """The main trajectory of every audit variant: the population flow at the finest resolution."""
+    main = table[table["source"] == AUDIT_MAIN]
+    return main.sort_values(["variant", "time"], kind="stable").reset_index(drop=True)
+
+
+def _population_levels(mine: pd.DataFrame) -> list[str]:
+    """The population sources of one variant, finest first (``population``, ``population/2``, ...)."""
+    names = [s for s in dict.fromkeys(mine["source"]) if s == AUDIT_MAIN or s.startswith(AUDIT_MAIN + "/")]
+    return sorted(names, key=lambda s: 1 if s == AUDIT_MAIN else int(s.split("/")[1]))
+
+
+def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TIMES) -> pd.DataFrame:
+    """The resolution test: ``xi1/xi2`` and the loss of every population level at ``times`` (log-interpolated,
+    NaN beyond a level's end), with their relative differences to the next finer level."""
+    rows = []
+    for variant, mine in table.groupby("variant", sort=True):
+        for source in _population_levels(mine):
+            part = mine[(mine["source"] == source) & (mine["time"] > 0)].sort_values("time")
+            nodes = 1 if source == AUDIT_MAIN else int(source.split("/")[1])
+            for t in times:
+                inside = part["time"].min() <= t <= part["time"].max()
+                log_t = np.log(part["time"].to_numpy())
+                ratio = float(np.interp(np.log(t), log_t, part["xi_ratio"].to_numpy())) if inside else np.nan
+                log_loss = np.log(part["reduced_loss"].to_numpy())
+                loss = float(np.exp(np.interp(np.log(t), log_t, log_loss))) if inside else np.nan
+                rows.append(
+                    {
+                        "variant": variant,
+                        "source": source,
+                        "nodes_divisor": nodes,
+                        "time": float(t),
+                        "xi_ratio": ratio,
+                        "reduced_loss": loss,
+                    }
+                )
+    out = pd.DataFrame(rows)
+    if not len(out):
+        return out
+    out = out.sort_values(["variant", "time", "nodes_divisor"], kind="stable")
+    finer_ratio = out.groupby(["variant", "time"])["xi_ratio"].shift(1)
+    finer_loss = out.groupby(["variant", "time"])["reduced_loss"].shift(1)
+    out["xi_ratio_change"] = (finer_ratio - out["xi_ratio"]).abs() / out["xi_ratio"]
+    out["reduced_loss_change"] = (finer_loss - out["reduced_loss"]).abs() / out["reduced_loss"]
+    return normalise_types(out.reset_index(drop=True))
 
 
 def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
@@ -124,9 +168,11 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     ``xi_ratio_max`` and the first time ``xi1/xi2`` exceeds 7/15 (``time_cross``, NaN if never);
     ``loss_log_time_first/end``: ``reduced_loss * log t`` at the first recorded time ``t >= 10`` and at the end
     (bounded if the loss is ``O(1/log t)``); ``gd_flow_gap``: the largest ``|xi_GD - xi_flow|`` on their overlap;
-    ``resample_xi_ratio_gap`` and ``resample_reduced_loss_rel_gap``: the largest difference between the main
-    trajectory and the flow on an independent sample (the estimate's error); ``plain_xi_ratio_end``: the end
-    ``xi1/xi2`` on a plain sample of the same size.
+    ``resolution_xi_ratio_gap`` and ``resolution_reduced_loss_rel_gap``: the largest difference between the main
+    trajectory and the population flow at half its nodes (the resolution test); ``sample_xi_ratio_gap``: the
+    largest difference between the main trajectory and the flow on the sample up to the sample's end;
+    ``boundary_end`` and ``stuck_mass_end``: ``r = 1 - xi2/xi1`` and ``F(r)^N`` at the end;
+    ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end.
     """
     rows = []
     main = audit_trajectory(table)
@@ -142,10 +188,21 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
             np.max(np.abs(gd["xi1"].to_numpy() - flow["xi1"].to_numpy())),
             np.max(np.abs(gd["xi2"].to_numpy() - flow["xi2"].to_numpy())),
         )
-        res = mine[mine["source"] == "resample"]
+        levels = _population_levels(mine)
         times = part["time"].to_numpy()
-        res_ratio = _interp_at(res, times, "xi_ratio")
-        res_loss = _interp_at(res, times, "reduced_loss")
+        if len(levels) > 1:
+            half = mine[mine["source"] == levels[1]]
+            res_ratio_gap = float(np.max(np.abs(_interp_at(half, times, "xi_ratio") - part["xi_ratio"].to_numpy())))
+            res_loss = _interp_at(half, times, "reduced_loss")
+            res_loss_gap = float(np.max(np.abs(res_loss / part["reduced_loss"].to_numpy() - 1.0)))
+        else:
+            res_ratio_gap = res_loss_gap = np.nan
+        sample = pd.concat([gd, mine[mine["source"] == "continuation"]]).sort_values("time")
+        sample = sample[sample["time"] > 0]
+        on_sample = part[(part["time"] > 0) & (part["time"] <= sample["time"].max())]
+        sample_gap = float(
+            np.max(np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"]))
+        )
         plain = mine[mine["source"] == "plain"].sort_values("time")
         rows.append(
             {
@@ -167,10 +224,11 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "loss_log_time_end": end["loss_log_time"],
                 "gd_steps": int(gd["step"].max()),
                 "gd_flow_gap": float(gap),
-                "resample_xi_ratio_gap": float(np.max(np.abs(res_ratio - part["xi_ratio"].to_numpy()))),
-                "resample_reduced_loss_rel_gap": float(
-                    np.max(np.abs(res_loss / part["reduced_loss"].to_numpy() - 1.0))
-                ),
+                "resolution_xi_ratio_gap": res_ratio_gap,
+                "resolution_reduced_loss_rel_gap": res_loss_gap,
+                "sample_xi_ratio_gap": sample_gap,
+                "boundary_end": end["boundary"],
+                "stuck_mass_end": end["stuck_mass"],
                 "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
             }
         )
@@ -179,7 +237,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
     """The main trajectory of every variant interpolated (in log time) at ``times``: ``xi1, xi2, xi_ratio,
-    reduced_loss, xi2_minus_xi1`` (the loss at log-spaced t of the headline table)."""
+    reduced_loss, xi2_minus_xi1, boundary, stuck_mass`` (the values at log-spaced t of the headline table)."""
     rows = []
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part[part["time"] > 0].sort_values("time")
@@ -188,8 +246,10 @@ def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
             if not part["time"].min() <= t <= part["time"].max():
                 continue
             row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}
-            for value in ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1"):
+            for value in ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "boundary"):
                 row[value] = float(np.interp(np.log(t), log_t, part[value].to_numpy()))
-            row["reduced_loss"] = float(np.exp(np.interp(np.log(t), log_t, np.log(part["reduced_loss"].to_numpy()))))
+            for value in ("reduced_loss", "stuck_mass"):  # positive, falling over decades: interpolated in log
+                with np.errstate(divide="ignore"):
+                    row[value] = float(np.exp(np.interp(np.log(t), log_t, np.log(part[value].to_numpy()))))
             rows.append(row)
     return normalise_types(pd.DataFrame(rows))

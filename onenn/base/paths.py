@@ -52,6 +52,9 @@ CLAIMS_HTML = "results/tables/claims.html"
 README_CLAIMS = "results/readme/claims.md"
 README_AUDIT = "results/readme/audit.md"
 README_FIGURE = "results/readme/{experiment}.png"
+#: an audit experiment's resolution test (``snakemake results/readme/audit_resolution.md``, also under the
+#: preset workflow/presets/audit_convergence.yaml)
+README_RESOLUTION = "results/readme/{experiment}_resolution.md"
 #: the experiments whose figures results/readme/ keeps: the README's three, and docs/experiments.md's worked example
 README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
 
@@ -76,6 +79,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     README_CLAIMS: ("readme",),
     README_AUDIT: ("readme",),
     README_FIGURE: ("readme_figure",),
+    README_RESOLUTION: ("audit_resolution",),
     TABLE: ("table",),  # after the fixed names of results/tables/ (summary, claims), which it would match too
     FIGURE_PNG: ("figure",),
     FIGURE_PDF: ("figure",),

@@ -13,7 +13,8 @@ from onenn.plan.kinds import kind_named
 
 
 def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
-    """One sigma of an audit experiment: its five trajectories as a Parquet table with the settings."""
+    """One sigma of an audit experiment: its trajectories (``onenn.theory.audit``) as a Parquet table with the
+    settings."""
     from onenn.family import XI_RATIO_BOUND
     from onenn.theory.audit import AuditSettings, run_audit
 
@@ -25,7 +26,7 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logge
         table[key] = value
     first = list(AUDIT_FIRST)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
-    end = table[table["source"] == "continuation"].iloc[-1]
+    end = table[table["source"] == "population"].iloc[-1]
     log.info(
         "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
         end["time"],

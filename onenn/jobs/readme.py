@@ -5,11 +5,16 @@ files and the software the headline table records; no date, so the same inputs g
 from __future__ import annotations
 
 import logging
+import math
 import shutil
+from typing import TYPE_CHECKING
 
 from onenn.base import provenance
 from onenn.base.io import verify_checksum, write_with
 from onenn.jobs.inputs import ANY, load_checked_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the command that writes these files, named in their header
 COMMAND = "snakemake --cores all readme"
@@ -66,3 +71,92 @@ def readme_figure_job(figure_path: str, copy_path: str, *, log: logging.Logger) 
     verify_checksum(figure_path)
     write_with(copy_path, lambda tmp: shutil.copyfile(figure_path, tmp))
     log.info("copied %s to %s", figure_path, copy_path)
+
+
+#: the tolerance the resolution test is held to: relative change of xi1/xi2 and of the loss between the two
+#: finest resolutions
+RESOLUTION_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-2}
+
+
+def resolution_job(table_path: str, configs: str, output: str, *, log: logging.Logger) -> None:
+    """Write an audit experiment's resolution test (``tables.audit_resolution``) as Markdown, with the verdict
+    of each quantity against ``RESOLUTION_TOLERANCE`` between the two finest resolutions."""
+    from onenn.analysis.tables import audit_resolution
+
+    table = load_checked_table(table_path)
+    res = audit_resolution(table)
+    if not len(res):
+        raise ValueError(f"{table_path} has no population flow (source 'population'): is it an audit table?")
+    text = (
+        f"> From the run of {configs}. Written by `snakemake results/readme/<experiment>_resolution.md` "
+        "(workflow/rules/readme.smk): rerun it rather than edit this file.\n\n"
+        + resolution_page(res)
+        + sample_agreement(table)
+    )
+    write_with(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    log.info("wrote %s (%d rows)", output, len(res))
+
+
+def resolution_page(res: pd.DataFrame) -> str:
+    """The resolution table: one row per (variant, time, resolution), finest first, with the relative change to
+    the next finer resolution, and whether the two finest agree within ``RESOLUTION_TOLERANCE``."""
+    from onenn.analysis.summary import markdown_table
+
+    def number(x: float) -> str:
+        return "–" if math.isnan(x) else f"{x:.5g}"
+
+    body, verdicts = [], []
+    for (variant, time), part in res.groupby(["variant", "time"], sort=True):
+        for row in part.itertuples(index=False):
+            label = "all" if row.nodes_divisor == 1 else f"1/{row.nodes_divisor}"
+            body.append(
+                [variant, f"{time:.0e}", label]
+                + [number(v) for v in (row.xi_ratio, row.xi_ratio_change, row.reduced_loss, row.reduced_loss_change)]
+            )
+        if len(part) > 1:
+            second = part.iloc[1]
+            ok = all(second[f"{q}_change"] <= tol for q, tol in RESOLUTION_TOLERANCE.items())
+            verdicts.append(f"{variant} at t = {time:.0e}: {'within' if ok else 'NOT within'} the tolerance")
+    header = ["variant", "t", "nodes per variable", "ξ1/ξ2", "rel. change to finer", "loss", "rel. change to finer"]
+    tolerance = ", ".join(f"{q} {tol:g}" for q, tol in RESOLUTION_TOLERANCE.items())
+    return "\n".join(
+        [
+            "# The audit's resolution test",
+            "",
+            (
+                "The population flow (docs/method.md §7.3) at all its nodes and at 1/2, 1/4, ... of them in each "
+                "variable; the relative change is to the next finer resolution ('–' beyond a flow's end). "
+                f"Tolerance between the two finest (relative): {tolerance}."
+            ),
+            "",
+            markdown_table(header, body),
+            "",
+            *[f"- {v}" for v in verdicts],
+            "",
+        ]
+    )
+
+
+def sample_agreement(table: pd.DataFrame) -> str:
+    """Where the weighted sample is valid (its flow, up to its end): the largest gap in ``xi1/xi2`` between it and
+    the population flow at the times both record, and the largest gap in loss over the sample's standard error."""
+    import numpy as np
+
+    lines = ["", "Against the flow on the weighted sample where it is valid, at the times both record:", ""]
+    for variant, mine in table.groupby("variant", sort=True):
+        pop = mine[(mine["source"] == "population") & (mine["time"] > 0)].set_index("time")
+        sample = mine[mine["source"].isin(["flow", "continuation"]) & (mine["time"] > 0)]
+        sample = sample.drop_duplicates("time").set_index("time")
+        common = pop.index.intersection(sample.index)
+        if not len(common):
+            continue
+        pop, sample = pop.loc[common], sample.loc[common]
+        ratio = pop["xi_ratio"].to_numpy()
+        loss = pop["reduced_loss"].to_numpy()
+        z = np.abs(loss - sample["reduced_loss"].to_numpy()) / sample["reduced_loss_se"].to_numpy()
+        lines.append(
+            f"- {variant}, {len(common)} times up to t = {common.max():.0e}: largest |Δ ξ1/ξ2| = "
+            f"{np.max(np.abs(ratio - sample['xi_ratio'].to_numpy())):.3g}, largest |Δ loss| = "
+            f"{np.max(z):.3g} standard errors of the sample"
+        )
+    return "\n".join([*lines, ""])

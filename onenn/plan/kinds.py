@@ -38,7 +38,24 @@ SCALING_KEYS = ("d", "N", "seed", "ci_level")
 #: settings of each kind's job (reach it through the rule's params); `seed` of a binary run is its run seed
 BINARY_KEYS = ("d", "N", "sigma", "epsilon", "lr", "batch", "epochs", "train_size", "labels", "n_eval", "dtype")
 BINARY_EVAL_KEYS = ("delta", "test_size")
-AUDIT_KEYS = ("d", "N", "sigma", "lr", "steps", "time_end", "n_plain", "n_max", "n_gap", "gap_min", "n_eval", "seed")
+AUDIT_KEYS = (
+    "d",
+    "N",
+    "sigma",
+    "lr",
+    "steps",
+    "time_end",
+    "sample_time_end",
+    "n_plain",
+    "n_max",
+    "n_gap",
+    "gap_min",
+    "t1_nodes",
+    "gap_nodes",
+    "levels",
+    "n_eval",
+    "seed",
+)
 LANDSCAPE_KEYS = ("d", "N", "xi1_range", "xi2_range", "grid", "prompts", "seed")
 FULL_MATRIX_KEYS = ("d", "N", "sigma", "lr", "steps", "prompts", "n_eval", "seed")
 

@@ -6,12 +6,16 @@ Audit (kind ``audit``), per ``sigma``, at ``d = 8, N = 32`` in the config:
   gradient of the weighted population sample of ``reduced.sampling.audit_sample`` (fixed, common to all steps);
 - ``flow``: the gradient flow from the same start over the same time window, recorded at GD's times (time
   ``= lr * step``): where the two overlap they must agree to ``O(lr)``;
-- ``continuation``: the flow from GD's last point to ``time_end`` (adaptive ODE solver in log-time);
-- ``resample``: the flow from the start to ``time_end`` on an independent sample of the same design: its
-  distance to ``flow``/``continuation`` is the estimate's own error;
-- ``plain``: the same flow on a plain sample of the same size, to show what a naive sample does at large time.
+- ``continuation``: the flow on the sample from GD's last point to ``sample_time_end`` (adaptive ODE solver in
+  log-time), where the sample still resolves the boundary;
+- ``plain``: the same flow on a plain sample of the same size, to show what a naive sample does;
+- ``population``: the gradient flow of the population loss from the start to ``time_end``, its gradient by the
+  quadrature of ``reduced.population`` that follows the boundary ``r = 1 - xi2/xi1`` and the near-ties at every
+  evaluation, at ``t1_nodes x gap_nodes`` nodes; ``population/2``, ``population/4``, ...: the same at half the
+  nodes in each variable, ``levels - 1`` times (the resolution test: the main trajectory's error).
 
-Every row carries ``xi1, xi2``, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
+Every row carries ``xi1, xi2``, the boundary ``boundary = 1 - xi2/xi1`` and ``stuck_mass = F(r)^N``, the
+mass of prompts beyond it,, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
 ``reduced_loss``, its standard error ``reduced_loss_se``, and ``loss_log_time = reduced_loss * log(time)``
 (bounded if the loss is ``O(1/log t)``); every table row also carries ``sigma``, the initial scale, and
 ``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``).
@@ -20,6 +24,7 @@ Every row carries ``xi1, xi2``, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2
 from __future__ import annotations
 
 import logging
+import math
 import time as clock
 from dataclasses import dataclass
 
@@ -28,12 +33,24 @@ import pandas as pd
 
 from onenn.base.settings import Settings
 from onenn.steps import log_spaced_steps
+from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import monte_carlo_estimates
+from onenn.theory.reduced.population import PANEL, PopulationTrajectory, population_flow, quadrature, stuck_mass
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
 from onenn.theory.reduced.thresholds import resolve_sigma
 
-SOURCES = ("gd", "flow", "continuation", "resample", "plain")
+SAMPLE_SOURCES = ("gd", "flow", "continuation", "plain")
+POPULATION = "population"
+
+
+def population_source(level: int) -> str:
+    """The source name of the population flow at ``2^level`` times fewer nodes in each variable."""
+    return POPULATION if level == 0 else f"{POPULATION}/{2**level}"
+
+
+def sources(levels: int) -> tuple[str, ...]:
+    return SAMPLE_SOURCES + tuple(population_source(k) for k in range(levels))
 
 
 @dataclass(frozen=True)
@@ -47,18 +64,60 @@ class AuditSettings(Settings):
     sigma: float | str = 3.0
     lr: float = 0.1
     steps: int = 10_000
-    time_end: float = 1e12
+    time_end: float = 1e20
+    sample_time_end: float = 1e6
     n_plain: int = 32_768
     n_max: int = 256
     n_gap: int = 128
     gap_min: float = 1e-8
+    t1_nodes: int = 128
+    gap_nodes: int = 64
+    levels: int = 2
     n_eval: int = 60
     seed: int = 0
 
 
-def _sample(s: AuditSettings, stream: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """The weighted sample of stream 0 (main) or 1 (resample)."""
-    return audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, np.random.default_rng([s.seed, stream]), s.gap_min)
+def _sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
+    """The weighted sample (stream 0 of the seed)."""
+    return audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, np.random.default_rng([s.seed, 0]), s.gap_min)
+
+
+def _check_levels(s: AuditSettings) -> None:
+    """``t1_nodes`` and ``gap_nodes`` must stay multiples of the quadrature's panels at every coarser level."""
+    check_integer("levels", s.levels, minimum=1)
+    scale = 2 ** (s.levels - 1)
+    for name, value, unit in (("t1_nodes", s.t1_nodes, 4 * PANEL), ("gap_nodes", s.gap_nodes, PANEL)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value % (unit * scale):
+            raise ValueError(
+                f"{name} must be a positive multiple of {unit * scale} ({unit} at the coarsest of levels={s.levels}),"
+                f" got {value!r}"
+            )
+
+
+def _population_rows(source: str, flow: PopulationTrajectory) -> pd.DataFrame:
+    """Rows of a population flow: the loss is the quadrature's (no sampling error: ``reduced_loss_se`` is NaN)."""
+    out = pd.DataFrame(
+        {
+            "source": source,
+            "step": np.full(len(flow.time), -1, dtype=np.int64),
+            "time": flow.time,
+            "xi1": flow.xi1,
+            "xi2": flow.xi2,
+            "reduced_loss": flow.loss,
+            "reduced_loss_se": np.nan,
+            "mass": flow.mass,
+        }
+    )
+    return _derived(out)
+
+
+def _derived(out: pd.DataFrame) -> pd.DataFrame:
+    """The columns every row carries, from ``xi1, xi2, reduced_loss`` and the settings' ``N, d`` (added later)."""
+    out["xi_ratio"] = out["xi1"] / out["xi2"]
+    out["xi2_minus_xi1"] = out["xi2"] - out["xi1"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["loss_log_time"] = np.where(out["time"] > 1, out["reduced_loss"] * np.log(out["time"]), np.nan)
+    return out
 
 
 def _rows(
@@ -85,17 +144,19 @@ def _rows(
             "grad_xi2": [e.grad_xi2 for e in est],
         }
     )
-    out["xi_ratio"] = out["xi1"] / out["xi2"]
-    out["xi2_minus_xi1"] = out["xi2"] - out["xi1"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["loss_log_time"] = np.where(out["time"] > 1, out["reduced_loss"] * np.log(out["time"]), np.nan)
-    return out
+    return _derived(out)
 
 
 def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFrame:
-    """All five trajectories of one audit run, tidy: one row per (source, recorded time)."""
+    """All trajectories of one audit run, tidy: one row per (source, recorded time)."""
     sigma = resolve_sigma(s.sigma, s.N, s.d)
-    t, w, mass = _sample(s, 0)
+    _check_levels(s)
+    if not s.lr * s.steps < s.sample_time_end <= s.time_end:
+        raise ValueError(
+            f"sample_time_end must lie in (lr * steps = {s.lr * s.steps:g}, time_end = {s.time_end:g}],"
+            f" got {s.sample_time_end!r}"
+        )
+    t, w, mass = _sample(s)
     if log:
         log.info("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
     started = clock.perf_counter()
@@ -103,33 +164,48 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
         0.0, sigma, s.lr, s.steps, t, s.d, record_steps=log_spaced_steps(s.steps, s.n_eval), weights=w
     )
     if log:
-        log.info(
-            "gd: %d steps in %.1f s; end xi=(%.4g, %.4g)",
-            s.steps,
-            clock.perf_counter() - started,
-            gd.xi1[-1],
-            gd.xi2[-1],
-        )
+        log.info("gd: %d steps in %.1f s", s.steps, clock.perf_counter() - started)
     overlap = gradient_flow(
         0.0, sigma, 0.0, float(gd.time[-1]), t, s.d, record_times=gd.time, weights=w, rtol=1e-10, atol=1e-12
     )
     time_gd = float(gd.time[-1])
-    cont = gradient_flow(float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.time_end, t, s.d, n_eval=s.n_eval, weights=w)
+    cont = gradient_flow(
+        float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.sample_time_end, t, s.d, n_eval=s.n_eval, weights=w
+    )
     times = np.unique(np.concatenate([gd.time, cont.time]))
-    t_b, w_b, mass_b = _sample(s, 1)
-    resample = gradient_flow(0.0, sigma, 0.0, s.time_end, t_b, s.d, record_times=times, weights=w_b)
     t_plain = sample_inner_products(len(t), s.N, s.d, np.random.default_rng([s.seed, 2]))
-    plain = gradient_flow(0.0, sigma, 0.0, s.time_end, t_plain, s.d, record_times=times)
+    plain = gradient_flow(0.0, sigma, 0.0, s.sample_time_end, t_plain, s.d, record_times=times)
     parts = [
-        _rows("gd", gd.time, gd.xi1, gd.xi2, t, w, step=gd.step),
-        _rows("flow", overlap.time, overlap.xi1, overlap.xi2, t, w),
-        _rows("continuation", cont.time, cont.xi1, cont.xi2, t, w),
-        _rows("resample", resample.time, resample.xi1, resample.xi2, t_b, w_b),
-        _rows("plain", plain.time, plain.xi1, plain.xi2, t_plain, None),
+        _rows("gd", gd.time, gd.xi1, gd.xi2, t, w, step=gd.step).assign(mass=mass),
+        _rows("flow", overlap.time, overlap.xi1, overlap.xi2, t, w).assign(mass=mass),
+        _rows("continuation", cont.time, cont.xi1, cont.xi2, t, w).assign(mass=mass),
+        _rows("plain", plain.time, plain.xi1, plain.xi2, t_plain, None).assign(mass=1.0),
     ]
+    late = _log_spaced(time_gd, s.time_end, s.n_eval)
+    record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
+    for level in range(s.levels):
+        begun = clock.perf_counter()
+        q = quadrature(s.N, s.d, s.t1_nodes >> level, s.gap_nodes >> level, s.seed)
+        flow = population_flow(0.0, sigma, s.time_end, q, record)
+        parts.append(_population_rows(population_source(level), flow))
+        if log:
+            log.info(
+                "population flow at %d x %d nodes to t=%g in %.1f s",
+                s.t1_nodes >> level,
+                s.gap_nodes >> level,
+                s.time_end,
+                clock.perf_counter() - begun,
+            )
     table = pd.concat(parts, ignore_index=True)
     table["sigma"] = sigma
-    table["mass"] = np.where(table["source"] == "resample", mass_b, np.where(table["source"] == "plain", 1.0, mass))
+    table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
+    table["stuck_mass"] = [stuck_mass(a, b, s.N, s.d) for a, b in zip(table["xi1"], table["xi2"], strict=True)]
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
+
+
+def _log_spaced(time_start: float, time_end: float, n: int) -> np.ndarray:
+    """``n`` times from ``time_start`` to ``time_end``, log-spaced, and every power of ten between them."""
+    decades = 10.0 ** np.arange(math.ceil(math.log10(time_start)), math.floor(math.log10(time_end)) + 1)
+    return np.unique(np.concatenate([np.geomspace(time_start, time_end, n), decades]))

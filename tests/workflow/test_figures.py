@@ -150,7 +150,7 @@ def legend_entries() -> dict[str, set[str]]:
         "binary_sgd": {f"N={n}+d={d}" for n in binary[0] for d in binary[1]} | set(named_variants("binary_sgd")),
         "scaling_identity": {f"K={k}" for k in scaling["grid"]["K"]} | {"(K−1)/K", "measured"},
         "landscape": {"ξ1 = (7/15) ξ2"},
-        "audit": {"7/15 (Lemma 12)"}
+        "audit": {"7/15 (Lemma 12)", "1/2 (r = −1)"}
         | {f"sigma={s} (σ = {SIGMAS[s] if s in SIGMAS else float(s):.4g})" for s in audit_sigmas()},
         "full_matrix": {f"xi1 of Π(W), {n} prompts" for n in sweep("full_matrix", "prompts")},
     }

@@ -40,3 +40,24 @@ rule readme_figure:
         experiment=one_of(README_EXPERIMENTS),
     script:
         "../scripts/readme_figure.py"
+
+
+# An audit experiment's resolution test: the population flow's xi1/xi2 and loss at 1e12, 1e16, 1e20 as its
+# nodes per variable double (`snakemake results/readme/audit_resolution.md`; the convergence study is this file
+# under the preset workflow/presets/audit_convergence.yaml).
+rule audit_resolution:
+    input:
+        paths.TABLE,
+    output:
+        paths.README_RESOLUTION,
+    log:
+        "logs/audit_resolution/{experiment}.log",
+    benchmark:
+        "benchmarks/audit_resolution/{experiment}.tsv"
+    params:
+        settings=get_readme_settings,
+    threads: 1
+    wildcard_constraints:
+        experiment=one_of(ex.experiment_names(config, kind="audit")),
+    script:
+        "../scripts/audit_resolution.py"

@@ -7,6 +7,7 @@ Time convention: gradient descent with step ``lr`` is forward Euler for the flow
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -129,16 +130,46 @@ def gradient_flow(
         raise ValueError(f"time_end must be finite and > time_start={time_start}, got {time_end!r}")
     check_integer("d", d, minimum=2)
     check_integer("n_eval", n_eval, minimum=2)
+    scale = loss_scale(K)
+    prep = prepare(t, weights)
+
+    def grad(xi1: float, xi2: float) -> tuple[float, float]:
+        _, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
+        return scale * g1, scale * g2
+
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, record_times, rtol, atol)
+    times = (
+        np.asarray(record_times, dtype=np.float64)
+        if record_times is not None
+        else _log_spaced_times(time_start, time_end, n_eval)
+    )
+    loss = np.array([scale * loss_prepared(float(a), float(b), prep) for a, b in zip(xi1, xi2, strict=True)])
+    return FlowTrajectory(times, xi1, xi2, loss)
+
+
+def flow_of(
+    grad: Callable[[float, float], tuple[float, float]],
+    xi1_0: float,
+    xi2_0: float,
+    time_start: float,
+    time_end: float,
+    d: int,
+    n_eval: int = 50,
+    method: str = "LSODA",
+    record_times: np.ndarray | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(xi1, xi2)`` at the recorded times of the flow of ``grad`` (``(dL/dxi1, dL/dxi2)`` at a point), solved in
+    ``tau = log(1 + time)`` as ``gradient_flow`` explains."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_positive("rtol", rtol)
     check_positive("atol", atol)
-    scale = loss_scale(K)
-    prep = prepare(t, weights)
 
     def rhs(tau: float, y: np.ndarray) -> np.ndarray:
-        _, g1, g2 = loss_grad_prepared(float(y[0]), float(y[1]), prep)
-        return -math.exp(tau) * scale * np.array([g1 / d, g2])  # exp(tau) = 1 + time
+        g1, g2 = grad(float(y[0]), float(y[1]))
+        return -math.exp(tau) * np.array([g1 / d, g2])  # exp(tau) = 1 + time
 
     if record_times is None:
         record_times = _log_spaced_times(time_start, time_end, n_eval)
@@ -148,8 +179,7 @@ def gradient_flow(
     sol = solve_ivp(rhs, tau_span, [xi1_0, xi2_0], method=method, t_eval=tau_record, rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"gradient_flow: solve_ivp ({method}) failed: {sol.message}")
-    loss = np.array([scale * loss_prepared(float(a), float(b), prep) for a, b in sol.y.T])
-    return FlowTrajectory(record_times, sol.y[0], sol.y[1], loss)
+    return sol.y[0], sol.y[1]
 
 
 def _check_record_times(record_times: np.ndarray, time_start: float, time_end: float) -> np.ndarray:

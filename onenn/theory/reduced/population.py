@@ -1,0 +1,254 @@
+"""The population reduced loss and its gradient by quadrature that follows the dynamics (docs/method.md §7.3).
+
+The reduced loss of a prompt depends on its inner products only through the largest, ``t1 = t_(1)``, the gaps
+``t_j - t1`` and the query's own gap ``1 - t1`` (``loss._per_prompt``). Write ``f`` and ``F`` for the density and
+the distribution function of one inner product. The two largest of ``N`` i.i.d. inner products have the joint
+density ``N (N-1) f(t1) f(t2) F(t2)^(N-2)`` on ``t2 < t1``; given them, the other ``N - 2`` are i.i.d. with
+density ``f / F(t2)`` on ``[-1, t2]``. With the gap ``g = t1 - t2`` (Jacobian 1)::
+
+    L = int_{-1}^{1} dt1 int_0^{1+t1} dg  N (N-1) f(t1) f(t1-g) F(t1-g)^(N-2)  E[loss | t1, t1-g],
+
+and the same for the gradient (the law of ``t`` does not depend on ``xi``: the gradient of ``L`` is the mean
+of the per-prompt gradient). At large ``xi1`` the integrand changes on the scale ``w = 1/xi1`` in two places:
+in ``t1`` around the boundary ``r = 1 - xi2/xi1``, where the query's own score ``xi1 - xi2`` meets the nearest
+context score ``xi1 t1`` (prompts with ``t1 < r`` attend to the query, loss near 1/2, gradient
+``~exp(-xi1 (r - t1))``), and in ``g`` near 0, the near-ties. Both integrals are therefore taken in variables
+that stretch those places, recomputed at every evaluation from the current ``(xi1, xi2)``, with
+``w = 1/max(xi1, 1)`` and ``c = r`` clipped to ``[-1, 1]``:
+
+- ``t1`` in three pieces (``_t1_nodes``): a quarter of the nodes on ``[-1, c + min(40 w, 1/4)]`` by
+  ``t1 = c + w sinh(.)`` (spacing proportional to the distance from ``c``, down to ``w``: the boundary and the
+  thin tail beyond it); a quarter by ``t1 = F^{-1}(exp(z))``, ``z`` uniform, up to the 5% quantile of ``t_(1)``;
+  half by ``t1 = F^{-1}(y^(1/N))``, ``y`` uniform (the law of ``t_(1)``: the bulk);
+- ``g = w sinh(beta v)``, ``v`` in [0, 1], ``beta = asinh((1 + t1)/w)``: spacing proportional to ``g``, down to ``w``.
+
+Each piece carries composite Gauss-Legendre panels of ``PANEL`` nodes, the map's Jacobian in the weight. The
+``N - 2`` others are one draw per node from their exact conditional law, ``t_j = F^{-1}(U_j F(t2))`` with fixed
+uniforms ``U`` (seeded), so the estimate is a smooth function of ``(xi1, xi2)`` (an ODE solver needs that) and
+deterministic. Resolution: ``t1_nodes x gap_nodes`` nodes.
+The weights' sum, the quadrature of the density, is 1 up to the quadrature error (``mass``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from onenn.theory.reduced.checks import check_finite, check_integer
+from onenn.theory.reduced.loss import Prepared, _per_prompt_all
+from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
+
+#: Gauss-Legendre nodes per panel (the node counts must be multiples of it)
+PANEL = 8
+#: points of the table that inverts ``F`` by linear interpolation (error ~ spacing^2 |f'/f|, 1e-10 in the bulk)
+_TABLE_POINTS = (1 << 18) + 1
+#: seed purpose of the uniforms of the other N - 2 inner products
+_PURPOSE_REST = 3
+
+
+def _panels(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Composite Gauss-Legendre on [0, 1]: ``nodes / PANEL`` equal panels of ``PANEL`` nodes each."""
+    x, w = np.polynomial.legendre.leggauss(PANEL)
+    panels = nodes // PANEL
+    lo = np.arange(panels)[:, None] / panels
+    return (lo + (x[None, :] + 1.0) / (2.0 * panels)).ravel(), np.tile(w / (2.0 * panels), panels)
+
+
+@dataclass(frozen=True)
+class Quadrature:
+    """The fixed parts of the population quadrature: reference nodes, weights, uniforms, the inverse table."""
+
+    N: int
+    d: int
+    u: np.ndarray  # (n1,) reference nodes of t1 in [0, 1]
+    u_weight: np.ndarray  # (n1,)
+    v: np.ndarray  # (ng,) reference nodes of the gap in [0, 1]
+    v_weight: np.ndarray  # (ng,)
+    uniforms: np.ndarray  # (N-2, n1*ng): the fixed uniforms of the other N - 2 inner products
+    table_t: np.ndarray  # (T,) grid of t
+    table_cdf: np.ndarray  # (T,) F on it
+    bulk_start: float  # the _BULK_QUANTILE quantile of t_(1)
+
+
+def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int) -> Quadrature:
+    """The quadrature at resolution ``t1_nodes x gap_nodes`` (multiples of ``PANEL``), uniforms seeded by ``seed``."""
+    check_integer("N", N, minimum=2)
+    check_integer("d", d, minimum=3)
+    for name, value, unit in (("t1_nodes", t1_nodes, 4 * PANEL), ("gap_nodes", gap_nodes, PANEL)):
+        check_integer(name, value, minimum=unit)
+        if value % unit:
+            raise ValueError(f"{name} must be a multiple of {unit}, got {value}")
+    check_integer("seed", seed, minimum=0)
+    u, u_weight = _panels(t1_nodes)
+    v, v_weight = _panels(gap_nodes)
+    uniforms = np.random.default_rng([seed, _PURPOSE_REST]).random((N - 2, t1_nodes * gap_nodes))
+    table_t = np.linspace(-1.0, 1.0, _TABLE_POINTS)
+    table_cdf = inner_product_cdf(table_t, d)
+    bulk_start = float(np.interp(_BULK_QUANTILE ** (1.0 / N), table_cdf, table_t))
+    return Quadrature(N, d, u, u_weight, v, v_weight, uniforms, table_t, table_cdf, bulk_start)
+
+
+def boundary(xi1: float, xi2: float) -> float:
+    """``r = 1 - xi2/xi1``: prompts with ``t_(1) < r`` attend to the query itself (``-inf`` when ``xi1 <= 0``)."""
+    return 1.0 - xi2 / xi1 if xi1 > 0 else -math.inf
+
+
+def stuck_mass(xi1: float, xi2: float, N: int, d: int) -> float:
+    """``P(t_(1) < r) = F(r)^N``: the mass of prompts beyond the boundary (exact)."""
+    r = boundary(xi1, xi2)
+    return 0.0 if r <= -1.0 else float(inner_product_cdf(min(r, 1.0), d)) ** N
+
+
+class Nodes(NamedTuple):
+    """The quadrature's prompts at one ``(xi1, xi2)``, rearranged as ``loss.prepare`` does, and their weights."""
+
+    prepared: Prepared
+    mass: float
+
+
+#: the boundary's piece of the t1 integral reaches ``BOUNDARY_WIDTHS`` widths ``1/xi1`` above ``r`` (at most
+#: ``_BOUNDARY_SPAN``): beyond it the query's weight relative to the nearest point is below ``exp(-40)``
+BOUNDARY_WIDTHS = 40.0
+_BOUNDARY_SPAN = 0.25
+
+
+#: the bulk's two pieces meet at this quantile of the law of ``t_(1)`` (or at the boundary's piece, if higher)
+_BULK_QUANTILE = 0.05
+
+
+def _piece(q: Quadrature, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reference nodes and weights on [0, 1] of piece ``k`` of the t1 integral: pieces of 1/4, 1/4, 1/2 of them."""
+    n = q.u.size // 4
+    lo, hi = ((0, n), (n, 2 * n), (2 * n, 4 * n))[k]
+    scale = q.u.size / (hi - lo)
+    return (q.u[lo:hi] - lo / q.u.size) * scale, q.u_weight[lo:hi] * scale
+
+
+def _boundary_piece(q: Quadrature, c: float, w: float, top: float) -> tuple[np.ndarray, np.ndarray]:
+    """``t1`` on ``[-1, top]``: ``c + w sinh(.)`` around the boundary ``c``; nodes and log weights (in ``dt1``)."""
+    u, u_weight = _piece(q, 0)
+    a, b = math.asinh((-1.0 - c) / w), math.asinh((top - c) / w)
+    arg = a + (b - a) * u
+    return np.clip(c + w * np.sinh(arg), -1.0, top), np.log(u_weight * w * (b - a) * np.cosh(arg))
+
+
+def _log_cdf_piece(q: Quadrature, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
+    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform (nodes ~ f/F: no tail is too thin)."""
+    u, u_weight = _piece(q, 1)
+    z_lo = math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300))
+    z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
+    t1 = np.clip(np.interp(np.exp(z_lo + (z_hi - z_lo) * u), q.table_cdf, q.table_t), bottom, top)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_w = np.log(u_weight * (z_hi - z_lo)) + np.log(inner_product_cdf(t1, q.d))
+        return t1, log_w - np.log(inner_product_density(t1, q.d))
+
+
+def _quantile_piece(q: Quadrature, bottom: float) -> tuple[np.ndarray, np.ndarray]:
+    """``t1`` on ``[bottom, 1]``: ``F^{-1}(y^(1/N))``, ``y`` uniform (nodes follow the law of ``t_(1)``)."""
+    u, u_weight = _piece(q, 2)
+    y_lo = float(inner_product_cdf(bottom, q.d)) ** q.N
+    t1 = np.clip(np.interp((y_lo + (1.0 - y_lo) * u) ** (1.0 / q.N), q.table_cdf, q.table_t), bottom, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_w = np.log(u_weight * (1.0 - y_lo)) - math.log(q.N) - (q.N - 1) * np.log(inner_product_cdf(t1, q.d))
+        return t1, log_w - np.log(inner_product_density(t1, q.d))
+
+
+def _t1_nodes(xi1: float, xi2: float, q: Quadrature) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes of ``t1`` and the log of their weights (in ``dt1``): the boundary's piece, then the bulk's two."""
+    w = 1.0 / max(xi1, 1.0)
+    c = min(max(boundary(xi1, xi2), -1.0), 1.0)
+    split = min(c + min(BOUNDARY_WIDTHS * w, _BOUNDARY_SPAN), 1.0)
+    bulk = max(split, q.bulk_start)
+    pieces = [_boundary_piece(q, c, w, split), _log_cdf_piece(q, split, bulk), _quantile_piece(q, bulk)]
+    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+
+
+def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
+    """Place the nodes for ``(xi1, xi2)``: t1 around the boundary, the gap near 0, both on the scale ``1/xi1``."""
+    w = 1.0 / max(xi1, 1.0)
+    t1, log_t1_weight = _t1_nodes(xi1, xi2, q)  # (n1,)
+    beta = np.arcsinh((1.0 + t1) / w)  # (n1,)
+    gap = w * np.sinh(beta[:, None] * q.v[None, :])  # (n1, ng)
+    gap_weight = q.v_weight[None, :] * w * beta[:, None] * np.cosh(beta[:, None] * q.v[None, :])
+    t1_all = np.repeat(t1, q.v.size)
+    t2 = np.maximum(t1_all - gap.ravel(), -1.0)
+    cdf_t2 = inner_product_cdf(t2, q.d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_density = (
+            math.log(q.N * (q.N - 1))
+            + np.log(inner_product_density(t1_all, q.d))
+            + np.log(inner_product_density(t2, q.d))
+            + (q.N - 2) * np.log(cdf_t2)
+        )
+        weight = np.exp(log_density + np.repeat(log_t1_weight, q.v.size)) * gap_weight.ravel()
+    weight = np.nan_to_num(weight, nan=0.0, posinf=0.0)
+    rest = np.minimum(np.interp(q.uniforms * cdf_t2, q.table_cdf, q.table_t), t2)  # (N-2, n)
+    gaps = np.concatenate([(t2 - t1_all)[None, :], rest - t1_all], axis=0)  # (N-1, n), all <= 0
+    mass = float(weight.sum())
+    prepared = Prepared(gaps=gaps, gaps_min=gaps.min(axis=0), gap_query=1.0 - t1_all, weight=weight / mass)
+    return Nodes(prepared, mass)
+
+
+class PopulationValue(NamedTuple):
+    """The population loss and gradient at one point, with the quadrature's mass (1 up to its error)."""
+
+    loss: float
+    grad_xi1: float
+    grad_xi2: float
+    mass: float
+
+
+def population_loss_grad(xi1: float, xi2: float, q: Quadrature) -> PopulationValue:
+    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` of the population at ``(xi1, xi2)`` by the quadrature ``q``."""
+    check_finite("xi1", xi1)
+    check_finite("xi2", xi2)
+    at = nodes(xi1, xi2, q)
+    weight = at.prepared.weight
+    loss, g1, g2 = _per_prompt_all(xi1, xi2, at.prepared, with_grad=True)
+    return PopulationValue(float(loss @ weight), float(g1 @ weight), float(g2 @ weight), at.mass)
+
+
+class PopulationTrajectory(NamedTuple):
+    """The population gradient flow at the recorded times, with the loss, the boundary and the mass beyond it."""
+
+    time: np.ndarray
+    xi1: np.ndarray
+    xi2: np.ndarray
+    loss: np.ndarray
+    boundary: np.ndarray
+    stuck_mass: np.ndarray
+    mass: np.ndarray
+
+
+def population_flow(
+    xi1_0: float,
+    xi2_0: float,
+    time_end: float,
+    q: Quadrature,
+    record_times: np.ndarray,
+    method: str = "BDF",
+    rtol: float = 1e-7,
+    atol: float = 1e-8,
+) -> PopulationTrajectory:
+    """The gradient flow of the population loss (``dynamics.flow_of``) from time 0, its gradient by ``q`` at
+    every evaluation; loss, boundary ``r`` and stuck mass ``F(r)^N`` at ``record_times``."""
+    from onenn.theory.reduced.dynamics import flow_of
+
+    def grad(xi1: float, xi2: float) -> tuple[float, float]:
+        value = population_loss_grad(xi1, xi2, q)
+        return value.grad_xi1, value.grad_xi2
+
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, method, record_times, rtol, atol)
+    values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
+    return PopulationTrajectory(
+        np.asarray(record_times, dtype=np.float64),
+        xi1,
+        xi2,
+        np.array([v.loss for v in values]),
+        np.array([boundary(float(a), float(b)) for a, b in zip(xi1, xi2, strict=True)]),
+        np.array([stuck_mass(float(a), float(b), q.N, q.d) for a, b in zip(xi1, xi2, strict=True)]),
+        np.array([v.mass for v in values]),
+    )

@@ -1,0 +1,98 @@
+"""The population quadrature of the reduced loss (onenn.theory.reduced.population) against the weighted sample
+where both are valid, and against an independent importance-sampling Monte Carlo at large xi."""
+
+import math
+
+import numpy as np
+import pytest
+
+from onenn.theory.reduced.loss import monte_carlo_estimate
+from onenn.theory.reduced.population import population_loss_grad, quadrature, stuck_mass
+from onenn.theory.reduced.sampling import audit_sample, inner_product_cdf, inner_product_density
+
+D, N = 8, 32
+
+
+@pytest.fixture(scope="module")
+def fine():
+    return quadrature(N, D, 256, 128, 0)
+
+
+@pytest.mark.parametrize(("xi1", "xi2"), [(0.5, 3.0), (5.0, 6.0), (30.0, 35.0), (80.0, 60.0)])
+def test_matches_the_weighted_sample_at_moderate_xi(fine, xi1, xi2):
+    """Where the weighted sample resolves the boundary (t <= 1e6, xi1 <= ~100) both agree within its error."""
+    t, w, _ = audit_sample(16384, 128, 128, N, D, np.random.default_rng([7, 0]), 1e-8)
+    est = monte_carlo_estimate(xi1, xi2, t, weights=w)
+    pop = population_loss_grad(xi1, xi2, fine)
+    assert pop.mass == pytest.approx(1.0, abs=1e-6)
+    # 4 standard errors of the sample, plus 0.5% for the quadrature's own draws of the other N - 2 points
+    for value, mean, se in (
+        (pop.loss, est.loss, est.loss_se),
+        (pop.grad_xi1, est.grad_xi1, est.grad_xi1_se),
+        (pop.grad_xi2, est.grad_xi2, est.grad_xi2_se),
+    ):
+        assert abs(value - mean) <= 4 * se + 5e-3 * abs(mean)
+
+
+def _importance_monte_carlo(xi1: float, xi2: float, prompts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """An independent estimate: ``t_(1)`` from a mixture of its law and the uniform law within 20/xi1 of the
+    boundary; the gap from a mixture of its law given ``t_(1)`` and the uniform law below 20/xi1; the other N - 2
+    drawn below ``t_(2)`` by inverting F exactly. Weights: the density of (t_(1), t_(2)) over the mixture's."""
+    from scipy.special import betaincinv
+
+    rng = np.random.default_rng(seed)
+    half = (D - 1) / 2
+
+    def inverse(p: np.ndarray) -> np.ndarray:
+        return 2.0 * betaincinv(half, half, p) - 1.0
+
+    r, w = 1.0 - xi2 / xi1, 1.0 / xi1
+    lo, hi = max(r - 20 * w, -1.0), min(r + 20 * w, 1.0)
+    t1 = np.where(rng.random(prompts) < 0.5, rng.uniform(lo, hi, prompts), inverse(rng.random(prompts) ** (1 / N)))
+    f1, F1 = inner_product_density(t1, D), inner_product_cdf(t1, D)
+    q1 = 0.5 * ((t1 >= lo) & (t1 <= hi)) / (hi - lo) + 0.5 * N * f1 * F1 ** (N - 1)
+    width = np.minimum(20 * w, 1.0 + t1)
+    t2_law = inverse(F1 * rng.random(prompts) ** (1 / (N - 1)))
+    t2 = np.minimum(np.where(rng.random(prompts) < 0.5, t1 - rng.uniform(0.0, width), t2_law), t1)
+    f2, F2 = inner_product_density(t2, D), inner_product_cdf(t2, D)
+    q2 = 0.5 * (t1 - t2 <= width) / width + 0.5 * (N - 1) * f2 * F2 ** (N - 2) / F1 ** (N - 1)
+    p = N * (N - 1) * f1 * f2 * F2 ** (N - 2)
+    rest = np.minimum(inverse(rng.random((prompts, N - 2)) * F2[:, None]), t2[:, None])
+    t = np.clip(np.concatenate([t1[:, None], t2[:, None], rest], axis=1), -1.0, 1.0)
+    return t, p / (q1 * q2)
+
+
+def test_matches_an_independent_monte_carlo_at_large_xi(fine):
+    """At xi1 = 2000 (t ~ 1e9) the boundary's width 1/xi1 is far below a fixed sample's strata: the quadrature
+    must agree with an importance-sampling Monte Carlo that targets the boundary and the near-ties."""
+    xi1, xi2 = 2000.0, 1600.0
+    pop = population_loss_grad(xi1, xi2, fine)
+    t, raw = _importance_monte_carlo(xi1, xi2, 200_000, 11)
+    assert raw.mean() == pytest.approx(1.0, abs=0.01)  # the proposal's weights: an unbiased estimate of 1
+    est = monte_carlo_estimate(xi1, xi2, t, weights=raw)
+    mass = raw.mean()
+    for value, mean, se in (
+        (pop.loss, est.loss * mass, est.loss_se * mass),
+        (pop.grad_xi1, est.grad_xi1 * mass, est.grad_xi1_se * mass),
+        (pop.grad_xi2, est.grad_xi2 * mass, est.grad_xi2_se * mass),
+    ):
+        assert abs(value - mean) <= 4 * se + 0.01 * abs(mean), (value, mean, se)
+    # the boundary's mass F(r)^N, exact, is the part of the loss near 1/2: below the loss, above 0
+    assert 0 < 0.5 * stuck_mass(xi1, xi2, N, D) < pop.loss
+
+
+def test_stuck_mass_is_the_law_of_the_largest_inner_product():
+    r = 0.2
+    xi1 = 10.0
+    xi2 = xi1 * (1 - r)
+    assert stuck_mass(xi1, xi2, N, D) == pytest.approx(float(inner_product_cdf(r, D)) ** N, rel=1e-12)
+    samples = np.random.default_rng(0).beta(3.5, 3.5, size=(200_000, N)).max(axis=1) * 2 - 1
+    assert stuck_mass(xi1, xi2, N, D) == pytest.approx(np.mean(samples < r), abs=4 * math.sqrt(1e-5 / 2e5) + 1e-6)
+    assert stuck_mass(0.0, 3.0, N, D) == 0.0
+
+
+def test_quadrature_checks_its_arguments():
+    with pytest.raises(ValueError, match="t1_nodes must be a multiple of 32"):
+        quadrature(N, D, 40, 16, 0)
+    with pytest.raises(ValueError, match="gap_nodes"):
+        quadrature(N, D, 64, 4, 0)
