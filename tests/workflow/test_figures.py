@@ -139,6 +139,7 @@ def legend_entries() -> dict[str, set[str]]:
     binary = sweep("binary_sgd", "N"), sweep("binary_sgd", "d")
     return {
         "convergence": {str(n) for n in sweep("convergence", "N")},
+        "theorem_regime": {str(s) for s in sweep("theorem_regime", "sigma")},
         "distribution_shift": {str(k) for k in sweep("distribution_shift", "K")},
         "number_of_classes": {str(k) for k in sweep("number_of_classes", "K")} | {"chance 1/K"},
         "diagonal_init": {f"ε={e:g}" for e in sweep("diagonal_init", "epsilon")}

@@ -26,7 +26,9 @@ def test_report_holds_every_figure_with_its_caption_under_its_experiment(quick_r
     for path in figures:
         entry, experiment = results[path], path.rsplit("/", 1)[1].removesuffix(".png")
         assert entry["mime_type"] == "image/png" and len(entry["data_uri"]) > 1000  # the PNG itself, inlined
-        assert "The paper's claim" in entry["caption"] and "The figure" in entry["caption"]
+        # a figure of the paper's states its claim; one of this project's own experiments, its question
+        assert ("The paper's claim" in entry["caption"]) != ("Our question" in entry["caption"])
+        assert "The figure" in entry["caption"]
         assert "system-message" not in entry["caption"]  # docutils renders reST errors into the page
         assert "This run" in entry["caption"] and f'<tt class="docutils literal">{experiment}</tt>' in entry["caption"]
         assert path in [p for group in categories[experiment].values() for p in group]
