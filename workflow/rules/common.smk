@@ -50,7 +50,9 @@ def get_settings(wildcards):
 def get_test_set_settings(wildcards):
     """Which test set (uniform or separated), its margin and seed; a separated set has its margin's name in its
     path, and the margin itself from the configuration."""
-    delta = ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
+    delta = (
+        ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
+    )
     return {
         "test_set": "uniform" if delta is None else "separated",
         "delta": delta,
@@ -60,8 +62,11 @@ def get_test_set_settings(wildcards):
 
 def get_binary_set_settings(wildcards):
     """Which binary prompt set (test set train, uniform or separated), its margin and seed; the separated ones
-    have their margin's name in their path, and the margin itself from the configuration."""
-    delta = ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
+    have their margin's name in their path, and the margin itself from the configuration.
+    """
+    delta = (
+        ex.delta_named(config, wildcards.delta) if "delta" in wildcards.keys() else None
+    )
     return {
         "test_set": wildcards.test_set if delta is None else "separated",
         "delta": delta,
@@ -183,7 +188,8 @@ def get_final_outputs():
 
 def source(path):
     """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs: relative to the working
-    directory where it lies inside it, so a finished run moved or copied elsewhere keeps the same inputs."""
+    directory where it lies inside it, so a finished run moved or copied elsewhere keeps the same inputs.
+    """
     full = os.path.join(workflow.basedir, path)
     relative = os.path.relpath(full)
     return full if relative.startswith(os.pardir) else relative
