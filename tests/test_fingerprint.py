@@ -3,6 +3,7 @@ count, a changed expression does (onenn/base/fingerprint.py, onenn/plan/code.py)
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -156,3 +157,14 @@ def test_the_snakefiles_modules_import_neither_torch_nor_numba():
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_every_rule_that_runs_a_script_depends_on_its_code():
+    """A rule whose script runs onenn code without ``get_code`` in its params would not rerun when that code
+    changes (docs/configuration.md, "When the code changes")."""
+    missing = []
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
+        for name, body in re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.DOTALL | re.MULTILINE):
+            if "script:" in body and "get_code" not in body:
+                missing.append(f"{path.name}: rule {name}")
+    assert not missing, missing

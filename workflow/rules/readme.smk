@@ -55,6 +55,7 @@ rule audit_resolution:
     benchmark:
         "benchmarks/audit_resolution/{experiment}.tsv"
     params:
+        **get_code("onenn.jobs.readme:resolution_job"),
         settings=get_readme_settings,
     threads: 1
     wildcard_constraints:
