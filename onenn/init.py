@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from onenn.stream import gaussian_matrix, stream_key
+
 NOISE_BLOCKS = ("all", "label", "other")
 
 
@@ -31,16 +33,17 @@ def initial_weights(
     sigma: float,
     epsilon: float,
     noise_blocks: str,
-    generator: torch.Generator,
+    seed: int,
     *,
     dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
-    """``W0 + ε·G`` with ``G`` i.i.d. N(0, 1) on the chosen blocks (drawn on the CPU so a seed gives the
-    same start on every device). With ``ε = 0`` no numbers are drawn."""
+    """``W0 + ε·G`` with ``G`` i.i.d. N(0, 1) on the chosen blocks: the stream's normals of the run's
+    ``(seed, "initial_weights")`` key (``onenn.stream.gaussian_matrix``, drawn on the CPU by the reference, so a
+    seed gives the same start on every device and engine). With ``ε = 0`` no numbers are drawn."""
     if epsilon < 0:
         raise ValueError(f"epsilon (the noise scale) must be >= 0; got {epsilon}")
     W = assumption2(d, m, sigma, dtype=torch.float64)
     if epsilon > 0:
-        G = torch.randn(W.shape, generator=generator, dtype=torch.float64)
+        G = torch.from_numpy(gaussian_matrix(stream_key(seed, "initial_weights"), *W.shape)).double()
         W += epsilon * G * noise_mask(d, m, noise_blocks)
     return W.to(dtype)

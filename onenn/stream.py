@@ -196,3 +196,20 @@ def minibatch(key: int, step: int, d: int, N: int, K: int, batch: int) -> tuple[
     words = randint4x(key, counter(step, b, KIND_INTEGERS, groups, 0))  # (4, ⌈N/4⌉, B)
     words = words.transpose(1, 0, 2).reshape(-1, batch)[:N]  # token 4g + r
     return np.ascontiguousarray(z), classes(words, K)
+
+
+def gaussian_matrix(key: int, rows: int, cols: int) -> np.ndarray:
+    """A (rows, cols) matrix of standard normals (float32, the stream's normals), entry ``(i, k)`` being word
+    ``k mod 4`` of ``randn4x`` at ``counter(0, 0, KIND_GAUSSIAN, i, ⌊k/4⌋)``: a token's coordinates, row ``i``
+    read as token ``i`` (the initial weights' noise ``G``)."""
+    m = np.arange((cols + 3) // 4)[:, None]
+    z = randn4x(key, counter(0, 0, KIND_GAUSSIAN, np.arange(rows)[None, :], m))  # (4, groups, rows)
+    return np.ascontiguousarray(z.transpose(2, 1, 0).reshape(rows, -1)[:, :cols])
+
+
+def permutation(key: int, n: int, index: int) -> np.ndarray:
+    """Permutation ``index`` of ``0 .. n − 1`` (the order of pass ``index`` over a fixed set): the stable argsort of
+    the words ``w_i``, ``w_i`` word 0 of ``randint4x`` at ``counter(index, i, KIND_INTEGERS, 0, 0)`` (ties, of
+    probability about ``n² / 2³³``, keep ``i``'s order). int64."""
+    words = randint4x(key, counter(index, np.arange(n), KIND_INTEGERS, 0, 0))[0]
+    return np.argsort(words, kind="stable").astype(np.int64)

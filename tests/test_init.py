@@ -12,7 +12,7 @@ D = d + K + 1
 
 def noise(noise_blocks: str, seed: int = 0, epsilon: float = 0.7) -> np.ndarray:
     """W − W0 for one draw."""
-    W = initial_weights(d, K, 3.0, epsilon, noise_blocks, torch.Generator().manual_seed(seed))
+    W = initial_weights(d, K, 3.0, epsilon, noise_blocks, seed)
     return (W - assumption2(d, K, 3.0)).numpy()
 
 

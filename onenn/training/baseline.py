@@ -19,7 +19,8 @@ from onenn.model import embed, forward, simplex_code
 from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
 from onenn.training.binary import BinarySettings, binary_tensors
-from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch, seeded
+from onenn.stream import permutation, stream_key
+from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch
 
 
 class FullAttention(torch.nn.Module):
@@ -44,18 +45,20 @@ class Baseline:
     def __init__(self, settings: TrainSettings) -> None:
         s = self.settings = settings
         self.device, self.dtype = resolve_device(s.device), DTYPES[s.dtype]
-        init_gen = seeded(s.seed, "initial_weights")
-        W0 = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=self.dtype)
+        W0 = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed, dtype=self.dtype)
         self.model = FullAttention(W0.to(self.device), s.d, s.K)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=s.lr)
         self.loss_fn = Loss(s.loss, s.c)
         self.codes = simplex_code(s.K, dtype=self.dtype, device=self.device)
-        self.generator = seeded(s.seed, "minibatches", self.device)
+        self.key, self.step_number = stream_key(s.seed, "minibatches"), 0
 
     def step(self) -> torch.Tensor:
         """One SGD step on a fresh minibatch; return its loss."""
         s = self.settings
-        x, classes = sample_batch(s.batch, s.N, s.d, s.K, self.generator, dtype=self.dtype, device=self.device)
+        x, classes = sample_batch(
+            s.batch, s.N, s.d, s.K, self.key, self.step_number, dtype=self.dtype, device=self.device
+        )
+        self.step_number += 1
         H = embed(x, self.codes[classes]).transpose(1, 2)  # (B, D, N+1)
         target_class = classes.gather(1, nearest_neighbour(x)[:, None])[:, 0]
         loss = self.loss_fn(self.model(H), target_class, self.codes[target_class])[0].mean()
@@ -87,15 +90,16 @@ class BinaryReference:
     def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
         self.settings, dtype = s, DTYPES[s.dtype]
         self.x, self.Y, self.target = binary_tensors(train_set, dtype)
-        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", seeded(s.seed, "initial_weights"), dtype=dtype)
-        self.order_gen = seeded(s.seed, "minibatch_order")
-        self.step = 0
+        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", s.seed, dtype=dtype)
+        self.order_key = stream_key(s.seed, "minibatch_order")
+        self.step, self.epochs_done = 0, 0
         self.saved: dict[int, torch.Tensor] = {}  # step -> W before it, for the steps in ``save_at``
 
     def epoch(self, save_at: frozenset[int] = frozenset()) -> list[torch.Tensor]:
         """One epoch: a new permutation, then one SGD step per minibatch; return the minibatch losses."""
         s, W = self.settings, self.W
-        perm = torch.randperm(s.train_size, generator=self.order_gen)
+        perm = torch.from_numpy(permutation(self.order_key, s.train_size, self.epochs_done))
+        self.epochs_done += 1
         x_epoch, Y_epoch, target_epoch = self.x[perm], self.Y[perm], self.target[perm]  # contiguous slices below
         losses = []
         for lo in range(0, s.train_size, s.batch):

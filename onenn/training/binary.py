@@ -29,7 +29,8 @@ from onenn.losses import Loss
 from onenn.model import embed
 from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, FixedSet
-from onenn.training.train import DTYPES, check_finite, seeded
+from onenn.stream import stream_key
+from onenn.training.train import DTYPES, check_finite
 
 # --------------------------------------------------------------------------------------------------------
 # Training
@@ -92,8 +93,8 @@ class FixedSetSGD:
                 f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
             )
         dtype = DTYPES[s.dtype]
-        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", seeded(s.seed, "initial_weights"), dtype=dtype)
-        source = FixedSet(*embedded_set(train_set, dtype), seeded(s.seed, "minibatch_order"))
+        self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", s.seed, dtype=dtype)
+        source = FixedSet(*embedded_set(train_set, dtype), stream_key(s.seed, "minibatch_order"))
         full, remainder = divmod(s.train_size, s.batch)
         common = {
             "d": s.d,

@@ -14,9 +14,10 @@ Work that does not depend on ``W`` is done for a block of ``BLOCK`` steps at onc
 source*, the one thing that differs between runs: ``FreshDraws`` draws fresh prompts of Assumption 1 (the
 multiclass runs: normalising the inputs, the label codes, the 1-NN targets), ``FixedSet`` gathers the next
 minibatches of a fixed, pre-embedded prompt set in reshuffled passes (the binary experiment, label width 1).
-The random numbers are still drawn one step at a time (``draw_step``), so the results do not depend on the
-block size nor on the run length. The engine runs on any device; on CUDA
-every buffer and the generator live on the GPU and nothing leaves it until the run ends. On the CPU the steps
+The random numbers are drawn one step at a time from the counter-based stream of docs/method.md §4.4
+(``draw_step``), so the results do not depend on the block size nor on the run length. The engine runs on any
+device; on CUDA (the reference path there: the fused kernel of ``onenn.training.fused`` is the fast one) every
+buffer lives on the GPU, and each step's draws are made on the CPU and copied to it. On the CPU the steps
 and the sources' preparation run as compiled loops over the same buffers
 (``onenn.training.kernels``): the torch operations below are then the definition they are tested against.
 """
@@ -26,28 +27,37 @@ from __future__ import annotations
 import torch
 
 from onenn.losses import Loss
+from onenn.stream import BOUNDS, permutation
 
 #: steps whose W-independent work is done together: a speed knob only, results do not depend on it
 BLOCK = 16
 
 
-def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, generator: torch.Generator) -> None:
-    """One step's random numbers, in place: standard Gaussians ``z`` (d, N+1, B) in float32, then classes
-    ``classes`` (N, B) uniform on ``0..K-1``.
+def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, key: int, step: int) -> None:
+    """Step ``step``'s random numbers of the run with the minibatch key ``key`` (docs/method.md §4.4), in place:
+    standard Gaussians ``z`` (d, N+1, B) float32, then classes ``classes`` (N, B) int64 uniform on ``0..K-1``.
 
     This defines the training stream: input ``x_j`` of prompt ``b`` is ``z[:, j, b] / ‖z[:, j, b]‖`` (uniform
-    on the sphere) and its class is ``classes[j, b]``. The draws are float32 for every training dtype (float64
-    draws cost several times more on the CPU), so a float64 run sees the points of the float32 run with the
-    same seed, normalised in float64.
+    on the sphere) and its class is ``classes[j, b]``; each number is the stream's at ``(step, b, j, k)``
+    (``onenn.stream.minibatch``), drawn on the CPU by the compiled implementation ``onenn.training.philox`` (the
+    same bits for every CPU engine) and copied to ``z``'s device. The draws are float32 for every training dtype,
+    so a float64 run sees the points of the float32 run with the same seed, normalised in float64.
     """
-    z.normal_(generator=generator)
-    classes.random_(0, K, generator=generator)
+    from onenn.training import philox  # numba: imported where the draws are made
+
+    if z.device.type == "cpu" and classes.device.type == "cpu":
+        philox.draw_minibatch(z.numpy(), classes.numpy(), key, step, K)
+        return
+    z_cpu, classes_cpu = torch.empty(z.shape, dtype=torch.float32), torch.empty(classes.shape, dtype=torch.long)
+    philox.draw_minibatch(z_cpu.numpy(), classes_cpu.numpy(), key, step, K)
+    z.copy_(z_cpu)
+    classes.copy_(classes_cpu)
 
 
 class Engine:
     """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``m`` is the label width: the number of classes
-    ``K``, or 1 for scalar labels. The minibatches come from ``source``, or, given ``generator`` (on ``W``'s device)
-    instead, from ``FreshDraws(generator)``. ``compiled``: the steps and the source's preparation through the
+    ``K``, or 1 for scalar labels. The minibatches come from ``source``, or, given the run's minibatch ``key``
+    (``onenn.stream.stream_key(seed, "minibatches")``) instead, from ``FreshDraws(key)``. ``compiled``: the steps and the source's preparation through the
     compiled kernels of ``onenn.training.kernels`` (numba) instead of torch operations; by default on the CPU."""
 
     def __init__(
@@ -60,7 +70,7 @@ class Engine:
         batch: int,
         lr: float,
         loss: Loss,
-        generator: torch.Generator | None = None,
+        key: int | None = None,
         source: FreshDraws | FixedSet | None = None,
         block: int = BLOCK,
         compiled: bool | None = None,
@@ -68,10 +78,10 @@ class Engine:
         D, T, B, S = d + m + 1, N + 1, batch, block
         if W.shape != (D, D):
             raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, m={m}; got {tuple(W.shape)}")
-        if (generator is None) == (source is None):
-            raise ValueError("Engine takes either a generator (fresh draws) or a minibatch source, not both")
+        if (key is None) == (source is None):
+            raise ValueError("Engine takes either a minibatch key (fresh draws) or a minibatch source, not both")
         self.W, self.d, self.N, self.m, self.B, self.S = W, d, N, m, batch, block
-        self.loss, self.generator = loss, generator
+        self.loss = loss
         if compiled is None:
             compiled = W.device.type == "cpu"
         if compiled and W.device.type != "cpu":
@@ -107,7 +117,7 @@ class Engine:
         # views, made once: making a view costs about as much as a small operation
         self.v_tokens = self.v[:, None, :]  # (D, 1, B)
         self.step_views = [self._step_views(i) for i in range(S)]
-        self.source = FreshDraws(generator) if source is None else source
+        self.source = FreshDraws(key) if source is None else source
         self.source.attach(self)
         if compiled:
             self._attach_kernels()
@@ -221,12 +231,18 @@ class Engine:
 
 
 class FreshDraws:
-    """Fresh minibatches of Assumption 1 from ``generator`` (on the engine's device), drawn one step at a time
-    (``draw_step``): inputs on the sphere, the label codes ``u_c`` and the 1-NN targets ``u_{c_{i*}}``. Its
-    buffers are the engine's: one source feeds one engine."""
+    """Fresh minibatches of Assumption 1 from the run's random stream, minibatch key ``key``, drawn one step at a
+    time (``draw_step``): inputs on the sphere, the label codes ``u_c`` and the 1-NN targets ``u_{c_{i*}}``. The
+    next minibatch is step ``step`` of the stream (``first_step`` at the start), so a run continued from a saved
+    step with ``first_step`` set draws what the whole run would have. Its buffers are the engine's: one source
+    feeds one engine."""
 
-    def __init__(self, generator: torch.Generator) -> None:
-        self.generator = generator
+    def __init__(self, key: int, first_step: int = 0) -> None:
+        if not 0 <= key < 2**63:
+            raise ValueError(f"key must lie in 0..2**63-1 (onenn.stream.stream_key); got {key}")
+        if not 0 <= first_step < BOUNDS["step"]:
+            raise ValueError(f"first_step must lie in 0..{BOUNDS['step'] - 1}; got {first_step}")
+        self.key, self.step = key, first_step
         self.engine: Engine | None = None
 
     def attach(self, engine: Engine) -> None:
@@ -238,6 +254,12 @@ class FreshDraws:
         T, dev = N + 1, engine.W.device
         new = {"dtype": e.W.dtype, "device": dev}
         index = {"dtype": torch.long, "device": dev}
+        for name, value in (("prompt", B), ("token", T), ("group", (d + 3) // 4)):
+            if value > BOUNDS[name]:
+                raise ValueError(
+                    f"the random stream's counter holds at most {BOUNDS[name]} of its field {name!r} (batch, N + 1, "
+                    f"⌈d/4⌉); this run needs {value}"
+                )
         self.engine = engine
         self.X = e.H[:, :d]  # inputs: (S, d, T, B)
         self.Y = e.H[:, d : d + K, :N]  # label codes of the context: (S, K, N, B)
@@ -252,6 +274,8 @@ class FreshDraws:
         self.inner_max = torch.empty(S, B, **new)
         self.nn = torch.empty(S, B, **index)
         self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
+        if dev.type == "cpu":  # the draws' numpy views (no copies), as the compiled draw writes them
+            self.draw_arrays = [(z.numpy(), c.numpy()) for z, c in self.draw_views]
         if e.compiled:
             self.kernel_arrays = tuple(t.numpy() for t in (e.H, self.C, e.U, e.target_class))
             one, shift = (torch.tensor(x, dtype=e.W.dtype) for x in (1.0, 1.0 / K))
@@ -262,8 +286,17 @@ class FreshDraws:
         """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
         label codes and the 1-NN targets."""
         K = engine.m  # the number of classes
-        for z, classes in self.draw_views[:n]:
-            draw_step(z, classes, K, self.generator)
+        if self.step + n > BOUNDS["step"]:
+            raise ValueError(f"the random stream's counter holds {BOUNDS['step']} steps; step {self.step + n - 1} asked")
+        if engine.W.device.type == "cpu":
+            from onenn.training.philox import draw_minibatch
+
+            for i, (z, classes) in enumerate(self.draw_arrays[:n]):
+                draw_minibatch(z, classes, self.key, self.step + i, K)
+        else:
+            for i, (z, classes) in enumerate(self.draw_views[:n]):
+                draw_step(z, classes, K, self.key, self.step + i)
+        self.step += n
         X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
         if self.Z is not self.X:
             X.copy_(self.Z[:n])
@@ -288,8 +321,9 @@ class FreshDraws:
 
 
 class FixedSet:
-    """A fixed set of prompts, embedded once, in passes reshuffled by ``torch.randperm(n, generator=generator)``
-    at the start of every pass: minibatch ``k`` of a pass holds the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
+    """A fixed set of prompts, embedded once, in passes reshuffled at the start of every pass: pass ``p`` takes the
+    order ``perm = onenn.stream.permutation(key, n, p)`` of the run's ``(seed, "minibatch_order")`` key, and its
+    minibatch ``k`` holds the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
     (n, D, N+1) holds the embeddings (the query last with its indicator 1) and ``U_set`` (n, m) the 1-NN
     targets; square loss only (no classes). Engines of different minibatch sizes can share one source, W and
     the pass: a minibatch must not cross the end of a pass (the caller runs the remainder minibatch on an
@@ -299,9 +333,12 @@ class FixedSet:
     minibatches in one copy (gathering along the innermost axis directly costs twice as much); with the engine's
     compiled kernels, in one pass (``kernels.gather_block``)."""
 
-    def __init__(self, H_set: torch.Tensor, U_set: torch.Tensor, generator: torch.Generator) -> None:
-        self.H_set, self.U_set, self.generator = H_set, U_set, generator
+    def __init__(self, H_set: torch.Tensor, U_set: torch.Tensor, key: int) -> None:
+        self.H_set, self.U_set, self.key = H_set, U_set, key
         self.size = H_set.shape[0]
+        if self.size > BOUNDS["prompt"]:
+            raise ValueError(f"the random stream orders at most {BOUNDS['prompt']} prompts; the set has {self.size}")
+        self.passes = 0  # the passes begun
         self.perm = torch.empty(0, dtype=torch.long)
         self.position = self.size  # at the end of a pass: the next minibatch starts a new one
         self.rows = 0  # the largest block an attached engine asks for, in prompts
@@ -335,8 +372,8 @@ class FixedSet:
         i = 0
         while i < n:
             if self.position == self.size:
-                self.perm = torch.randperm(self.size, generator=self.generator).to(self.H_set.device)
-                self.position = 0
+                self.perm = torch.from_numpy(permutation(self.key, self.size, self.passes)).to(self.H_set.device)
+                self.position, self.passes = 0, self.passes + 1
             left = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass
             if left == 0:
                 raise ValueError(

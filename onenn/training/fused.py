@@ -5,9 +5,10 @@ twenty-odd tiny kernels a step are each a launch of several µs while the GPU do
 program keeps ``W`` in registers across the block's steps and, each step, for each chunk of the minibatch's
 prompts,
 
-1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``): the key is the run's
-   minibatch key (``onenn.stream.stream_key(seed, "minibatches")``), the 64-bit counter ``step · 2³² + i``, so the
-   stream depends neither on the block size nor on the run length;
+1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``) with the run's minibatch key
+   (``onenn.stream.stream_key(seed, "minibatches")``) and the counter of docs/method.md §4.4, so every number is
+   the one the CPU engine draws at the same step, prompt, token and coordinate (the integers bit for bit, the
+   normals within a few ulps: the device's ``log``, ``cos``, ``sin``);
 2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
 3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss and ``r = Σ_j ∂loss/∂s_j h_j``;
 
@@ -20,12 +21,6 @@ queries: ``BC`` prompts, ``NP ≥ N`` context tokens (the query is kept apart, s
 padded), ``XP ≥ d`` coordinates, ``KP ≥ K`` classes, powers of two with the padding masked. ``BC`` is chosen
 so that the compiled kernel needs no register spills (``auto_chunk``; ``python -m tools.fused_probe`` reports it); results do not depend
 on it beyond rounding.
-
-The stream (a choice of this project, docs/performance.md#gpu): at step ``t``, Philox call
-``t·2³² + (b·(N+1) + j)·⌈d/4⌉ + m`` gives the float32 Gaussians of coordinates ``4m .. 4m+3`` of token ``j`` of
-prompt ``b`` (``j = N`` the query; Box–Muller), for both training precisions like ``Engine``; call
-``t·2³² + (N+1)·B·⌈d/4⌉ + b·⌈N/4⌉ + m`` gives four 32-bit numbers ``r``, the classes ``⌊K·r/2³²⌋`` of context
-tokens ``4m .. 4m+3`` (multiply-shift: a bias of at most ``K/2³²``).
 
 No ``tl.dot``: every product is a broadcast and a sum in the training precision (no TF32), and float64 is
 float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter (``TRITON_INTERPRET=1`` before
@@ -45,6 +40,8 @@ import triton
 import triton.language as tl
 
 from onenn.losses import Loss, loss_code, require_loss
+from onenn.stream import BOUNDS
+from onenn.training.philox_triton import KIND_GAUSSIAN, KIND_INTEGERS, stream_offset
 
 #: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
 BLOCK_STEPS = 1024
@@ -94,26 +91,27 @@ def draw_chunk(
     XP: tl.constexpr,
     BC: tl.constexpr,
 ):
-    """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1``: the context's Gaussians ``(BC, NP, XP)`` and the
-    query's ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``. One Philox call gives four
-    numbers: coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
-    T: tl.constexpr = N + 1
-    G: tl.constexpr = (d + 3) // 4  # Philox calls a token's Gaussians take
-    NG: tl.constexpr = (N + 3) // 4  # Philox calls a prompt's classes take
-    counter = step.to(tl.int64) << 32  # the step is the counter's high word
+    """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1`` from the stream of docs/method.md §4.4 (the counter
+    ``onenn.training.philox_triton.stream_offset``): the context's Gaussians ``(BC, NP, XP)`` and the query's
+    ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``. One Philox call gives four numbers:
+    coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
     b = b0 + tl.arange(0, BC)
     m = tl.arange(0, XP // 4)
-    token = b[:, None] * T + tl.arange(0, NP)[None, :]  # (BC, NP)
-    z0, z1, z2, z3 = tl.randn4x(seed, counter + (token[:, :, None] * G + m[None, None, :]))
+    j = tl.arange(0, NP)
+    z0, z1, z2, z3 = tl.randn4x(
+        seed, stream_offset(step, b[:, None, None], KIND_GAUSSIAN, j[None, :, None], m[None, None, :])
+    )
     zc = four_in_a_row(z0, z1, z2, z3, (BC, NP, XP))
-    z0, z1, z2, z3 = tl.randn4x(seed, counter + ((b[:, None] * T + N) * G + m[None, :]))
+    z0, z1, z2, z3 = tl.randn4x(seed, stream_offset(step, b[:, None], KIND_GAUSSIAN, N, m[None, :]))
     zq = four_in_a_row(z0, z1, z2, z3, (BC, XP))
-    i0, i1, i2, i3 = tl.randint4x(seed, counter + (T * B * G + b[:, None] * NG + tl.arange(0, NP // 4)[None, :]))
+    i0, i1, i2, i3 = tl.randint4x(
+        seed, stream_offset(step, b[:, None], KIND_INTEGERS, tl.arange(0, NP // 4)[None, :], 0)
+    )
     bits = four_in_a_row(i0, i1, i2, i3, (BC, NP)).to(tl.int64)  # uint32, zero-extended
     cls = ((bits * K) >> 32).to(tl.int32)  # ⌊K · bits / 2³²⌋
     ok = b[:, None] < B
     k = tl.arange(0, XP)
-    zc = tl.where((ok & (tl.arange(0, NP)[None, :] < N))[:, :, None] & (k[None, None, :] < d), zc, 0.0)
+    zc = tl.where((ok & (j[None, :] < N))[:, :, None] & (k[None, None, :] < d), zc, 0.0)
     zq = tl.where(ok & (k[None, :] < d), zq, 0.0)
     return zc, zq, cls
 
@@ -353,8 +351,12 @@ class FusedEngine:
                 f"the fused engine runs on a CUDA device; W is on {W.device} (CPU tensors only under Triton's "
                 "interpreter, TRITON_INTERPRET=1, as in the tests); use engine compiled or torch on the CPU"
             )
-        if d * T * batch + N * batch >= 2**32:
-            raise ValueError(f"a step draws {d * T * batch + N * batch} numbers; the counter allows < 2**32")
+        for name, value in (("prompt", batch), ("token", T), ("group", (d + 3) // 4)):
+            if value > BOUNDS[name]:
+                raise ValueError(
+                    f"the random stream's counter holds at most {BOUNDS[name]} of its field {name!r} (batch, N + 1, "
+                    f"⌈d/4⌉); this run needs {value}"
+                )
         if not 0 <= seed < 2**63:
             raise ValueError(f"seed must lie in 0..2**63-1; got {seed}")
         if block < 1:

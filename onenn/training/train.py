@@ -13,7 +13,7 @@ from onenn.base.settings import DEVICES, Settings
 from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.steps import log_spaced_steps
-from onenn.stream import generator_seed, stream_key
+from onenn.stream import stream_key
 from onenn.training.engine import Engine, draw_step
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
@@ -67,46 +67,38 @@ def resolve_device(device: str) -> torch.device:
 
 
 def sample_batch(
-    batch: int, N: int, d: int, K: int, generator: torch.Generator, *, dtype: torch.dtype, device: torch.device
+    batch: int, N: int, d: int, K: int, key: int, step: int, *, dtype: torch.dtype, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``classes`` (B, N). The same
-    numbers, from the same generator state, as one training step of the engine (``onenn.training.engine.draw_step``)."""
+    numbers as step ``step`` of the engine of the run with the minibatch key ``key``
+    (``onenn.training.engine.draw_step``)."""
     z = torch.empty(d, N + 1, batch, dtype=torch.float32, device=device)
     classes = torch.empty(N, batch, dtype=torch.long, device=device)
-    draw_step(z, classes, K, generator)
+    draw_step(z, classes, K, key, step)
     z = z.to(dtype)
     x = z * torch.rsqrt((z * z).sum(0, keepdim=True))
     return x.permute(2, 1, 0).contiguous(), classes.T.contiguous()
 
 
-def seeded(seed: int, purpose: str, device: torch.device | str = "cpu") -> torch.Generator:
-    """A torch generator on ``device`` for the random input ``purpose`` (``onenn.stream.PURPOSES``) of the run with
-    ``seed``: its own seed, never another input's or another run's (``onenn.stream.generator_seed``)."""
-    return torch.Generator(device=device).manual_seed(generator_seed(seed, purpose))
-
-
 def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
-    device); the minibatches from their own seed (``onenn.stream``'s purposes: never another run's or input's):
-    ``Engine``'s generator on the training device, or the fused kernel's Philox stream. ``engine``, one of ``ENGINES``: ``compiled``, ``Engine`` with its compiled kernels
-    (``onenn.training.kernels``, CPU only); ``torch``, ``Engine`` with its torch operations alone; ``fused``, the
-    fused kernel (on a CPU tensor only under Triton's interpreter, as in the tests); ``auto``, fused on CUDA and
-    compiled on the CPU."""
+    device); the minibatches from the random stream of docs/method.md §4.4 under the run's
+    ``(seed, "minibatches")`` key, the same numbers on every engine and device. ``engine``, one of ``ENGINES``:
+    ``compiled``, ``Engine`` with its compiled kernels (``onenn.training.kernels``, CPU only); ``torch``, ``Engine``
+    with its torch operations alone; ``fused``, the fused kernel (on a CPU tensor only under Triton's interpreter,
+    as in the tests); ``auto``, fused on CUDA and compiled on the CPU."""
     s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
     device = resolve_device(s.device)
-    init_gen = seeded(s.seed, "initial_weights")
-    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, init_gen, dtype=DTYPES[s.dtype]).to(device)
+    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed, dtype=DTYPES[s.dtype]).to(device)
+    key = stream_key(s.seed, "minibatches")
     loss = Loss(s.loss, s.c)
     if engine == "fused" or (engine == "auto" and device.type == "cuda"):
         fused_engine = import_fused_engine()
-        return fused_engine(
-            W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=stream_key(s.seed, "minibatches")
-        )
-    gen = seeded(s.seed, "minibatches", device)
+        return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=key)
     compiled = {"compiled": True, "torch": False, "auto": None}[engine]
-    return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, generator=gen, compiled=compiled)
+    return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key, compiled=compiled)
 
 
 def import_fused_engine() -> type[FusedEngine]:
