@@ -7,9 +7,9 @@ A multiclass set is ``x`` (n, N+1, d) with the query last, ``classes`` (n, N) th
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
+
+from onenn.stream import instance_of, numpy_generator
 
 #: the multiclass test sets (as onenn.base.columns names them: the mathematics does not import the foundation)
 TEST_SETS = ("uniform", "separated")
@@ -114,11 +114,11 @@ def binary_separated_prompts(
     return {"x": drawn["x"], "y": drawn["y"], "nn": nn}
 
 
-def seeded_generator(seed: int, *parts: object) -> np.random.Generator:
-    """A generator of its own for every set of parameters: seeded by ``seed`` and a hash of ``parts``, so the
-    same parameters always give the same draws and two sets never share draws."""
-    key = zlib.crc32("|".join(format(p) for p in parts).encode())
-    return np.random.default_rng([seed, key])
+def seeded_generator(seed: int, purpose: str, *parts: object) -> np.random.Generator:
+    """A generator of its own for every set of parameters: the stream of ``(seed, purpose)`` whose instance is a
+    hash of ``parts`` (``onenn.stream.numpy_generator``, ``instance_of``), so the same parameters always give the
+    same draws and two sets never share draws."""
+    return numpy_generator(seed, purpose, instance_of(*parts))
 
 
 def make_test_set(
@@ -127,7 +127,7 @@ def make_test_set(
     """One multiclass test set, from a generator seeded by ``seed`` and the set's own parameters."""
     if test_set not in TEST_SETS:
         raise ValueError(f"test_set must be one of {', '.join(TEST_SETS)}; got {test_set!r}")
-    rng = seeded_generator(seed, test_set, test_size, d, N, K, delta)
+    rng = seeded_generator(seed, "test_set", test_set, test_size, d, N, K, delta)
     if test_set == "uniform":
         return uniform_prompts(test_size, d, N, K, rng)
     return separated_prompts(test_size, d, N, K, float(delta), rng)
@@ -140,7 +140,7 @@ def make_binary_set(
     the set's own parameters."""
     if test_set not in BINARY_TEST_SETS:
         raise ValueError(f"test_set must be one of {', '.join(BINARY_TEST_SETS)}; got {test_set!r}")
-    rng = seeded_generator(seed, "binary", test_set, prompts, d, N, labels, delta)
+    rng = seeded_generator(seed, "binary_set", "binary", test_set, prompts, d, N, labels, delta)
     if test_set == "separated":
         return binary_separated_prompts(prompts, d, N, labels, float(delta), rng)
     return binary_prompts(prompts, d, N, labels, rng)

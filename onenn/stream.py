@@ -143,14 +143,12 @@ def stream_key(seed: int, purpose: str, instance: int = 0) -> int:
     return (PURPOSES[purpose] << (SEED_BITS + INSTANCE_BITS)) | (instance << SEED_BITS) | seed
 
 
-def generator_seed(seed: int, purpose: str, instance: int = 0) -> int:
-    """The 32-bit seed of a torch generator for ``(seed, purpose, instance)``: the first word of numpy's
-    ``SeedSequence((seed, code, instance))``. torch's CPU generator keeps 32 bits of its seed, so the 64-bit
-    ``stream_key`` cannot seed it; this hash gives the purposes different seeds (the default config's are checked
-    to be distinct by ``tests/test_stream.py``)."""
-    stream_key(seed, purpose, instance)  # the same checks of the arguments
-    words = np.random.SeedSequence((seed, PURPOSES[purpose], instance)).generate_state(1, dtype=np.uint32)
-    return int(words[0])
+def numpy_generator(seed: int, purpose: str, instance: int = 0) -> np.random.Generator:
+    """A numpy generator for the random inputs drawn once, on the CPU, by numpy's own methods (the prompt sets and
+    the samples of the theory experiments): numpy's Philox4x64-10 bit generator keyed by ``stream_key(seed,
+    purpose, instance)``, so no two purposes, instances or seeds share a stream, and none shares one with a run's
+    Philox4x32 stream (another cipher)."""
+    return np.random.Generator(np.random.Philox(key=stream_key(seed, purpose, instance)))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -12,12 +12,12 @@ from onenn.gradient import weight_gradient
 from onenn.losses import Loss
 from onenn.model import forward
 from onenn.prompts import draw_labels, make_binary_set, nearest_neighbour
+from onenn.stream import permutation, stream_key
 from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
 from onenn.training import binary as B
 from onenn.training.baseline import train_binary_reference
 from onenn.training.engine import Engine, FixedSet
-from onenn.training.train import seeded
 from tests.reference import central_differences, output
 
 
@@ -167,7 +167,7 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     assert result["saved_steps"][0] == 0 and result["saved_steps"][-1] == 6 and 1 in result["saved_steps"]
     # step 1 by hand: the epoch's permutation (the run's minibatch-order generator), its first 128 prompts, W1 = W0 - lr * gradient
     W0 = torch.from_numpy(result["W"][0])
-    perm = torch.randperm(300, generator=seeded(4, "minibatch_order"))[:128]
+    perm = torch.from_numpy(permutation(stream_key(4, "minibatch_order"), 300, 0))[:128]
     x = torch.from_numpy(train["x"])[perm]
     Y = torch.from_numpy(train["y"])[perm][:, :, None]
     loss, q, ell, g = binary_loss(W0, x, Y)

@@ -11,9 +11,11 @@ from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import forward, simplex_code
 from onenn.prompts import nearest_neighbour
+from onenn.stream import minibatch as stream_minibatch
+from onenn.stream import stream_key
 from onenn.training.baseline import train_baseline
-from onenn.training.engine import Engine
-from onenn.training.train import TrainSettings, make_engine, sample_batch, seeded, train
+from onenn.training.engine import Engine, FreshDraws
+from onenn.training.train import TrainSettings, make_engine, sample_batch, train
 from tests.helpers import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
@@ -21,11 +23,11 @@ F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
 
 def reference_run(s: TrainSettings) -> np.ndarray:
     """SGD with the reference forward pass and analytic gradient, one minibatch at a time: final W."""
-    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, seeded(s.seed, "initial_weights"))
-    generator = seeded(s.seed, "minibatches")
+    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed)
+    key = stream_key(s.seed, "minibatches")
     codes, loss_fn = simplex_code(s.K), Loss(s.loss, s.c)
-    for _ in range(s.steps):
-        x, classes = sample_batch(s.batch, s.N, s.d, s.K, generator, dtype=torch.float64, device=torch.device("cpu"))
+    for step in range(s.steps):
+        x, classes = sample_batch(s.batch, s.N, s.d, s.K, key, step, dtype=torch.float64, device=torch.device("cpu"))
         Y = codes[classes]
         target_class = classes.gather(1, nearest_neighbour(x)[:, None])[:, 0]
         q, ell = forward(W, x, Y)
@@ -66,18 +68,37 @@ def test_results_do_not_depend_on_the_block_size(block):
     s = replace(F64, steps=50, N=8)
     default = make_engine(s)
     other = make_engine(s)
-    other = Engine(
-        other.W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=Loss(), generator=other.generator, block=block
-    )
+    other = Engine(other.W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=Loss(), key=other.source.key, block=block)
     torch.testing.assert_close(default.run(50, [0, 13, 50]), other.run(50, [0, 13, 50]), rtol=0, atol=0)
 
 
 def test_a_longer_run_starts_with_the_shorter_one():
-    """The stream does not depend on the run length: W after 30 steps is the same in a 30- and a 47-step run."""
+    """The stream does not depend on the run length: W after 30 steps is the same in a 30- and a 47-step run, and
+    a run continued from step 30 by a new engine whose stream starts at step 30 ends where the 47-step run ends."""
     s = replace(F64, dtype="float32")
     short, _ = make_engine(s).run(30, [30])
     long, _ = make_engine(s).run(47, [30, 47])
     assert torch.equal(short[0], long[0])
+    source = FreshDraws(stream_key(s.seed, "minibatches"), first_step=30)
+    resumed = Engine(short[0].clone(), d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=Loss(), source=source)
+    end, _ = resumed.run(17, [17])
+    assert torch.equal(end[0], long[1])
+
+
+def test_the_minibatches_are_the_streams_reference_draws():
+    """Step t's minibatch, as the engine prepares it, holds the inputs z / ‖z‖ and the classes of the numpy
+    reference's draws at step t (onenn.stream.minibatch), to the ulps in which the compiled normals may differ."""
+    s = replace(F64, batch=32, N=8)
+    key = stream_key(s.seed, "minibatches")
+    engine = make_engine(s)
+    for block in range(2):
+        engine.prepare_block(engine.S)
+        for i in (0, 5, engine.S - 1):
+            z, classes = stream_minibatch(key, block * engine.S + i, s.d, s.N, s.K, s.batch)
+            x = z.astype(np.float64) / np.linalg.norm(z.astype(np.float64), axis=0)
+            np.testing.assert_allclose(engine.H[i, : s.d].numpy(), x, rtol=0, atol=1e-6)
+            codes = np.eye(s.K)[classes].transpose(2, 0, 1) - 1 / s.K  # (K, N, B)
+            np.testing.assert_array_equal(engine.H[i, s.d : s.d + s.K, : s.N].numpy(), codes)
 
 
 @pytest.mark.parametrize("changes", [{"N": 64}, {"K": 10, "batch": 512}])
@@ -101,8 +122,8 @@ def test_saved_steps_are_checked():
     with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
         engine.run(5, [0, 6])
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(12, 12\)"):
-        Engine(torch.zeros(3, 3), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), generator=torch.Generator())
-    with pytest.raises(ValueError, match="either a generator .* or a minibatch source"):
+        Engine(torch.zeros(3, 3), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), key=0)
+    with pytest.raises(ValueError, match="either a minibatch key .* or a minibatch source"):
         Engine(torch.zeros(12, 12), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss())
 
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 
 from onenn.init import assumption2, initial_weights
 

@@ -11,6 +11,7 @@ from numba import njit
 
 from onenn.losses import Loss
 from onenn.prompts import make_binary_set
+from onenn.stream import stream_key
 from onenn.training.binary import BinarySettings, FixedSetSGD
 from onenn.training.engine import Engine
 from onenn.training.kernels import exp_nonpositive
@@ -20,10 +21,8 @@ from tests.helpers import LOSS_CASES, loss_id
 def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0, loss="square", c=0.0) -> Engine:
     D = d + K + 1
     W = 0.3 * torch.randn(D, D, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    generator = torch.Generator().manual_seed(seed + 1)
-    return Engine(
-        W.to(dtype), d=d, N=N, m=K, batch=B, lr=0.5, loss=Loss(loss, c), generator=generator, compiled=compiled
-    )
+    key = stream_key(seed + 1, "minibatches")
+    return Engine(W.to(dtype), d=d, N=N, m=K, batch=B, lr=0.5, loss=Loss(loss, c), key=key, compiled=compiled)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -32,7 +31,7 @@ def test_compiled_preparation_is_torchs(dtype, shape):
     """Inputs on the sphere, label codes, 1-NN classes and targets: the same numbers when the minibatch size is a
     multiple of 32 (the paper's 128 included); otherwise the inputs to their last bits."""
     torch_path, compiled = engine(False, dtype=dtype, **shape), engine(True, dtype=dtype, **shape)
-    for _ in range(2):  # two blocks: the second starts from the generator's later state
+    for _ in range(2):  # two blocks: the second goes on with the stream's later steps
         torch_path.prepare_block(torch_path.S)
         compiled.prepare_block(compiled.S)
         if torch_path.B % 32 == 0:

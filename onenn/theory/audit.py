@@ -33,6 +33,7 @@ import pandas as pd
 
 from onenn.base.settings import Settings
 from onenn.steps import log_spaced_steps
+from onenn.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import monte_carlo_estimates
@@ -79,7 +80,7 @@ class AuditSettings(Settings):
 
 def _sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
     """The weighted sample (stream 0 of the seed)."""
-    return audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, np.random.default_rng([s.seed, 0]), s.gap_min)
+    return audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, numpy_generator(s.seed, "audit", 0), s.gap_min)
 
 
 def _check_levels(s: AuditSettings) -> None:
@@ -173,7 +174,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
         float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.sample_time_end, t, s.d, n_eval=s.n_eval, weights=w
     )
     times = np.unique(np.concatenate([gd.time, cont.time]))
-    t_plain = sample_inner_products(len(t), s.N, s.d, np.random.default_rng([s.seed, 2]))
+    t_plain = sample_inner_products(len(t), s.N, s.d, numpy_generator(s.seed, "audit", 2))
     plain = gradient_flow(0.0, sigma, 0.0, s.sample_time_end, t_plain, s.d, record_times=times)
     parts = [
         _rows("gd", gd.time, gd.xi1, gd.xi2, t, w, step=gd.step).assign(mass=mass),

@@ -13,6 +13,7 @@ from onenn.base.settings import Settings
 from onenn.family import diagnostics
 from onenn.prompts import nearest_neighbour, sphere
 from onenn.steps import log_spaced_steps
+from onenn.stream import numpy_generator
 from onenn.theory.reduced.dynamics import gradient_descent
 
 
@@ -116,7 +117,7 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     loss on the fixed prompts (``train_loss``, ``train_loss_reduced``), ``xi1, xi2`` of ``Π(W)`` and the reduced
     ones, and the distance of ``W`` to the family over the blocks that can move (``dist_family_active``; the label
     row and column stay 0)."""
-    x = sphere(np.random.default_rng(s.seed), (s.prompts, s.N + 1), s.d)
+    x = sphere(numpy_generator(s.seed, "full_matrix"), (s.prompts, s.N + 1), s.d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])  # the reduced sample: inner products of the same prompts
     record = log_spaced_steps(s.steps, s.n_eval)
     reduced = gradient_descent(0.0, s.sigma, s.lr, s.steps, t, s.d, record_steps=record)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.settings import Settings
+from onenn.stream import numpy_generator
 from onenn.theory.reduced.loss import loss_landscape
 from onenn.theory.reduced.sampling import sample_inner_products
 
@@ -37,7 +38,7 @@ def landscape(s: LandscapeSettings) -> pd.DataFrame:
     ``reduced_loss`` and its standard error ``reduced_loss_se``."""
     if s.grid < 2:
         raise ValueError(f"grid must be >= 2 points each way, got {s.grid}")
-    t = sample_inner_products(s.prompts, s.N, s.d, np.random.default_rng(s.seed))
+    t = sample_inner_products(s.prompts, s.N, s.d, numpy_generator(s.seed, "landscape"))
     xi1 = np.linspace(*s.xi1_range, s.grid)
     xi2 = np.linspace(*s.xi2_range, s.grid)
     loss, loss_se = loss_landscape(xi1, xi2, t)

@@ -124,7 +124,7 @@ def ratio_estimate(a: np.ndarray, b: np.ndarray, level: float) -> dict[str, floa
 
 def point_generator(seed: int, point: Point, d: int, N: int) -> np.random.Generator:
     """A generator of its own for every point (and the same one for the same point and seed)."""
-    return seeded_generator(seed, point.panel, point.xi1, point.xi2, point.K, point.prompts, d, N)
+    return seeded_generator(seed, "scaling", point.panel, point.xi1, point.xi2, point.K, point.prompts, d, N)
 
 
 def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity") -> pd.DataFrame:

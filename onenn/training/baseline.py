@@ -18,8 +18,8 @@ from onenn.losses import Loss
 from onenn.model import embed, forward, simplex_code
 from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
-from onenn.training.binary import BinarySettings, binary_tensors
 from onenn.stream import permutation, stream_key
+from onenn.training.binary import BinarySettings, binary_tensors
 from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch
 
 

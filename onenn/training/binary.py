@@ -28,8 +28,8 @@ from onenn.init import initial_weights
 from onenn.losses import Loss
 from onenn.model import embed
 from onenn.steps import log_spaced_steps
-from onenn.training.engine import Engine, FixedSet
 from onenn.stream import stream_key
+from onenn.training.engine import Engine, FixedSet
 from onenn.training.train import DTYPES, check_finite
 
 # --------------------------------------------------------------------------------------------------------

@@ -287,7 +287,9 @@ class FreshDraws:
         label codes and the 1-NN targets."""
         K = engine.m  # the number of classes
         if self.step + n > BOUNDS["step"]:
-            raise ValueError(f"the random stream's counter holds {BOUNDS['step']} steps; step {self.step + n - 1} asked")
+            raise ValueError(
+                f"the random stream's counter holds {BOUNDS['step']} steps; step {self.step + n - 1} asked"
+            )
         if engine.W.device.type == "cpu":
             from onenn.training.philox import draw_minibatch
 

@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from onenn.stream import numpy_generator
 from onenn.theory.reduced.checks import check_finite, check_integer
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all
 from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
@@ -45,7 +46,7 @@ from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_densi
 PANEL = 8
 #: points of the table that inverts ``F`` by linear interpolation (error ~ spacing^2 |f'/f|, 1e-10 in the bulk)
 _TABLE_POINTS = (1 << 18) + 1
-#: seed purpose of the uniforms of the other N - 2 inner products
+#: the instance of the audit's stream (onenn.stream) that gives the uniforms of the other N - 2 inner products
 _PURPOSE_REST = 3
 
 
@@ -84,7 +85,7 @@ def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int) -> Quad
     check_integer("seed", seed, minimum=0)
     u, u_weight = _panels(t1_nodes)
     v, v_weight = _panels(gap_nodes)
-    uniforms = np.random.default_rng([seed, _PURPOSE_REST]).random((N - 2, t1_nodes * gap_nodes))
+    uniforms = numpy_generator(seed, "audit", _PURPOSE_REST).random((N - 2, t1_nodes * gap_nodes))
     table_t = np.linspace(-1.0, 1.0, _TABLE_POINTS)
     table_cdf = inner_product_cdf(table_t, d)
     bulk_start = float(np.interp(_BULK_QUANTILE ** (1.0 / N), table_cdf, table_t))
