@@ -205,7 +205,7 @@ def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
 
 def test_fixed_set_source_refuses_what_it_cannot_feed():
     H_set, U_set = torch.zeros(10, 5, 3), torch.zeros(10, 1)
-    source = FixedSet(H_set, U_set, torch.Generator().manual_seed(0))
+    source = FixedSet(H_set, U_set, stream_key(0, "minibatch_order"))
     with pytest.raises(ValueError, match="loss must be 'square'"):
         Engine(torch.zeros(5, 5), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
     with pytest.raises(ValueError, match=r"do not fit the engine's \(n, D, N\+1\) = \(n, 5, 4\)"):

@@ -8,7 +8,10 @@ Per seed-step, on one thread, in one run on one machine:
 - **torch passes**: the same engine without them, its torch operations alone (``make_engine(…, "torch")``);
 - **baseline**: the autograd baseline ``onenn.training.baseline`` (full attention matrix, ``loss.backward()``,
   ``torch.optim.SGD``) on the same minibatches;
-- **floor**: drawing the step's random numbers alone, with the same generator and calls as the engine;
+- **floor**: drawing the step's random numbers alone from the run's stream, as the engine draws them
+  (``onenn.training.philox.draw_minibatch``: the new floor);
+- **torch floor**: torch's float32 ``normal_`` and ``random_`` drawing the same count from a CPU generator, the
+  engine's draws before the counter-based stream (the old floor, kept as the yardstick: the engine's time over it);
 - the engine's parts, for a profile: the per-block preparation (draws included) and the SGD step alone.
 
 The row ``binary`` is the binary experiment at its defaults (label width 1, a fixed set of 10 000 prompts,
@@ -40,10 +43,11 @@ import torch
 from onenn.base.io import write_with
 from onenn.base.provenance import processors
 from onenn.prompts import make_binary_set
+from onenn.stream import stream_key
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
 from onenn.training.engine import draw_step
-from onenn.training.train import TrainSettings, make_engine, seeded, train
+from onenn.training.train import TrainSettings, make_engine, train
 
 #: the paper's defaults, then longer contexts and more classes; and the binary experiment's defaults
 CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}, "binary": None}
@@ -57,13 +61,33 @@ def clock(name: str, device: torch.device) -> Callable[[], float]:
     return time.process_time if name == "cpu" else time.perf_counter
 
 
-def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], None]:
-    """Draw one step's random numbers exactly as the engine does, into buffers allocated once."""
+def floor_step(settings: TrainSettings, device: torch.device) -> Callable[[int], None]:
+    """Draw step ``t``'s random numbers exactly as the engine does, into buffers allocated once."""
     s = settings
     z = torch.empty(s.d, s.N + 1, s.batch, dtype=torch.float32, device=device)
     classes = torch.empty(s.N, s.batch, dtype=torch.long, device=device)
-    generator = seeded(s.seed, "minibatches", device)
-    return lambda: draw_step(z, classes, s.K, generator)
+    key = stream_key(s.seed, "minibatches")
+    if device.type == "cpu":
+        from onenn.training.philox import draw_minibatch
+
+        z_array, classes_array = z.numpy(), classes.numpy()
+        return lambda t: draw_minibatch(z_array, classes_array, key, t, s.K)
+    return lambda t: draw_step(z, classes, s.K, key, t)
+
+
+def torch_floor_step(settings: TrainSettings, device: torch.device) -> Callable[[], None]:
+    """One step's count of numbers from torch's generator: float32 ``normal_`` for the Gaussians, ``random_`` for
+    the classes (the engine's draws before the counter-based stream)."""
+    s = settings
+    z = torch.empty(s.d, s.N + 1, s.batch, dtype=torch.float32, device=device)
+    classes = torch.empty(s.N, s.batch, dtype=torch.long, device=device)
+    generator = torch.Generator(device=device).manual_seed(s.seed)
+
+    def draw() -> None:
+        z.normal_(generator=generator)
+        classes.random_(0, s.K, generator=generator)
+
+    return draw
 
 
 def interleaved_medians(now: Callable[[], float], runs: dict[str, tuple[Callable[[], object], int]], reps: int) -> dict:
@@ -89,11 +113,19 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
     engine, baseline = make_engine(settings, "compiled"), Baseline(settings)
     torch_engine = make_engine(settings, "torch")
     device = engine.W.device
-    now, floor = clock(clock_name, device), floor_step(settings, device)
+    now, floor, torch_floor = (
+        clock(clock_name, device),
+        floor_step(settings, device),
+        torch_floor_step(settings, device),
+    )
 
     def floor_run() -> None:
+        for t in range(steps):
+            floor(t)
+
+    def torch_floor_run() -> None:
         for _ in range(steps):
-            floor()
+            torch_floor()
 
     def baseline_run() -> None:
         for _ in range(baseline_steps):
@@ -117,6 +149,7 @@ def time_config(settings: TrainSettings, *, steps: int, baseline_steps: int, rep
         "torch": (lambda: torch_engine.run(steps), steps),
         "baseline": (baseline_run, baseline_steps),
         "floor": (floor_run, steps),
+        "torch floor": (torch_floor_run, steps),
         "prepare": (prepare_run, blocks * engine.S),
         "update": (update_run, blocks * engine.S),
     }
@@ -174,7 +207,8 @@ def time_binary(settings: BinarySettings, *, steps: int, baseline_steps: int, re
         "update": (update_run, blocks * full.S),
     }
     medians = interleaved_medians(now, runs, reps)
-    return {**medians, "prepare": medians["floor"]}  # the source is the whole per-block preparation
+    # the source is the whole per-block preparation; there is nothing to draw from torch
+    return {**medians, "prepare": medians["floor"], "torch floor": float("nan")}
 
 
 def machine() -> str:
@@ -185,16 +219,18 @@ def table(rows: list[dict], header: list[str]) -> str:
     lines = header + [
         "",
         (
-            "| config | d | N | K | batch | engine µs | torch passes µs | baseline µs | floor µs | engine/baseline "
-            "| engine/floor | torch passes/floor | engine µs/(N+1) | max abs ΔW (float64) |"
+            "| config | d | N | K | batch | engine µs | torch passes µs | baseline µs | floor µs | torch floor µs "
+            "| engine/baseline | engine/floor | engine/torch floor | torch passes/floor | engine µs/(N+1) "
+            "| max abs ΔW (float64) |"
         ),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['d']} | {r['N']} | {r['K']} | {r['batch']} | {r['engine'] * 1e6:.1f} "
             f"| {r['torch'] * 1e6:.1f} | {r['baseline'] * 1e6:.1f} | {r['floor'] * 1e6:.1f} "
-            f"| {r['engine'] / r['baseline']:.3f} | {r['engine'] / r['floor']:.2f} | {r['torch'] / r['floor']:.2f} "
+            f"| {r['torch floor'] * 1e6:.1f} | {r['engine'] / r['baseline']:.3f} | {r['engine'] / r['floor']:.2f} "
+            f"| {r['engine'] / r['torch floor']:.2f} | {r['torch'] / r['floor']:.2f} "
             f"| {r['engine'] * 1e6 / (r['N'] + 1):.2f} | {r['check']:.1e} |"
         )
     lines += [
@@ -259,7 +295,8 @@ def main(argv: list[str] | None = None) -> str:
         ),
         (
             "Times are per seed-step. engine: with its compiled CPU kernels; torch passes: the same engine with "
-            "torch operations alone. floor: drawing the step's random numbers alone, with the same generator. "
+            "torch operations alone. floor: drawing the step's random numbers alone from the run's stream, as the "
+            "engine does; torch floor: torch's normal_ and random_ drawing as many (the draws before the stream). "
             f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps. binary: "
             "the binary experiment (K: the label width 1); baseline: the reference loop over onenn.model and "
             "onenn.gradient; floor: the fixed set's source alone (permuting, gathering the minibatches); "

@@ -5,8 +5,8 @@ Per minibatch of a configuration, on one thread, in one run on one machine, ns p
 - **stream normals**: the Gaussians of a step drawn by the compiled stream (``onenn.training.philox.draw_gaussians``);
 - **torch normal_**: torch's float32 ``normal_`` drawing the same count;
 - **stream step**: the step's Gaussians and classes from the stream (``draw_minibatch``);
-- **torch step**: the same numbers as the training engine draws them today (``onenn.training.engine.draw_step``:
-  ``normal_``, then ``random_`` for the classes), per Gaussian: the engine's floor.
+- **torch step**: as many numbers as the training engine drew before the counter-based stream (``normal_``, then
+  ``random_`` for the classes; ``tools.bench.torch_floor_step``), per Gaussian: the engine's old floor.
 
 They are timed in interleaved repetitions and the median is reported (``tools.bench.interleaved_medians``), so a slow
 spell of a shared machine hits them alike; the ratios are the numbers to read. The clock is the process's CPU time.
@@ -26,7 +26,6 @@ import torch
 from onenn.base.io import write_with
 from onenn.stream import stream_key
 from onenn.training import philox
-from onenn.training.engine import draw_step
 from tools.bench import interleaved_medians, machine
 
 #: the paper's defaults, then longer contexts
@@ -57,7 +56,8 @@ def time_config(d: int, N: int, K: int, batch: int, *, steps: int, reps: int) ->
 
     def torch_step() -> None:
         for _ in range(steps):
-            draw_step(z_torch, classes_torch, K, generator)
+            z_torch.normal_(generator=generator)
+            classes_torch.random_(0, K, generator=generator)
 
     runs = {
         "stream normals": (stream_normals, steps),
