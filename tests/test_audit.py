@@ -9,6 +9,7 @@ from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajector
 from onenn.family import XI_RATIO_BOUND, diagnostics
 from onenn.jobs.beyond import beyond_job
 from onenn.prompts import sphere
+from onenn.stream import numpy_generator
 from onenn.theory.audit import AuditSettings, run_audit, sources
 from onenn.theory.full_matrix import (
     FullLossGrad,
@@ -95,7 +96,7 @@ def test_landscape_matches_the_reduced_loss():
     s = LandscapeSettings(d=8, N=8, xi1_range=(0.0, 4.0), xi2_range=(1.0, 3.0), grid=3, prompts=500, seed=2)
     table = landscape(s)
     assert len(table) == 9 and sorted(table["xi1"].unique()) == [0.0, 2.0, 4.0]
-    t = sample_inner_products(500, 8, 8, np.random.default_rng(2))
+    t = sample_inner_products(500, 8, 8, numpy_generator(2, "landscape"))  # the landscape's stream (method.md §4.4)
     row = table[(table["xi1"] == 4.0) & (table["xi2"] == 2.0)].iloc[0]
     assert row["reduced_loss"] == pytest.approx(reduced_loss(4.0, 2.0, t), rel=1e-12)
 
