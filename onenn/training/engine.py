@@ -275,7 +275,7 @@ class FreshDraws:
         self.nn = torch.empty(S, B, **index)
         self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
         if dev.type == "cpu":  # the draws' numpy views (no copies), as the compiled draw writes them
-            self.draw_arrays = [(z.numpy(), c.numpy()) for z, c in self.draw_views]
+            self.draw_arrays = ((e.H if float32 else self.Z).numpy(), self.C.numpy())  # contiguous: vector loops
         if e.compiled:
             self.kernel_arrays = tuple(t.numpy() for t in (e.H, self.C, e.U, e.target_class))
             one, shift = (torch.tensor(x, dtype=e.W.dtype) for x in (1.0, 1.0 / K))
@@ -291,10 +291,9 @@ class FreshDraws:
                 f"the random stream's counter holds {BOUNDS['step']} steps; step {self.step + n - 1} asked"
             )
         if engine.W.device.type == "cpu":
-            from onenn.training.philox import draw_minibatch
+            from onenn.training.philox import draw_block
 
-            for i, (z, classes) in enumerate(self.draw_arrays[:n]):
-                draw_minibatch(z, classes, self.key, self.step + i, K)
+            draw_block(*self.draw_arrays, self.key, self.step, n, K, engine.d)
         else:
             for i, (z, classes) in enumerate(self.draw_views[:n]):
                 draw_step(z, classes, K, self.key, self.step + i)

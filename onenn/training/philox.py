@@ -216,6 +216,16 @@ def draw_minibatch(z, classes, key, step, K):
     draw_classes(classes, key, step, K)
 
 
+@njit(cache=True, error_model="numpy")
+def draw_block(Z, C, key, first_step, n, K, d):
+    """Steps ``first_step .. first_step + n − 1``'s draws into ``Z[:n, :d]`` float32 (``Z`` is (S, ≥ d, N+1, B):
+    the engine's embeddings in float32, whose first ``d`` rows are the inputs, or a buffer of the draws) and ``C[:n]``
+    (S, N, B) int64, as ``draw_minibatch`` a step at a time (one call for a block of steps: the engine's)."""
+    for i in range(n):
+        draw_gaussians(Z[i][:d], key, first_step + i)
+        draw_classes(C[i], key, first_step + i, K)
+
+
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def draw_gaussians(z, key, step):
     """The Gaussians ``z`` (d, N+1, B) float32 of step ``step`` of a minibatch, in place. Every inner loop runs over
