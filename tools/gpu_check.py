@@ -133,15 +133,20 @@ def weight_difference(s: TrainSettings, device: torch.device) -> tuple[float, in
 
 
 def equality_rows(
-    device: torch.device, base: TrainSettings = EQUALITY, shapes: dict[str, dict] = EQUALITY_SHAPES
+    device: torch.device,
+    base: TrainSettings = EQUALITY,
+    shapes: dict[str, dict] = EQUALITY_SHAPES,
+    *,
+    dtypes: tuple[str, ...] = ("float64", "float32"),
+    losses: tuple[str, ...] = LOSSES,
 ) -> list[dict[str, str]]:
     """Every loss at ``base`` (the paper's defaults), and other shapes with the square loss, in both precisions;
     then the first-use check at ``base``."""
-    cases = [("defaults", {"loss": loss, "c": 0.5 if loss == "mixture" else 0.0}) for loss in LOSSES]
+    cases = [("defaults", {"loss": loss, "c": 0.5 if loss == "mixture" else 0.0}) for loss in losses]
     cases += list(shapes.items())
     check = "equality: max abs ΔW against compiled (CPU), whole runs from the same seed"
     rows = []
-    for dtype in ("float64", "float32"):
+    for dtype in dtypes:
         for name, changes in cases:
             s = replace(base, dtype=dtype, **changes)
             difference, step, tolerance = weight_difference(s, device)
