@@ -257,6 +257,16 @@ def test_a_kernel_that_differs_from_the_cpu_engine_is_stopped_with_the_differenc
         selfcheck.check_first_use(TINY, DEVICE)
 
 
+def test_the_check_compares_weights_only_where_one_run_diverged():
+    W = np.zeros((3, 2, 2))
+    W[0, 0, 0] = 1e-3
+    kernel = W.copy()
+    kernel[1, 1, 1] = np.nan  # the kernel alone diverged at the second saved step
+    kernel[2, 0, 1] = W[2, 0, 1] = np.inf  # both at the third
+    assert selfcheck.differences(kernel, W).tolist() == [0.0, np.inf, 0.0]
+    assert selfcheck.differences(W + 2e-6, W) == pytest.approx([2e-6] * 3)
+
+
 def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, tmp_path):
     """Where the fused engine trains on a checked device (CUDA; here the interpreter's CPU, put on the list), the
     job's run record holds the check's record; a CPU job's record has no such entry."""

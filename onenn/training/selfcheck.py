@@ -76,15 +76,25 @@ def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
     saved = [t for t in SAVED if t < steps] + [steps]
     W_kernel = kernel.run(steps, saved)[0].double().cpu().numpy()
     W_cpu = cpu.run(steps, saved)[0].double().numpy()
-    difference = np.abs(W_kernel - W_cpu).max(axis=(1, 2))
-    difference = np.where(np.isnan(difference), np.inf, difference)  # a NaN in one run only is a difference
+    difference = differences(W_kernel, W_cpu)
     worst = int(np.argmax(difference))
+    finite = W_cpu[np.isfinite(W_cpu)]
     return {
         "seed": s.seed,
         "max_abs_dW": float(difference[worst]),
         "at_step": saved[worst],
-        "tolerance": tolerance(steps, float(np.abs(W_cpu).max())),
+        "tolerance": tolerance(steps, float(np.abs(finite).max(initial=0.0))),
     }
+
+
+def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
+    """max |ΔW| at each saved step (S, D, D) → (S,): infinite where one run's weights are finite and the other's
+    are not, 0 where neither's are (both diverged, which the run's own divergence policy reports)."""
+    finite_kernel, finite_cpu = (np.isfinite(W).all(axis=(1, 2)) for W in (W_kernel, W_cpu))
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(W_kernel - W_cpu).max(axis=(1, 2))
+    both = finite_kernel & finite_cpu
+    return np.where(both, difference, np.where(finite_kernel == finite_cpu, 0.0, np.inf))
 
 
 def describe(s: TrainSettings) -> str:
