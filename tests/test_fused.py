@@ -12,6 +12,7 @@ import sys
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -24,9 +25,11 @@ except ImportError:
 
 from onenn import stream
 from onenn.analysis.evaluate import evaluate_run
+from onenn.base.io import save_arrays
+from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
 from onenn.losses import LOSSES, Loss
-from onenn.prompts import separated_prompts
+from onenn.prompts import make_test_set, separated_prompts
 from onenn.training import selfcheck
 from onenn.training import train as training
 from onenn.training.fused import FusedEngine, interpreting
@@ -270,8 +273,24 @@ def test_the_check_compares_weights_only_where_one_run_diverged():
 
 def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, tmp_path):
     """Where the fused engine trains on a checked device (CUDA; here the interpreter's CPU, put on the list), the
-    job's run record holds the check's record; a CPU job's record has no such entry."""
+    job's run record holds the check's record; a CPU job's record has no such entry. The evaluation's table has
+    the same columns for both."""
     settings = replace(TINY, steps=5).to_dict()
+    test_set = tmp_path / "separated.npz"
+    save_arrays(test_set, **make_test_set("separated", 16, TINY.d, TINY.N, TINY.K, 0.1, 7))
+
+    def columns(name: str) -> list[str]:
+        out = tmp_path / f"{name}.parquet"
+        evaluate_job(
+            {"K": TINY.K, "loss": TINY.loss, "c": TINY.c, "delta": 0.1, "test_size": 16},
+            identity={"seed": 2},
+            weights_path=str(tmp_path / f"{name}.npz"),
+            run_path=str(tmp_path / f"{name}.json"),
+            test_set_paths={"separated": str(test_set)},
+            output=str(out),
+            log=logging.getLogger("test"),
+        )
+        return list(pd.read_parquet(out).columns)
 
     def job(name: str) -> dict:
         run_path = tmp_path / f"{name}.json"
@@ -292,6 +311,7 @@ def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, t
     monkeypatch.setattr(training, "train", lambda s, engine="auto": train(replace(s, device=DEVICE.type), "fused"))
     record = job("fused")
     assert record["fused_check"] == selfcheck.RESULTS[str(DEVICE)] and record["fused_check"]["passed"]
+    assert columns("fused") == columns("cpu") and "fused_check" not in columns("cpu")
     shifted_by_one_step(monkeypatch)
     monkeypatch.setattr(selfcheck, "RESULTS", {})
     with pytest.raises(selfcheck.FusedKernelMismatch):
