@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -59,10 +60,29 @@ def test_the_table_has_a_row_for_each_engine():
 
 
 def test_the_equality_stage(monkeypatch):
+    """Whole runs from the same seed, every loss and a padded shape in both precisions, then the first-use check:
+    equal to round-off. A kernel made wrong (the minibatches of the next step) fails every row."""
     interpreter()
+    from onenn.training import selfcheck
+    from onenn.training.fused import FusedEngine
+
+    monkeypatch.setattr(selfcheck, "STEPS", 24)
     rows = gpu_check.equality_rows(CPU, TINY, {"padded": {"N": 5, "K": 10}})
-    assert len(rows) == 2 * 5 and {r["engine"] for r in rows} == {"fused"}
-    assert all(r["verdict"] == "ok" for r in rows), rows
+    assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"fused"}
+    assert all(r["verdict"] == "ok" for r in rows[:-1]), rows
+    assert rows[-1]["check"] == "equality: the first-use check (selfcheck)" and rows[-1]["verdict"].startswith("passed")
+    assert rows[-1]["result"].startswith(f"seed {TINY.seed}: ") and "; " not in rows[-1]["result"]
+    launch = FusedEngine.launch
+
+    def shifted(self, n, losses):
+        self.step += 1
+        launch(self, n, losses)
+        self.step -= 1
+
+    monkeypatch.setattr(FusedEngine, "launch", shifted)
+    wrong = gpu_check.equality_rows(CPU, replace(TINY, steps=8), {}, dtypes=("float32",), losses=("square",))
+    assert [r["verdict"][:4] for r in wrong] == ["FAIL", "FAIL"], wrong
+    assert wrong[-1]["result"].count("seed ") == 2  # the check tried a second seed
 
 
 def test_the_speed_stage():
@@ -80,30 +100,28 @@ def test_the_learning_stage():
     rows = gpu_check.learning_rows(config, CPU, seeds=2, max_steps=10)
     assert [(r["engine"], r["device"]) for r in rows] == [("compiled", "cpu"), ("fused", "cpu")]
     assert rows[1]["config"] == "convergence: 1 variants × 2 seeds, 10 steps"
-    # the two engines train the same runs on different minibatches: alike within the seed spread
-    assert rows[1]["verdict"].startswith("agree (worst |Δ|/allowed "), rows[1]["verdict"]
+    # the two engines train the same runs: equal to round-off
+    assert rows[1]["verdict"].startswith("equal (worst |Δ|/round-off "), rows[1]["verdict"]
+    assert rows[0]["result"] == rows[1]["result"]
 
 
-def test_agreement_is_the_largest_difference_in_units_of_the_allowed_one():
-    """Two seeds per engine, metrics (accuracy, ξ1, ξ2). Allowed: 3 seed sd (the larger engine's) plus 0.01 in
-    accuracy, plus 1% of the eager mean in ξ."""
-    eager = np.array([[0.5, 1.0, 2.0], [0.7, 1.0, 2.0]])  # accuracy sd √0.02; ξ the same in both seeds
-    accuracy = 0.1 / (3 * np.sqrt(0.02) + 0.01)  # a shift of 0.1 against 3 sd + 0.01
-    assert gpu_check.agree(eager, eager) == 0
-    assert gpu_check.agree(eager, eager + [0.1, 0.005, 0.01]) == pytest.approx(0.5)  # ξ1: 0.005 of 0.01
-    assert gpu_check.agree(eager, eager + [0.1, 0.0, 0.0]) == pytest.approx(accuracy)
-    assert gpu_check.agree(eager, eager + [0.1, 0.0, 0.03]) == pytest.approx(1.5)  # ξ2: 0.03 of 0.02: differ
-    wider = eager + [[0.0, 0.0, 0.0], [0.2, 0.0, 0.0]]  # the fused engine's accuracy: sd 2√0.02, mean +0.1
-    assert gpu_check.agree(eager, wider) == pytest.approx(0.1 / (6 * np.sqrt(0.02) + 0.01))
+def test_the_difference_is_the_largest_in_units_of_round_off():
+    """Two seeds, metrics (accuracy, ξ1, ξ2). Round-off: 0.002 in accuracy, 1e-4 of max(1, |ξ|) in ξ."""
+    compiled = np.array([[0.5, 0.5, 2.0], [0.7, 1.0, 4.0]])
+    assert gpu_check.difference(compiled, compiled) == 0
+    assert gpu_check.difference(compiled, compiled + [0.001, 0.0, 0.0]) == pytest.approx(0.5)
+    assert gpu_check.difference(compiled, compiled + [0.0, 5e-5, 0.0]) == pytest.approx(0.5)  # |ξ1| ≤ 1: absolute
+    moved = compiled + [[0.0, 0.0, 0.0], [0.0, 0.0, 1.2e-3]]  # ξ2 = 4: 1.2e-3 of 4e-4
+    assert gpu_check.difference(compiled, moved) == pytest.approx(3.0)
 
 
 @pytest.mark.parametrize(
     "shift,verdict",
-    [(0.0, "agree (worst |Δ|/allowed 0.00, N=8)"), (0.5, "DIFFER (worst |Δ|/allowed 25.00, N=8)")],
+    [(0.0, "equal (worst |Δ|/round-off 0.00, N=8)"), (1e-3, "DIFFER (worst |Δ|/round-off 5.00, N=8)")],
 )
 def test_the_learning_verdict_names_the_worst_variant(monkeypatch, shift, verdict):
     """Runs faked with known final metrics: both engines alike, but for ξ2 of the fused runs at N = 8, moved by
-    ``shift`` (the seeds agree on 2.0 exactly, so 1% of it, 0.02, is allowed)."""
+    ``shift`` (ξ2 = 2: round-off is 2e-4)."""
 
     def final_metrics(s, engine, test):
         moved = shift if engine == "fused" and s.N == 8 else 0.0

@@ -1,7 +1,8 @@
 """Probes of the fused CUDA engine for developers (not used by the product):
 
-- ``draw_stream``: the minibatches the training kernel draws inside itself, written out, so that the tests can
-  train the other engines on exactly those numbers (the stream is that of ``onenn.training.fused.draw_chunk``);
+- ``draw_stream``: the minibatches the training kernel draws inside itself (``onenn.training.fused.draw_chunk``),
+  written out, so that the tests can hold them to the stream of docs/method.md §4.4 (``onenn.stream.minibatch``)
+  and train the kernel on exactly those numbers;
 - ``compile_ahead``: the training kernel compiled for a CUDA architecture without a GPU, with the compiler and
   ptxas that triton ships, and what ptxas reports a thread uses.
 
@@ -40,7 +41,7 @@ from onenn.training.fused import (
 def stream_kernel(
     z_ptr,  # (steps, d, N+1, B) float32: the Gaussians, in Engine's layout
     c_ptr,  # (steps, N, B) int64: the classes
-    seed,
+    key,
     first_step,
     n_steps,
     d: tl.constexpr,
@@ -58,7 +59,7 @@ def stream_kernel(
     for i in range(n_steps):
         z_step = z_ptr + i * (d * T * B)
         for b0 in range(0, B, BC):
-            zc, zq, cls = draw_chunk(seed, first_step + i, b0, d, N, K, B, NP, XP, BC)
+            zc, zq, cls = draw_chunk(key, first_step + i, b0, d, N, K, B, NP, XP, BC)
             b = b0 + tl.arange(0, BC)
             ok = b[:, None] < B
             token = ok & (j[None, :] < N)
@@ -69,17 +70,18 @@ def stream_kernel(
 
 
 def draw_stream(
-    seed: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
+    key: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The fused engine's minibatches of steps ``first_step ..`` of the stream keyed by ``seed``, in the
-    layout of ``Engine``'s ``draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C``
-    (steps, N, B) int64. The same numbers as the training kernel draws, by the same code."""
+    """The fused engine's minibatches of steps ``first_step ..`` of the stream with the Philox key ``key``
+    (``onenn.stream.stream_key(seed, "minibatches")`` for a run's), in the layout of ``Engine``'s ``draw_step``:
+    Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C`` (steps, N, B) int64. The same numbers as the
+    training kernel draws, by the same code."""
     Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
     C = torch.zeros(steps, N, batch, dtype=torch.int64, device=device)
     t = tile_sizes(d, N, K)
     chunk = auto_chunk(d, N, K, batch, torch.float32, NUM_WARPS)
     stream_kernel[(1,)](
-        Z, C, seed, first_step, steps, d=d, N=N, K=K, B=batch, NP=t["NP"], XP=t["XP"], BC=chunk, num_warps=NUM_WARPS
+        Z, C, key, first_step, steps, d=d, N=N, K=K, B=batch, NP=t["NP"], XP=t["XP"], BC=chunk, num_warps=NUM_WARPS
     )
     return Z, C
 
@@ -106,7 +108,7 @@ def compile_ahead(
     if interpreting():
         raise RuntimeError("compile_ahead needs triton imported with TRITON_INTERPRET=0")
     ft = {torch.float32: "fp32", torch.float64: "fp64"}[dtype]
-    ints = ("seed", "z_s0", "z_s1", "z_s2", "z_s3", "c_s0", "c_s1", "c_s2", "first_step", "n_steps")
+    ints = ("z_s0", "z_s1", "z_s2", "z_s3", "c_s0", "c_s1", "c_s2", "first_step", "n_steps")
     constexprs = {
         "d": d,
         "N": N,
@@ -119,6 +121,7 @@ def compile_ahead(
         "DTYPE": TL_DTYPES[dtype],
     }
     signature = {"W_ptr": f"*{ft}", "loss_ptr": f"*{ft}", "consts_ptr": f"*{ft}", "z_ptr": "*fp32", "c_ptr": "*i64"}
+    signature |= {"seed": "i64"}  # a stream key (onenn.stream.stream_key) has its purpose in its top bits
     signature |= {name: "i32" for name in ints} | {name: "constexpr" for name in constexprs}
     signature = {name: signature[name] for name in sgd_block_kernel.arg_names}
     source = ASTSource(fn=sgd_block_kernel, signature=signature, constexprs=constexprs)

@@ -8,6 +8,10 @@ from typing import Any
 from onenn.base.io import save_table
 from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
 
+#: run-record entries that are no column of the tables: the fused kernel's first-use check (a nested record, in the
+#: records of CUDA runs alone; onenn.training.selfcheck)
+RECORD_ONLY = ("fused_check",)
+
 
 def load_run(
     weights_path: str,
@@ -56,7 +60,8 @@ def evaluate_job(
     metrics = evaluate_run(
         weights["saved_steps"], weights["W"], test_sets, settings["K"], settings["loss"], settings["c"]
     )
-    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    columns = {k: v for k, v in run.items() if k not in RECORD_ONLY}
+    info = {**columns, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"]))
     log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(test_sets))
 

@@ -53,6 +53,8 @@ def train_job(
         "diverged": result["diverged_step"] >= 0,
         "diverged_step": result["diverged_step"],
     }
+    if "fused_check" in result:  # the fused kernel's first-use check, on CUDA alone (onenn.training.selfcheck)
+        record["fused_check"] = result["fused_check"]
     record["seed"] = s.seed
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])

@@ -115,14 +115,31 @@ def import_fused_engine() -> type[FusedEngine]:
 
 def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray | str]:
     """Run SGD; return the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), the minibatch loss of every step
-    (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``."""
+    (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``. A run of
+    the fused kernel on CUDA is preceded, the first time in a process, by the kernel's check against the CPU engine
+    (``onenn.training.selfcheck``; it raises if they differ), whose record is returned as ``fused_check``."""
     sgd = make_engine(settings, engine)
+    check = first_use_check(settings, sgd)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist())
     W_saved = saved.double().cpu().numpy()
     losses = minibatch_loss.double().cpu().numpy()
     result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(sgd.W.device)}
+    if check is not None:
+        result["fused_check"] = check
     return apply_divergence_policy(result, settings.on_divergence)
+
+
+def first_use_check(settings: TrainSettings, sgd: Engine | FusedEngine) -> dict | None:
+    """The fused kernel's first-use check (``onenn.training.selfcheck``) where ``sgd`` is the fused engine on a
+    checked device (CUDA), else None."""
+    if isinstance(sgd, Engine):
+        return None
+    from onenn.training import selfcheck
+
+    if sgd.W.device.type not in selfcheck.CHECKED:
+        return None
+    return selfcheck.check_first_use(settings, sgd.W.device)
 
 
 class Diverged(FloatingPointError):

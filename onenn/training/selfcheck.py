@@ -1,0 +1,147 @@
+"""The fused kernel's first-use check: before the first fused training run on a device, in each process, a few
+hundred steps of the fused kernel and of the compiled CPU engine from the same seed, compared weight by weight.
+
+Both engines draw the same minibatches from the stream of docs/method.md §4.4 (the integers bit for bit, the
+normals within a few ulps), so they compute the same run to float32 round-off. A kernel miscompiled, or wrong on a
+GPU nobody has tested, would differ by far more: the check then stops the run with ``FusedKernelMismatch``, which
+names the difference and the fallback. Its result goes into the run record (``onenn.jobs.train``).
+
+The tolerance (``tolerance``): every step rounds each weight once in float32 (an error of at most half an ulp,
+``2⁻²⁴·|W|``) in each engine, so two runs that make the same updates to round-off differ by at most
+``steps · 2⁻²³ · max|W|`` (the updates' own round-off is smaller by ``lr·|gradient| / |W|``): 9.2e-5 at the defaults
+(256 steps, max|W| = σ = 3). Measured in Triton's interpreter (``TRITON_INTERPRET=1``, the paper's defaults with
+batch 32, 256 steps, square loss): 7.5e-9 in float32, 3.4e-10 in float64 (the draws are float32 in both), 10⁴
+below it. Made wrong on purpose, the kernel differs by 6.0e-3 (each step drawing the next step's minibatch) or by
+4.3e-3 (lr 10% too large): 65 and 47 times the tolerance.
+
+A near-tie of the 1-NN target resolved differently (the normals agree to a few ulps, not bit for bit) changes one
+prompt's gradient, which moves W by lr/B times that gradient (an estimate: of order 1e-3 at batch 32), over the
+tolerance. Its probability is below 1e-6 a prompt (none in 4·10⁶ prompts at d = 8, N = 16 with every normal moved
+by up to 4 ulps), under 3% for a check of 256 steps of 128 prompts. A check that fails is therefore repeated from
+the next seed; the kernel fails only if both runs differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from onenn.losses import Loss
+from onenn.stream import stream_key
+
+if TYPE_CHECKING:
+    from onenn.training.train import TrainSettings
+
+#: the check's steps, and the steps at which the weights are compared
+STEPS = 256
+SAVED = (1, 16, 64, 128, 256)
+#: float32's machine epsilon: the relative spacing of float32 numbers, twice the largest relative rounding error
+EPS32 = 2.0**-23
+#: the device types on which a fused run is checked first (the interpreter's CPU runs in the tests alone)
+CHECKED = ("cuda",)
+#: the result of each device's check in this process (``str(device)``)
+RESULTS: dict[str, dict] = {}
+
+
+class FusedKernelMismatch(RuntimeError):
+    """The fused kernel and the compiled CPU engine, from the same seed, differ beyond float32 round-off."""
+
+
+def tolerance(steps: int, W_max: float) -> float:
+    """The largest max |ΔW| of two float32 runs that make the same updates: one rounding of each weight a step."""
+    return steps * EPS32 * max(1.0, W_max)
+
+
+def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
+    """``steps`` steps of the fused kernel on ``device`` and of the compiled engine on the CPU from ``settings``'s
+    seed: the largest |ΔW| at the saved steps, the step where it is largest, and the tolerance."""
+    from onenn.training.fused import FusedEngine  # triton: imported where the kernel runs
+    from onenn.training.train import make_engine
+
+    s = replace(settings, device="cpu")
+    cpu = make_engine(s, "compiled")
+    kernel = FusedEngine(
+        cpu.W.clone().to(device),
+        d=s.d,
+        N=s.N,
+        K=s.K,
+        batch=s.batch,
+        lr=s.lr,
+        loss=Loss(s.loss, s.c),
+        seed=stream_key(s.seed, "minibatches"),
+    )
+    saved = [t for t in SAVED if t < steps] + [steps]
+    W_kernel = kernel.run(steps, saved)[0].double().cpu().numpy()
+    W_cpu = cpu.run(steps, saved)[0].double().numpy()
+    difference = differences(W_kernel, W_cpu)
+    worst = int(np.argmax(difference))
+    finite = W_cpu[np.isfinite(W_cpu)]
+    return {
+        "seed": s.seed,
+        "max_abs_dW": float(difference[worst]),
+        "at_step": saved[worst],
+        "tolerance": tolerance(steps, float(np.abs(finite).max(initial=0.0))),
+    }
+
+
+def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
+    """max |ΔW| at each saved step (S, D, D) → (S,): infinite where one run's weights are finite and the other's
+    are not, 0 where neither's are (both diverged, which the run's own divergence policy reports)."""
+    finite_kernel, finite_cpu = (np.isfinite(W).all(axis=(1, 2)) for W in (W_kernel, W_cpu))
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(W_kernel - W_cpu).max(axis=(1, 2))
+    both = finite_kernel & finite_cpu
+    return np.where(both, difference, np.where(finite_kernel == finite_cpu, 0.0, np.inf))
+
+
+def describe(s: TrainSettings) -> str:
+    return f"d={s.d}, N={s.N}, K={s.K}, batch={s.batch}, lr={s.lr}, loss {s.loss} (c={s.c}), {s.dtype}"
+
+
+def run_check(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
+    """The check's record (``steps``: ``STEPS``): from the run's seed and, if that differs beyond the tolerance,
+    from the next seed."""
+    steps = STEPS if steps is None else steps
+    tries = []
+    for seed in (settings.seed, (settings.seed + 1) % 2**32):
+        tries.append(compare(replace(settings, seed=seed), device, steps))
+        if tries[-1]["max_abs_dW"] <= tries[-1]["tolerance"]:
+            break
+    last = tries[-1]
+    return {
+        "passed": last["max_abs_dW"] <= last["tolerance"],
+        "device": str(device),
+        "steps": steps,
+        "settings": describe(settings),
+        "tries": tries,
+    }
+
+
+def failure(record: dict) -> str:
+    """The error of a failed check: the difference, where, the tolerance and the fallback."""
+    found = "; ".join(
+        f"seed {t['seed']}: max |ΔW| = {t['max_abs_dW']:.3g} at step {t['at_step']} (tolerance {t['tolerance']:.3g})"
+        for t in record["tries"]
+    )
+    return (
+        f"the fused CUDA kernel does not reproduce the CPU engine on {record['device']}: {record['steps']} steps "
+        f"({record['settings']}) from the same seed give weights that differ from the compiled CPU engine's beyond "
+        f"float32 round-off ({found}). The fused kernel is wrong on this GPU or with this Triton; train on the CPU "
+        "(device: cpu in the config), or with Engine's torch operations on CUDA (train(settings, engine='torch')), "
+        "and report the GPU, CUDA and Triton versions"
+    )
+
+
+def check_first_use(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
+    """The check's record for ``device``, made the first time in this process (later runs reuse it). Raises
+    ``FusedKernelMismatch`` if the kernel failed it."""
+    key = str(device)
+    if key not in RESULTS:
+        RESULTS[key] = run_check(settings, device, steps)
+    record = RESULTS[key]
+    if not record["passed"]:
+        raise FusedKernelMismatch(failure(record))
+    return record
