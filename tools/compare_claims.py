@@ -1,17 +1,19 @@
 """The scorecard of two finished runs side by side: ``python -m tools.compare_claims OLD/results NEW/results``.
 
-One Markdown row per claim of either run's ``tables/claims.parquet``: the quantity, each run's mean ± sd over its
-``n`` seeds (for the scaling identity: the ratio ± its standard error), the change in units of its error and both verdicts. The error
-of the change is ``√((sd_old² + sd_new²)/n + test_se_old² + test_se_new²)``: the two runs' seed-to-seed spreads of
-a mean over ``n`` and their test sets' standard errors, all independent when the two runs draw different numbers
-(as two versions of the random stream do). A change of a few units is what seed noise gives; the verdicts say
-whether the scorecard reads the same. Prints the table (and writes it to ``--output``).
+One Markdown row per point of every claim of either run's ``tables/claims.parquet`` (a claim's points are the
+variants or grid points it is tested on, read from its ``detail``): the value each run gives it, as the scorecard
+prints it (``mean ± spread``: over seeds the sample sd, for the scaling identity the ratio's standard error, for a
+slope its standard error; ``first → last`` for a trend), the change in units of ``√(spread_old² + spread_new²)``
+where both have a spread, and the claim's two verdicts. The unit is a spread, not the standard error of a mean
+over seeds: a change of a few units or less is what two independent draws give. Prints the table (and writes it
+to ``--output``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,58 +22,77 @@ import pandas as pd
 from onenn.base.io import write_with
 
 CLAIMS = Path("tables") / "claims.parquet"
-#: the quantity of the rows whose ``ours_sd`` is already the standard error of ``ours_mean``
-STANDARD_ERROR = "ratio ± se"
+NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+#: ``label: mean ± spread ...`` or ``label: first → last, ...``
+SPREAD = re.compile(rf"^(?P<value>{NUMBER}) ± (?P<spread>{NUMBER})")
+TREND = re.compile(rf"^{NUMBER} → (?P<value>{NUMBER})")
 
 
-def change_in_errors(old: pd.Series, new: pd.Series) -> float:
-    """(new − old) / its error (the module's docstring); NaN where a mean is missing, inf where the error is 0 and
-    the means differ."""
-    # the scaling identity's rows give the ratio's standard error itself as their spread
-    n = 1.0 if new["quantity"] == STANDARD_ERROR else max(float(new["n"]), 1.0)
-    error = math.sqrt((old["ours_sd"] ** 2 + new["ours_sd"] ** 2) / n + old["test_se"] ** 2 + new["test_se"] ** 2)
-    delta = new["ours_mean"] - old["ours_mean"]
-    if math.isnan(delta) or math.isnan(error):
+def points(detail: str) -> dict[str, tuple[float, float]]:
+    """The points of a claim's ``detail``: label → (value, spread), the spread NaN where none is printed."""
+    out = {}
+    for part in str(detail).split("; "):
+        label, _, text = part.partition(": ")
+        if not text or label.startswith("not in this run"):
+            continue
+        match = SPREAD.match(text)
+        if match:
+            out[label] = (float(match["value"]), float(match["spread"]))
+            continue
+        match = TREND.match(text)
+        if match:
+            out[label] = (float(match["value"]), math.nan)
+    return out
+
+
+def change_in_spreads(old: tuple[float, float], new: tuple[float, float]) -> float:
+    """(new − old) / √(spread_old² + spread_new²); NaN without both spreads; ±inf where they are 0 and the values
+    differ."""
+    (a, sa), (b, sb) = old, new
+    spread = math.hypot(sa, sb)
+    if math.isnan(spread):
         return math.nan
-    if error == 0:
-        return 0.0 if delta == 0 else math.copysign(math.inf, delta)
-    return delta / error
+    if spread == 0:
+        return 0.0 if a == b else math.copysign(math.inf, b - a)
+    return (b - a) / spread
+
+
+def show(point: tuple[float, float] | None) -> str:
+    if point is None:
+        return "–"
+    value, spread = point
+    return f"{value:.4g}" if math.isnan(spread) else f"{value:.4g} ± {spread:.2g}"
 
 
 def side_by_side(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim of either table: the means, sds, the change in errors and the two verdicts."""
-    merged = old.merge(new, on="claim", how="outer", suffixes=("_old", "_new")).set_index("claim")
+    """One row per (claim, point) of either table."""
+    merged = old.merge(new, on="claim", how="outer", suffixes=("_old", "_new"))
     rows = []
-    for claim, r in merged.iterrows():
-        pick = {
-            suffix: r.filter(like=f"_{suffix}").rename(lambda c, s=suffix: c.removesuffix(f"_{s}"))
-            for suffix in ("old", "new")
-        }
-        rows.append(
-            {
-                "claim": claim,
-                "quantity": r["quantity_new"] if isinstance(r["quantity_new"], str) else r["quantity_old"],
-                "before": number(pick["old"]),
-                "after": number(pick["new"]),
-                "change / error": change_in_errors(pick["old"], pick["new"]),
-                "verdict before": r["verdict_old"],
-                "verdict after": r["verdict_new"],
-            }
-        )
+    for _, r in merged.iterrows():
+        before, after = points(r["detail_old"]), points(r["detail_new"])
+        for label in dict.fromkeys([*before, *after]):
+            b, a = before.get(label), after.get(label)
+            rows.append(
+                {
+                    "claim": r["claim"],
+                    "point": label,
+                    "before": show(b),
+                    "after": show(a),
+                    "change / spread": change_in_spreads(b, a) if a and b else math.nan,
+                    "verdict before": r["verdict_old"],
+                    "verdict after": r["verdict_new"],
+                }
+            )
     return pd.DataFrame(rows)
-
-
-def number(r: pd.Series) -> str:
-    """``mean ± sd`` with 4 significant digits, or – where the claim has no single number."""
-    if pd.isna(r.get("ours_mean")):
-        return "–"
-    return f"{r['ours_mean']:.4g} ± {r['ours_sd']:.2g}"
 
 
 def markdown(table: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
     for _, r in table.iterrows():
-        cells = [f"{v:+.2f}" if isinstance(v, float) else str(v) for v in r]
+        cells = [
+            "–" if isinstance(v, float) and math.isnan(v) else f"{v:+.2f}" if isinstance(v, float) else str(v)
+            for v in r
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
