@@ -210,4 +210,11 @@ def permutation(key: int, n: int, index: int) -> np.ndarray:
     the words ``w_i``, ``w_i`` word 0 of ``randint4x`` at ``counter(index, i, KIND_INTEGERS, 0, 0)`` (ties, of
     probability about ``n² / 2³³``, keep ``i``'s order). int64."""
     words = randint4x(key, counter(index, np.arange(n), KIND_INTEGERS, 0, 0))[0]
-    return np.argsort(words, kind="stable").astype(np.int64)
+    return order(words)
+
+
+def order(words: np.ndarray) -> np.ndarray:
+    """The stable argsort of uint32 ``words``: the low words of the sorted ``w_i · 2³² + i`` (distinct numbers, so
+    any sort gives them in the same order; numpy's sort of uint64 is several times faster than a stable argsort)."""
+    packed = (words.astype(np.uint64) << _32) | np.arange(len(words), dtype=np.uint64)
+    return (np.sort(packed) & _MASK32).astype(np.int64)

@@ -368,3 +368,14 @@ def test_no_two_random_inputs_of_the_default_config_share_a_stream():
     for (purpose, seed, instance), reach in streams.items():
         for field, value in reach.items():
             assert value <= stream.BOUNDS[field], (purpose, seed, instance, field, value)
+
+
+@pytest.mark.parametrize("n,index", [(1, 0), (300, 0), (10_000, 7), (1000, 2**23 - 1)])
+def test_the_compiled_permutation_is_the_references(n, index):
+    key = stream.stream_key(4, "minibatch_order")
+    expected = stream.permutation(key, n, index)
+    np.testing.assert_array_equal(philox.permutation(key, n, index), expected)
+    assert sorted(expected.tolist()) == list(range(n))  # a permutation
+    # word 0 of the call at (index, i, 1, 0, 0), sorted: the definition written out with the reference's words
+    words = stream.randint4x(key, stream.counter(index, np.arange(n), stream.KIND_INTEGERS, 0, 0))[0]
+    assert np.all(np.diff(words[expected].astype(np.int64)) >= 0)

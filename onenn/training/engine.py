@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 
 from onenn.losses import Loss
-from onenn.stream import BOUNDS, permutation
+from onenn.stream import BOUNDS
 
 #: steps whose W-independent work is done together: a speed knob only, results do not depend on it
 BLOCK = 16
@@ -373,6 +373,8 @@ class FixedSet:
         i = 0
         while i < n:
             if self.position == self.size:
+                from onenn.training.philox import permutation  # compiled: the reference's permutation, faster
+
                 self.perm = torch.from_numpy(permutation(self.key, self.size, self.passes)).to(self.H_set.device)
                 self.position, self.passes = 0, self.passes + 1
             left = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass

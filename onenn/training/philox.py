@@ -19,6 +19,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from onenn.stream import order
+
 _f32, _i32, _u32, _u64 = np.float32, np.int32, np.uint32, np.uint64
 M0, M1 = _u64(0xD2511F53), _u64(0xCD9E8D57)
 W0, W1 = _u32(0x9E3779B9), _u32(0xBB67AE85)
@@ -270,3 +272,21 @@ def draw_classes(classes, key, step, K):
                 classes[j + 2, b] = np.int64((_u64(w2) * KK) >> _u64(32))
             if j + 3 < N:
                 classes[j + 3, b] = np.int64((_u64(w3) * KK) >> _u64(32))
+
+
+@njit(cache=True, error_model="numpy")
+def order_words(key, index, out):
+    """Word 0 of the calls at ``counter(index, i, KIND_INTEGERS, 0, 0)`` for the prompts ``i < len(out)``, into ``out``
+    (uint32): the words ``onenn.stream.permutation`` sorts."""
+    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
+    zero = _u32(0)
+    for i in range(out.shape[0]):
+        c0, c1 = _counter_words(index, i, KIND_INTEGERS, 0, 0)
+        out[i], _, _, _ = _philox(c0, c1, zero, zero, k0, k1)
+
+
+def permutation(key: int, n: int, index: int) -> np.ndarray:
+    """``onenn.stream.permutation(key, n, index)`` with the words drawn by compiled code: the same permutation."""
+    words = np.empty(n, dtype=np.uint32)
+    order_words(key, index, words)
+    return order(words)
