@@ -180,6 +180,17 @@ def counter(step, prompt, kind, token, group) -> np.ndarray:
     return total
 
 
+def check_minibatch(d: int, N: int, batch: int) -> None:
+    """Raise unless a minibatch of ``batch`` prompts of ``N + 1`` tokens in dimension ``d`` fits the counter's
+    fields (``BOUNDS``: prompts, tokens, coordinate groups)."""
+    for name, value in (("prompt", batch), ("token", N + 1), ("group", (d + 3) // 4)):
+        if value > BOUNDS[name]:
+            raise ValueError(
+                f"the random stream's counter holds at most {BOUNDS[name]} of its field {name!r} (batch, N + 1, "
+                f"⌈d/4⌉); this run needs {value}"
+            )
+
+
 def minibatch(key: int, step: int, d: int, N: int, K: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
     """The draws of step ``step`` of a multiclass minibatch, in the engine's layout (prompt innermost): Gaussians
     ``z`` (d, N+1, B) float32, coordinate ``k`` of token ``j`` (the query ``j = N``) of prompt ``b`` being word

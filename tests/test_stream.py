@@ -379,3 +379,16 @@ def test_the_compiled_permutation_is_the_references(n, index):
     # word 0 of the call at (index, i, 1, 0, 0), sorted: the definition written out with the reference's words
     words = stream.randint4x(key, stream.counter(index, np.arange(n), stream.KIND_INTEGERS, 0, 0))[0]
     assert np.all(np.diff(words[expected].astype(np.int64)) >= 0)
+
+
+def test_a_minibatch_that_overflows_a_counter_field_is_refused_by_name():
+    stream.check_minibatch(1024, 2047, 2**20)  # every field at its bound
+    for (d, N, batch), field in (((1025, 16, 128), "group"), ((8, 2048, 128), "token"), ((8, 16, 2**20 + 1), "prompt")):
+        with pytest.raises(ValueError, match=f"at most {stream.BOUNDS[field]} of its field '{field}'"):
+            stream.check_minibatch(d, N, batch)
+    # the engine checks before it draws: 2049 tokens would wrap into the kind bit of the counter
+    from onenn.losses import Loss
+    from onenn.training.engine import Engine
+
+    with pytest.raises(ValueError, match="of its field 'token'"):
+        Engine(torch.zeros(12, 12), d=8, N=2048, m=3, batch=1, lr=0.1, loss=Loss(), key=KEY)

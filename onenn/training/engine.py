@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 
 from onenn.losses import Loss
-from onenn.stream import BOUNDS
+from onenn.stream import BOUNDS, check_minibatch
 
 #: steps whose W-independent work is done together: a speed knob only, results do not depend on it
 BLOCK = 16
@@ -254,12 +254,7 @@ class FreshDraws:
         T, dev = N + 1, engine.W.device
         new = {"dtype": e.W.dtype, "device": dev}
         index = {"dtype": torch.long, "device": dev}
-        for name, value in (("prompt", B), ("token", T), ("group", (d + 3) // 4)):
-            if value > BOUNDS[name]:
-                raise ValueError(
-                    f"the random stream's counter holds at most {BOUNDS[name]} of its field {name!r} (batch, N + 1, "
-                    f"⌈d/4⌉); this run needs {value}"
-                )
+        check_minibatch(d, N, B)
         self.engine = engine
         self.X = e.H[:, :d]  # inputs: (S, d, T, B)
         self.Y = e.H[:, d : d + K, :N]  # label codes of the context: (S, K, N, B)

@@ -40,7 +40,7 @@ import triton
 import triton.language as tl
 
 from onenn.losses import Loss, loss_code, require_loss
-from onenn.stream import BOUNDS
+from onenn.stream import check_minibatch
 from onenn.training.philox_triton import KIND_GAUSSIAN, KIND_INTEGERS, stream_offset
 
 #: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
@@ -351,12 +351,7 @@ class FusedEngine:
                 f"the fused engine runs on a CUDA device; W is on {W.device} (CPU tensors only under Triton's "
                 "interpreter, TRITON_INTERPRET=1, as in the tests); use engine compiled or torch on the CPU"
             )
-        for name, value in (("prompt", batch), ("token", T), ("group", (d + 3) // 4)):
-            if value > BOUNDS[name]:
-                raise ValueError(
-                    f"the random stream's counter holds at most {BOUNDS[name]} of its field {name!r} (batch, N + 1, "
-                    f"⌈d/4⌉); this run needs {value}"
-                )
+        check_minibatch(d, N, batch)
         if not 0 <= seed < 2**63:
             raise ValueError(f"seed must lie in 0..2**63-1; got {seed}")
         if block < 1:
