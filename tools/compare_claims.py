@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from onenn.analysis.summary import markdown_table
 from onenn.base.io import write_with
 
 CLAIMS = Path("tables") / "claims.parquet"
@@ -87,14 +88,14 @@ def side_by_side(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-    for _, r in table.iterrows():
-        cells = [
-            "–" if isinstance(v, float) and math.isnan(v) else f"{v:+.2f}" if isinstance(v, float) else str(v)
-            for v in r
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    """The table as Markdown (``onenn.analysis.summary.markdown_table``), the changes signed to two decimals."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return "–" if math.isnan(value) else f"{value:+.2f}"
+        return str(value)
+
+    return markdown_table(list(table.columns), [[cell(v) for v in row] for row in table.itertuples(index=False)]) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> str:
