@@ -1,4 +1,5 @@
-"""The training jobs (torch): a multiclass run and a binary run, each written as its weights and its run record."""
+"""The training jobs: a multiclass run and a binary run, each written as its weights and its run record. On the CPU
+they train on the engine's compiled kernels and import no torch; a multiclass run on CUDA trains in torch."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from onenn.jobs.inputs import WEIGHTS_ARRAYS, load_prompt_set
 
 
 def use_threads(threads: int) -> None:
-    """Give torch the job's ``threads`` (at least one)."""
+    """Give torch the job's ``threads`` (at least one): a run that trains in torch (on CUDA) calls it. The compiled
+    CPU kernels run on one thread."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -27,10 +29,11 @@ def train_job(
 ) -> None:
     """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
     seed) goes into the record and into any divergence error."""
-    from onenn.training.train import Diverged, TrainSettings, train
+    from onenn.training.train import Diverged, TrainSettings, device_type, train
 
-    use_threads(threads)
     s = TrainSettings.from_dict(settings)
+    if device_type(s.device) != "cpu":  # the run trains in torch
+        use_threads(threads)
     log.info("training %s with %s", identity, s.to_dict())
     started = time.perf_counter()
     try:
@@ -70,16 +73,16 @@ def binary_train_job(
     threads: int,
     log: logging.Logger,
 ) -> None:
-    """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json)."""
+    """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json). It runs on
+    the compiled CPU kernels, on one thread, whatever ``threads`` says."""
     from onenn.prompts import BINARY_SET_ARRAYS
 
     train_set = load_prompt_set(
         train_path, BINARY_SET_ARRAYS, n=settings["train_size"], N=settings["N"], d=settings["d"], K=None
     )
 
-    from onenn.training.binary import BinarySettings, train_binary  # torch: after the input is checked
+    from onenn.training.binary import BinarySettings, train_binary  # numba: after the input is checked
 
-    use_threads(threads)
     s = BinarySettings.from_dict(settings)
     log.info("binary training %s with %s (%d steps)", identity, s.to_dict(), s.steps)
     started = time.perf_counter()

@@ -20,7 +20,7 @@ from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
 from onenn.stream import permutation, stream_key
 from onenn.training.binary import BinarySettings, binary_tensors
-from onenn.training.train import DTYPES, TrainSettings, check_finite, resolve_device, sample_batch
+from onenn.training.train import TrainSettings, check_finite, resolve_device, sample_batch, torch_dtype
 
 
 class FullAttention(torch.nn.Module):
@@ -44,7 +44,7 @@ class Baseline:
 
     def __init__(self, settings: TrainSettings) -> None:
         s = self.settings = settings
-        self.device, self.dtype = resolve_device(s.device), DTYPES[s.dtype]
+        self.device, self.dtype = resolve_device(s.device), torch_dtype(s.dtype)
         W0 = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed, dtype=self.dtype)
         self.model = FullAttention(W0.to(self.device), s.d, s.K)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=s.lr)
@@ -88,7 +88,7 @@ class BinaryReference:
     permutations and minibatches as ``onenn.training.binary.FixedSetSGD``."""
 
     def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
-        self.settings, dtype = s, DTYPES[s.dtype]
+        self.settings, dtype = s, torch_dtype(s.dtype)
         self.x, self.Y, self.target = binary_tensors(train_set, dtype)
         self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", s.seed, dtype=dtype)
         self.order_key = stream_key(s.seed, "minibatch_order")

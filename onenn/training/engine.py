@@ -20,17 +20,70 @@ device; on CUDA (the reference path there: the fused kernel of ``onenn.training.
 buffer lives on the GPU, and each step's draws are made on the CPU and copied to it. On the CPU the steps
 and the sources' preparation run as compiled loops over the same buffers
 (``onenn.training.kernels``): the torch operations below are then the definition they are tested against.
+
+The buffers are of the kind of ``W``: torch tensors on its device, or, for the compiled kernels alone, numpy arrays.
+A training job on the CPU passes a numpy ``W`` (``onenn.training.train.make_engine``'s ``numpy``), and then never
+imports torch: this module imports it only where a torch operation runs.
 """
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from onenn.losses import Loss
 from onenn.stream import BOUNDS, check_minibatch
 
+if TYPE_CHECKING:
+    import torch
+
+    #: a buffer: a torch tensor, or a numpy array (the compiled kernels' buffers on the CPU)
+    Array = torch.Tensor | np.ndarray
+
 #: steps whose W-independent work is done together: a speed knob only, results do not depend on it
 BLOCK = 16
+
+
+def zeros(like: Array, *shape: int, kind: str = "float") -> Array:
+    """Zeros of ``shape`` of the kind of ``like``: a numpy array, or a torch tensor on ``like``'s device. ``kind``:
+    ``float`` (``like``'s dtype), ``float32`` or ``index`` (int64)."""
+    if isinstance(like, np.ndarray):
+        return np.zeros(shape, {"float": like.dtype, "float32": np.float32, "index": np.int64}[kind])
+    import torch
+
+    dtype = {"float": like.dtype, "float32": torch.float32, "index": torch.long}[kind]
+    return torch.zeros(shape, dtype=dtype, device=like.device)
+
+
+def as_array(x: Array) -> np.ndarray:
+    """The numpy array of a CPU buffer (a view of a tensor's memory, no copy)."""
+    return x if isinstance(x, np.ndarray) else x.numpy()
+
+
+def on_cpu(x: Array) -> bool:
+    """Whether a buffer is in the CPU's memory (a numpy array always is)."""
+    return isinstance(x, np.ndarray) or x.device.type == "cpu"
+
+
+def device_name(x: Array) -> str:
+    """``cpu``, ``cuda:0``: where a buffer lives."""
+    return "cpu" if isinstance(x, np.ndarray) else str(x.device)
+
+
+def float64_array(x: Array) -> np.ndarray:
+    """A buffer as a float64 numpy array in the CPU's memory (a copy)."""
+    return x.astype(np.float64) if isinstance(x, np.ndarray) else x.double().cpu().numpy()
+
+
+def rounded(x: float, like: Array) -> float:
+    """``x`` rounded to the precision of ``like``'s dtype (1e39 is inf in float32), as a Python float."""
+    if isinstance(like, np.ndarray):
+        with np.errstate(over="ignore"):
+            return float(np.asarray(x).astype(like.dtype))
+    import torch
+
+    return torch.tensor(x, dtype=like.dtype).item()
 
 
 def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, key: int, step: int) -> None:
@@ -43,6 +96,8 @@ def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, key: int, step: in
     same bits for every CPU engine) and copied to ``z``'s device. The draws are float32 for every training dtype,
     so a float64 run sees the points of the float32 run with the same seed, normalised in float64.
     """
+    import torch
+
     from onenn.training import philox  # numba: imported where the draws are made
 
     if z.device.type == "cpu" and classes.device.type == "cpu":
@@ -57,12 +112,14 @@ def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, key: int, step: in
 class Engine:
     """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``m`` is the label width: the number of classes
     ``K``, or 1 for scalar labels. The minibatches come from ``source``, or, given the run's minibatch ``key``
-    (``onenn.stream.stream_key(seed, "minibatches")``) instead, from ``FreshDraws(key)``. ``compiled``: the steps and the source's preparation through the
-    compiled kernels of ``onenn.training.kernels`` (numba) instead of torch operations; by default on the CPU."""
+    (``onenn.stream.stream_key(seed, "minibatches")``) instead, from ``FreshDraws(key)``. ``compiled``: the steps and
+    the source's preparation through the compiled kernels of ``onenn.training.kernels`` (numba) instead of torch
+    operations; by default on the CPU. ``W`` is a torch tensor, or, for the compiled kernels alone, a numpy array:
+    the engine's buffers, and what ``run`` returns, are then numpy arrays too, and torch is not imported."""
 
     def __init__(
         self,
-        W: torch.Tensor,
+        W: Array,
         *,
         d: int,
         N: int,
@@ -83,44 +140,44 @@ class Engine:
         self.W, self.d, self.N, self.m, self.B, self.S = W, d, N, m, batch, block
         self.loss = loss
         if compiled is None:
-            compiled = W.device.type == "cpu"
-        if compiled and W.device.type != "cpu":
+            compiled = on_cpu(W)
+        if compiled and not on_cpu(W):
             raise ValueError(f"the compiled kernels run on the CPU; W is on {W.device}")
+        if not compiled and isinstance(W, np.ndarray):
+            raise ValueError("the torch operations (compiled=False) need W as a torch tensor; got a numpy array")
         self.compiled = compiled
         # the learning rate as a number of the training precision, as in `W -= lr * grad` (1e39 is inf in float32)
-        self.lr = torch.tensor(lr, dtype=W.dtype).item()
-        dev = W.device
-        new = {"dtype": W.dtype, "device": dev}
-        index = {"dtype": torch.long, "device": dev}
+        self.lr = rounded(lr, W)
 
         # a block of minibatches: the embeddings, the 1-NN targets u_{c_{i*}} and g = ∂loss/∂ℓ (the source fills H,
         # U and target_class)
-        self.H = torch.zeros(S, D, T, B, **new)
+        self.H = zeros(W, S, D, T, B)
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
-        self.U = torch.empty(S, m, B, **new)  # u_{c_{i*}} (y_{i*} for scalar labels)
-        self.G = torch.empty(S, m, B, **new)  # g
-        self.L = torch.empty(S, **new)  # minibatch losses (the torch steps': of the losses other than the square loss)
-        self.target_class = torch.empty(S, B, **index)  # c_{i*}, the class of the nearest neighbour
-        self.G_sq = torch.empty(S, m, B, **new)
-        # step scratch
-        self.v = torch.empty(D, B, **new)
-        self.s = torch.empty(T, B, **new)
-        self.q = torch.empty(T, B, **new)
-        self.ell = torch.empty(m, B, **new)
-        self.a = torch.empty(T, B, **new)
-        self.p = torch.empty(T, B, **new)
-        self.ds = torch.empty(T, B, **new)
-        self.lg = torch.empty(1, B, **new)
-        self.r = torch.empty(D, B, **new)
-        self.D_tmp = torch.empty(D, T, B, **new)
-        self.m_tmp = torch.empty(m, T, B, **new)
-        # views, made once: making a view costs about as much as a small operation
-        self.v_tokens = self.v[:, None, :]  # (D, 1, B)
-        self.step_views = [self._step_views(i) for i in range(S)]
+        self.U = zeros(W, S, m, B)  # u_{c_{i*}} (y_{i*} for scalar labels)
+        self.G = zeros(W, S, m, B)  # g
+        self.L = zeros(W, S)  # minibatch losses (the torch steps': of the losses other than the square loss)
+        self.target_class = zeros(W, S, B, kind="index")  # c_{i*}, the class of the nearest neighbour
+        # step scratch (the compiled kernels use v, s, a, r and lg)
+        self.v, self.s, self.a, self.r = zeros(W, D, B), zeros(W, T, B), zeros(W, T, B), zeros(W, D, B)
+        self.lg = zeros(W, 1, B)
+        if not compiled:
+            self._attach_torch_scratch()
         self.source = FreshDraws(key) if source is None else source
         self.source.attach(self)
         if compiled:
             self._attach_kernels()
+
+    def _attach_torch_scratch(self) -> None:
+        """The scratch and the views of the torch steps."""
+        W, D, T, B, S, m = self.W, self.d + self.m + 1, self.N + 1, self.B, self.S, self.m
+        self.G_sq = zeros(W, S, m, B)
+        self.q, self.p, self.ds = zeros(W, T, B), zeros(W, T, B), zeros(W, T, B)
+        self.ell = zeros(W, m, B)
+        self.D_tmp = zeros(W, D, T, B)
+        self.m_tmp = zeros(W, m, T, B)
+        # views, made once: making a view costs about as much as a small operation
+        self.v_tokens = self.v[:, None, :]  # (D, 1, B)
+        self.step_views = [self._step_views(i) for i in range(S)]
 
     def _attach_kernels(self) -> None:
         """numpy views of the buffers (no copies) for ``onenn.training.kernels``, imported only here: numba is
@@ -128,18 +185,14 @@ class Engine:
         from onenn.training import kernels
 
         self.loss_code = (kernels.loss_branch(self.loss.name), self.loss.c)  # raises if the kernels lack the loss
-        if not self.W.is_contiguous():
-            raise ValueError("the compiled kernels update W in place: W must be contiguous")
+        W = as_array(self.W)
+        if not W.flags.c_contiguous or not W.flags.writeable:
+            raise ValueError("the compiled kernels update W in place: W must be contiguous and writeable")
         self.kernels = kernels
-        self.step_size = self.W.numpy().dtype.type(self.lr / self.B)
-        self.H_array, self.U_array = self.H.numpy(), self.U.numpy()  # also the sources' kernels' output
-        self.step_arrays = (
-            self.W.numpy(),
-            self.H_array,
-            self.U_array,
-            *(t.numpy() for t in (self.target_class, self.G, self.L)),
-        )
-        self.scratch = tuple(t.numpy() for t in (self.v, self.s, self.a, self.r, self.lg[0]))
+        self.step_size = W.dtype.type(self.lr / self.B)
+        self.H_array, self.U_array = as_array(self.H), as_array(self.U)  # also the sources' kernels' output
+        self.step_arrays = (W, self.H_array, self.U_array, *map(as_array, (self.target_class, self.G, self.L)))
+        self.scratch = tuple(map(as_array, (self.v, self.s, self.a, self.r, self.lg[0])))
 
     def _step_views(self, i: int) -> tuple[torch.Tensor, ...]:
         H = self.H[i]  # (D, T, B)
@@ -147,15 +200,14 @@ class Engine:
         labels = H[self.d : self.d + self.m]  # y_j, with y_{N+1} = 0: (m, T, B)
         return H, h_query, h_query.T, labels, self.U[i], self.G[i], self.G[i][:, None, :]
 
-    def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[Array, Array]:
         """``steps`` SGD steps from the current ``W``. Return ``W`` after each of ``saved_steps`` steps (sorted,
-        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,)."""
+        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,), of the kind of ``W``."""
         saved_steps = list(saved_steps or [])
         if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
             raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
         W = self.W
-        saved = torch.empty(len(saved_steps), *W.shape, dtype=W.dtype, device=W.device)
-        losses = torch.empty(steps, dtype=W.dtype, device=W.device)
+        saved, losses = zeros(W, len(saved_steps), *W.shape), zeros(W, steps)
         k = 0
         for start in range(0, steps, self.S):
             n = min(self.S, steps - start)
@@ -163,14 +215,14 @@ class Engine:
             i = 0
             while i < n:
                 while k < len(saved_steps) and saved_steps[k] == start + i:
-                    saved[k].copy_(W)
+                    saved[k] = W
                     k += 1
                 stop = min(n, saved_steps[k] - start) if k < len(saved_steps) else n
                 self.sgd_steps(i, stop)
                 i = stop
             self.block_losses(n, losses[start : start + n])
         for rest in range(k, len(saved_steps)):  # the saved steps equal to `steps`
-            saved[rest].copy_(W)
+            saved[rest] = W
         return saved, losses
 
     def prepare_block(self, n: int) -> None:
@@ -195,6 +247,8 @@ class Engine:
 
     def step(self, i: int) -> None:
         """One SGD step on the prepared minibatch ``i`` of the block. Shapes: (D, T, B) for the embedding."""
+        import torch
+
         H, h_query, h_query_T, Y, u_star, g, g_tokens = self.step_views[i]
         q, a, p, ds = self.q, self.a, self.p, self.ds
         torch.mm(self.W, h_query, out=self.v)  # W h_{N+1}: (D, B)
@@ -219,12 +273,14 @@ class Engine:
         g.copy_(grad.T)
         self.L[i] = loss.mean()
 
-    def block_losses(self, n: int, out: torch.Tensor) -> None:
+    def block_losses(self, n: int, out: Array) -> None:
         """The minibatch losses of the block's ``n`` steps into ``out`` (the torch steps' square loss from the stored
         g)."""
         if self.compiled or self.loss.name != "square":
-            out.copy_(self.L[:n])
+            out[...] = self.L[:n]
             return
+        import torch
+
         G = self.G[:n]
         torch.sum(torch.mul(G, G, out=self.G_sq[:n]), (1, 2), out=out)
         out.mul_(0.5 / self.B)
@@ -251,31 +307,40 @@ class FreshDraws:
             raise ValueError("a FreshDraws source feeds one engine; make one per engine")
         e, d, N, B, S = engine, engine.d, engine.N, engine.B, engine.S
         K = engine.m  # fresh draws are multiclass: the label width is the number of classes
-        T, dev = N + 1, engine.W.device
-        new = {"dtype": e.W.dtype, "device": dev}
-        index = {"dtype": torch.long, "device": dev}
+        T, W = N + 1, engine.W
         check_minibatch(d, N, B)
         self.engine = engine
         self.X = e.H[:, :d]  # inputs: (S, d, T, B)
         self.Y = e.H[:, d : d + K, :N]  # label codes of the context: (S, K, N, B)
-        float32 = e.W.dtype == torch.float32  # float32 draws land in H; other dtypes are copied from Z
-        self.Z = self.X if float32 else torch.empty(S, d, T, B, dtype=torch.float32, device=dev)
-        self.C = torch.empty(S, N, B, **index)  # classes
+        float32 = str(W.dtype).removeprefix("torch.") == "float32"  # float32 draws land in H; others go through Z
+        self.Z = self.X if float32 else zeros(W, S, d, T, B, kind="float32")
+        self.C = zeros(W, S, N, B, kind="index")  # classes
+        if on_cpu(W):  # the draws' numpy views (no copies), as the compiled draw writes them
+            self.draw_arrays = (as_array(e.H if float32 else self.Z), as_array(self.C))  # contiguous: vector loops
+        else:
+            self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
+        if not e.compiled:
+            self._attach_torch_scratch(e)
+            return
+        self.kernel_arrays = tuple(map(as_array, (e.H, self.C, e.U, e.target_class)))
+        dtype = as_array(W).dtype.type
+        one, shift = dtype(1.0), dtype(1.0 / K)
+        self.codes = (one - shift, -shift)  # u_c's entries, rounded as the torch operations round them
+        self.kernel_scratch = tuple(zeros(as_array(W), 2, B))
+
+    def _attach_torch_scratch(self, e: Engine) -> None:
+        """The scratch of the torch operations' preparation."""
+        import torch
+
+        d, N, B, S, K, dev = e.d, e.N, e.B, e.S, e.m, e.W.device
+        index = {"dtype": torch.long, "device": dev}
         self.class_ids = torch.arange(K, **index)[:, None, None]  # 0..K-1: (K, 1, 1)
         self.offsets = torch.arange(S, **index)[:, None] * (N * B) + torch.arange(B, **index)  # C[s, 0, b]
-        self.X_tmp = torch.empty(S, d, T, B, **new)
-        self.sq_norm = torch.empty(S, 1, T, B, **new)
-        self.inner = torch.empty(S, N, B, **new)
-        self.inner_max = torch.empty(S, B, **new)
-        self.nn = torch.empty(S, B, **index)
-        self.draw_views = [(self.Z[i], self.C[i]) for i in range(S)]
-        if dev.type == "cpu":  # the draws' numpy views (no copies), as the compiled draw writes them
-            self.draw_arrays = ((e.H if float32 else self.Z).numpy(), self.C.numpy())  # contiguous: vector loops
-        if e.compiled:
-            self.kernel_arrays = tuple(t.numpy() for t in (e.H, self.C, e.U, e.target_class))
-            one, shift = (torch.tensor(x, dtype=e.W.dtype) for x in (1.0, 1.0 / K))
-            self.codes = ((one - shift).numpy()[()], (-shift).numpy()[()])  # u_c's entries, as torch rounds them
-            self.kernel_scratch = tuple(torch.empty(2, B, **new).numpy())
+        self.X_tmp = zeros(e.W, S, d, N + 1, B)
+        self.sq_norm = zeros(e.W, S, 1, N + 1, B)
+        self.inner = zeros(e.W, S, N, B)
+        self.inner_max = zeros(e.W, S, B)
+        self.nn = zeros(e.W, S, B, kind="index")
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Draw ``n`` minibatches, then everything that does not depend on ``W``: inputs on the sphere, the
@@ -285,7 +350,7 @@ class FreshDraws:
             raise ValueError(
                 f"the random stream's counter holds {BOUNDS['step']} steps; step {self.step + n - 1} asked"
             )
-        if engine.W.device.type == "cpu":
+        if on_cpu(engine.W):
             from onenn.training.philox import draw_block
 
             draw_block(*self.draw_arrays, self.key, self.step, n, K, engine.d)
@@ -293,12 +358,15 @@ class FreshDraws:
             for i, (z, classes) in enumerate(self.draw_views[:n]):
                 draw_step(z, classes, K, self.key, self.step + i)
         self.step += n
-        X, X_tmp, sq_norm = self.X[:n], self.X_tmp[:n], self.sq_norm[:n]
+        X = self.X[:n]
         if self.Z is not self.X:
-            X.copy_(self.Z[:n])
+            X[...] = self.Z[:n]
         if engine.compiled:
             engine.kernels.prepare_fresh(*self.kernel_arrays, n, *self.codes, *self.kernel_scratch)
             return
+        import torch
+
+        X_tmp, sq_norm = self.X_tmp[:n], self.sq_norm[:n]
         torch.sum(torch.mul(X, X, out=X_tmp), 1, keepdim=True, out=sq_norm)
         X.mul_(sq_norm.rsqrt_())
         # u_c = e_c − 1/K
@@ -329,13 +397,13 @@ class FixedSet:
     minibatches in one copy (gathering along the innermost axis directly costs twice as much); with the engine's
     compiled kernels, in one pass (``kernels.gather_block``)."""
 
-    def __init__(self, H_set: torch.Tensor, U_set: torch.Tensor, key: int) -> None:
+    def __init__(self, H_set: Array, U_set: Array, key: int) -> None:
         self.H_set, self.U_set, self.key = H_set, U_set, key
         self.size = H_set.shape[0]
         if self.size > BOUNDS["prompt"]:
             raise ValueError(f"the random stream orders at most {BOUNDS['prompt']} prompts; the set has {self.size}")
         self.passes = 0  # the passes begun
-        self.perm = torch.empty(0, dtype=torch.long)
+        self.perm: Array | None = None  # the order of the pass under way
         self.position = self.size  # at the end of a pass: the next minibatch starts a new one
         self.rows = 0  # the largest block an attached engine asks for, in prompts
 
@@ -354,12 +422,10 @@ class FixedSet:
             raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
         if e.S * e.B > self.rows:
             self.rows = e.S * e.B
-            new = {"dtype": self.H_set.dtype, "device": self.H_set.device}
-            self.index = torch.empty(self.rows, dtype=torch.long, device=self.H_set.device)
-            self.H_rows = torch.empty(self.rows, D, T, **new)
-            self.U_rows = torch.empty(self.rows, e.m, **new)
-        if e.compiled:  # the set as the compiled gather reads it (no copy)
-            self.H_set_array, self.U_set_array = self.H_set.contiguous().numpy(), self.U_set.contiguous().numpy()
+            self.index = zeros(self.H_set, self.rows, kind="index")
+            self.H_rows, self.U_rows = zeros(self.H_set, self.rows, D, T), zeros(self.H_set, self.rows, e.m)
+        if e.compiled:  # the set as the compiled gather reads it (no copy where it is contiguous)
+            self.H_set_array, self.U_set_array = (np.ascontiguousarray(as_array(x)) for x in (self.H_set, self.U_set))
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block, contiguous."""
@@ -370,7 +436,11 @@ class FixedSet:
             if self.position == self.size:
                 from onenn.training.philox import permutation  # compiled: the reference's permutation, faster
 
-                self.perm = torch.from_numpy(permutation(self.key, self.size, self.passes)).to(self.H_set.device)
+                self.perm = permutation(self.key, self.size, self.passes)
+                if not isinstance(self.H_set, np.ndarray):
+                    import torch
+
+                    self.perm = torch.from_numpy(self.perm).to(self.H_set.device)
                 self.position, self.passes = 0, self.passes + 1
             left = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass
             if left == 0:
@@ -381,9 +451,11 @@ class FixedSet:
             self.position += left * B
             i += left
         if engine.compiled:
-            arrays = (self.H_set_array, self.U_set_array, index.numpy(), engine.H_array, engine.U_array)
+            arrays = (self.H_set_array, self.U_set_array, as_array(index), engine.H_array, engine.U_array)
             engine.kernels.gather_block(*arrays, n)
             return
+        import torch
+
         H_rows, U_rows = self.H_rows[:rows], self.U_rows[:rows]
         torch.index_select(self.H_set, 0, index, out=H_rows)  # (n·B, D, T)
         torch.index_select(self.U_set, 0, index, out=U_rows)  # (n·B, m)

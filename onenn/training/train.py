@@ -1,25 +1,34 @@
 """Training runs: settings, the minibatch stream, and SGD with the analytic gradient (docs/method.md §4) through
-``onenn.training.engine`` on the CPU, or the fused Triton kernel of ``onenn.training.fused`` on a CUDA device."""
+``onenn.training.engine`` on the CPU, or the fused Triton kernel of ``onenn.training.fused`` on a CUDA device.
+
+A run on the CPU trains on the engine's compiled kernels with numpy arrays, and imports no torch: neither here
+(torch is imported where a torch tensor is made) nor to resolve ``device: auto`` where no GPU driver is present
+(``device_type``)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from onenn.base.settings import DEVICES, Settings
-from onenn.init import initial_weights
+from onenn.init import PRECISIONS, initial_array, initial_weights
 from onenn.losses import Loss
 from onenn.steps import log_spaced_steps
 from onenn.stream import stream_key
-from onenn.training.engine import Engine, draw_step
+from onenn.training.engine import Engine, device_name, draw_step, float64_array
 
-if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
+if TYPE_CHECKING:  # triton is imported only where the fused kernel runs; torch where a tensor is made
+    import torch
+
     from onenn.training.fused import FusedEngine
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+#: files of which one is present wherever a GPU driver that torch can use is (Linux): NVIDIA's (also in
+#: containers), ROCm's, WSL's; where none is, torch sees no GPU, and ``device: auto`` is the CPU without asking it
+GPU_DRIVER_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
 #: how a run's steps are computed: ``compiled``, ``Engine`` through its compiled kernels (numba, CPU only);
 #: ``torch``, ``Engine`` through torch operations alone (any device); ``fused``, ``FusedEngine``'s Triton kernel (CUDA);
 #: ``auto``, fused on CUDA and compiled on the CPU (the workflow's choice; the benchmarks and the tests choose one)
@@ -51,8 +60,34 @@ class TrainSettings(Settings):
     on_divergence: str = "error"  # error: raise Diverged | record: keep the steps before the divergence
 
 
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype of a precision of ``onenn.init.PRECISIONS`` (``float32``, ``float64``)."""
+    import torch
+
+    if name not in PRECISIONS:
+        raise ValueError(f"dtype must be one of {', '.join(PRECISIONS)}; got {name!r}")
+    return getattr(torch, name)
+
+
+def gpu_driver_present() -> bool:
+    """Whether torch may see a GPU here: on Linux, one of ``GPU_DRIVER_FILES`` exists; elsewhere, assumed."""
+    return not sys.platform.startswith("linux") or any(os.path.exists(path) for path in GPU_DRIVER_FILES)
+
+
+def device_type(device: str) -> str:
+    """``cpu`` or ``cuda``, as ``resolve_device`` resolves ``device``, without importing torch for ``cpu``, nor for
+    ``auto`` where no GPU driver is present (``gpu_driver_present``)."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    if device == "cpu" or (device == "auto" and not gpu_driver_present()):
+        return "cpu"
+    return resolve_device(device).type
+
+
 def resolve_device(device: str) -> torch.device:
     """``auto`` is CUDA when available, else the CPU; ``cuda`` without CUDA is an error."""
+    import torch
+
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
@@ -72,6 +107,8 @@ def sample_batch(
     """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``classes`` (B, N). The same
     numbers as step ``step`` of the engine of the run with the minibatch key ``key``
     (``onenn.training.engine.draw_step``)."""
+    import torch
+
     z = torch.empty(d, N + 1, batch, dtype=torch.float32, device=device)
     classes = torch.empty(N, batch, dtype=torch.long, device=device)
     draw_step(z, classes, K, key, step)
@@ -80,20 +117,26 @@ def sample_batch(
     return x.permute(2, 1, 0).contiguous(), classes.T.contiguous()
 
 
-def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | FusedEngine:
+def make_engine(settings: TrainSettings, engine: str = "auto", *, numpy: bool = False) -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
     device); the minibatches from the random stream of docs/method.md §4.4 under the run's
     ``(seed, "minibatches")`` key, the same numbers on every engine and device. ``engine``, one of ``ENGINES``:
     ``compiled``, ``Engine`` with its compiled kernels (``onenn.training.kernels``, CPU only); ``torch``, ``Engine``
     with its torch operations alone; ``fused``, the fused kernel (on a CPU tensor only under Triton's interpreter,
-    as in the tests); ``auto``, fused on CUDA and compiled on the CPU."""
+    as in the tests); ``auto``, fused on CUDA and compiled on the CPU. ``numpy``: where the engine is the compiled
+    one on the CPU, it holds numpy arrays instead of torch tensors (the same numbers) and torch is not imported,
+    as ``train`` does; the other engines hold torch tensors whatever it says."""
     s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
-    device = resolve_device(s.device)
-    W = initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed, dtype=DTYPES[s.dtype]).to(device)
     key = stream_key(s.seed, "minibatches")
     loss = Loss(s.loss, s.c)
+    start = (s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed)
+    if numpy and engine in ("auto", "compiled") and device_type(s.device) == "cpu":
+        W = initial_array(*start, dtype=s.dtype)
+        return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key, compiled=True)
+    device = resolve_device(s.device)
+    W = initial_weights(*start, dtype=torch_dtype(s.dtype)).to(device)
     if engine == "fused" or (engine == "auto" and device.type == "cuda"):
         fused_engine = import_fused_engine()
         return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=key)
@@ -118,13 +161,12 @@ def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray
     (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``. A run of
     the fused kernel on CUDA is preceded, the first time in a process, by the kernel's check against the CPU engine
     (``onenn.training.selfcheck``; it raises if they differ), whose record is returned as ``fused_check``."""
-    sgd = make_engine(settings, engine)
+    sgd = make_engine(settings, engine, numpy=True)
     check = first_use_check(settings, sgd)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist())
-    W_saved = saved.double().cpu().numpy()
-    losses = minibatch_loss.double().cpu().numpy()
-    result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": str(sgd.W.device)}
+    W_saved, losses = float64_array(saved), float64_array(minibatch_loss)
+    result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": device_name(sgd.W)}
     if check is not None:
         result["fused_check"] = check
     return apply_divergence_policy(result, settings.on_divergence)
