@@ -203,6 +203,25 @@ def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
     np.testing.assert_allclose(engine["minibatch_loss"], reference["minibatch_loss"], rtol=rtol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_numpy_fixed_set_sgd_is_the_tensor_one_bit_for_bit(dtype):
+    """``train_binary``'s engine, the compiled kernels on numpy arrays (no torch), against them on torch tensors'
+    memory: the same embedded set, start, weights and losses, to the bit; epochs end in a remainder minibatch."""
+    s = B.BinarySettings(d=3, N=5, epochs=3, train_size=100, batch=16, n_eval=6, sigma=0.5, seed=2, dtype=dtype)
+    train = make_binary_set("train", s.train_size, s.d, s.N, s.labels, None, seed=1)
+    H, U = B.embedded_arrays(train, dtype)
+    H_torch, U_torch = B.embedded_set(train, getattr(torch, dtype))
+    np.testing.assert_array_equal(H, H_torch.numpy())
+    np.testing.assert_array_equal(U, U_torch.numpy())
+    saved = [0, 5, 6, 7, 20, 21]
+    arrays, tensors = B.FixedSetSGD(s, train, numpy=True), B.FixedSetSGD(s, train, compiled=True)
+    (W_arrays, loss_arrays), (W_tensors, loss_tensors) = arrays.run(s.epochs, saved), tensors.run(s.epochs, saved)
+    assert isinstance(W_arrays, np.ndarray) and W_arrays.dtype == np.dtype(dtype)
+    assert (W_arrays[-1] != W_arrays[0]).any()
+    np.testing.assert_array_equal(W_arrays, W_tensors.numpy())
+    np.testing.assert_array_equal(loss_arrays, loss_tensors.numpy())
+
+
 def test_fixed_set_source_refuses_what_it_cannot_feed():
     H_set, U_set = torch.zeros(10, 5, 3), torch.zeros(10, 1)
     source = FixedSet(H_set, U_set, stream_key(0, "minibatch_order"))

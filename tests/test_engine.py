@@ -142,3 +142,27 @@ def test_steps_outside_the_engines_block_are_refused_before_any_kernel_runs(engi
     assert torch.equal(engine.W, W)  # nothing ran
     engine.sgd_steps(0, 16)
     assert not torch.equal(engine.W, W)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("changes", [*LOSS_CASES, {"N": 5, "K": 10, "batch": 7, "epsilon": 0.5}], ids=loss_id)
+def test_the_numpy_engine_is_the_tensor_engine_bit_for_bit(changes, dtype):
+    """The compiled kernels on numpy arrays (a CPU training job's engine, without torch) and on torch tensors'
+    memory: the same start, minibatches, weights and losses, to the bit, with saved steps inside blocks."""
+    s = replace(F64, steps=40, n_eval=5, dtype=dtype, **{"epsilon": 0.2, **changes})
+    saved = [0, 3, 16, 17, 40]
+    arrays, tensors = make_engine(s, numpy=True), make_engine(s, "compiled")
+    assert isinstance(arrays.W, np.ndarray) and isinstance(tensors.W, torch.Tensor)
+    np.testing.assert_array_equal(arrays.W, tensors.W.numpy())
+    (W_arrays, loss_arrays), (W_tensors, loss_tensors) = arrays.run(s.steps, saved), tensors.run(s.steps, saved)
+    assert W_arrays.dtype == np.dtype(dtype) and (W_arrays[-1] != W_arrays[0]).any()
+    np.testing.assert_array_equal(W_arrays, W_tensors.numpy())
+    np.testing.assert_array_equal(loss_arrays, loss_tensors.numpy())
+
+
+def test_a_numpy_w_is_for_the_compiled_kernels_alone():
+    W = np.zeros((12, 12), np.float32)
+    with pytest.raises(ValueError, match="the torch operations \\(compiled=False\\) need W as a torch tensor"):
+        Engine(W, d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), key=0, compiled=False)
+    assert Engine(W, d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), key=0).compiled
+    assert type(make_engine(replace(F64, steps=2), "torch", numpy=True).W) is torch.Tensor  # torch: tensors

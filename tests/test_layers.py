@@ -236,3 +236,42 @@ def test_the_evaluation_jobs_run_without_torch(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "False"
     assert (tmp_path / "metrics.parquet").exists() and (tmp_path / "binary/metrics.parquet").exists()
+
+
+TRAIN_BOTH = """
+import logging, sys
+from onenn.jobs.train import binary_train_job, train_job
+folder = sys.argv[1]
+log = logging.getLogger("train")
+identity = {"experiment": "e", "variant": "v", "seed": "0"}
+for device in DEVICES:
+    train_job({"steps": 20, "n_eval": 3, "device": device, "loss": "cross_entropy", "epsilon": 0.1}, identity=identity,
+              weights_path=f"{folder}/{device}/weights.npz", run_path=f"{folder}/{device}/run.json", threads=1, log=log)
+binary_train_job(BINARY, identity=identity, train_path=f"{folder}/binary/train.npz",
+                 weights_path=f"{folder}/binary/weights.npz", run_path=f"{folder}/binary/run.json", threads=1, log=log)
+print(sorted({"torch", "numba"} & set(sys.modules)))
+"""
+
+
+def test_the_cpu_training_jobs_run_without_torch(tmp_path):
+    """Both training jobs, on the CPU (``device: cpu``, and ``auto`` where no GPU driver is present), run for real
+    in a fresh interpreter: they train on the compiled kernels (numba is loaded) and never import torch."""
+    from onenn.base.io import save_arrays
+    from onenn.prompts import make_binary_set
+    from onenn.training.binary import BinarySettings
+    from onenn.training.train import gpu_driver_present
+
+    b = BinarySettings(d=3, N=4, epochs=2, batch=8, train_size=20, n_eval=3)
+    for folder in ("cpu", "auto", "binary"):
+        (tmp_path / folder).mkdir()
+    save_arrays(tmp_path / "binary/train.npz", **make_binary_set("train", 20, b.d, b.N, b.labels, None, 0))
+    devices = ("cpu",) if gpu_driver_present() else ("cpu", "auto")  # with a driver, auto asks torch (and may be CUDA)
+    code = f"BINARY = {b.to_dict()!r}\nDEVICES = {devices!r}\n" + TRAIN_BOTH
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "['numba']"
+    for folder in (*devices, "binary"):
+        record = json.loads((tmp_path / folder / "run.json").read_text())
+        assert record["torch"] and record.get("device_used", "cpu") == "cpu"  # torch's version, read without it

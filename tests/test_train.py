@@ -55,3 +55,36 @@ def test_unknown_setting_and_device_are_rejected():
         with pytest.raises(RuntimeError, match="CUDA is not available"):
             resolve_device("cuda")
         assert resolve_device("auto").type == "cpu"
+
+
+def test_device_type_asks_torch_only_where_a_gpu_driver_is_present(monkeypatch, tmp_path):
+    """``device: auto`` is the CPU without asking torch where no GPU driver's file exists; where one does, and for
+    ``cuda``, it is what torch says (``resolve_device``, replaced here by one that records the question)."""
+    from onenn.training import train as T
+
+    asked = []
+
+    def torch_says(device):
+        asked.append(device)
+        return torch.device("cuda")
+
+    monkeypatch.setattr(T, "resolve_device", torch_says)
+    monkeypatch.setattr(T.sys, "platform", "linux")
+    monkeypatch.setattr(T, "GPU_DRIVER_FILES", (str(tmp_path / "nvidia"),))
+    assert T.device_type("auto") == "cpu" and T.device_type("cpu") == "cpu" and asked == []
+    assert T.device_type("cuda") == "cuda" and asked == ["cuda"]
+    (tmp_path / "nvidia").mkdir()  # a driver: auto asks torch, as make_engine did before
+    assert T.device_type("auto") == "cuda" and asked == ["cuda", "auto"]
+    assert T.device_type("cpu") == "cpu" and len(asked) == 2
+    monkeypatch.setattr(T.sys, "platform", "win32")  # no cheap check there: torch is asked
+    (tmp_path / "nvidia").rmdir()
+    assert T.device_type("auto") == "cuda" and asked[-1] == "auto"
+    with pytest.raises(ValueError, match="device must be one of auto, cpu, cuda; got 'tpu'"):
+        T.device_type("tpu")
+
+
+def test_the_default_device_is_torchs_answer_on_this_machine():
+    """Without the replacement: ``device_type`` agrees with ``resolve_device`` (CUDA where torch sees a GPU)."""
+    from onenn.training.train import device_type
+
+    assert device_type("auto") == resolve_device("auto").type

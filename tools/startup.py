@@ -28,12 +28,12 @@ PREAMBLE = "from snakemake.logging import logger\nfrom snakemake.iocontainers im
 #: what every workflow script imports besides its stage's module
 SCRIPT = "import onenn.jobs.logs\n"
 #: job kind (a rule, or a rule's kind) -> the stage module of ``onenn/jobs/`` its script imports, and the
-#: functions of that module it calls
+#: functions of that module it calls (a training job on the CPU: ``use_threads``, torch's, only on CUDA)
 JOB_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "make_test_set": ("datasets", ("test_set_job",)),
     "binary_set": ("datasets", ("binary_set_job",)),
-    "train": ("train", ("train_job", "use_threads")),
-    "binary_train": ("train", ("binary_train_job", "use_threads")),
+    "train": ("train", ("train_job",)),
+    "binary_train": ("train", ("binary_train_job",)),
     "evaluate": ("evaluate", ("evaluate_job", "load_run")),
     "binary_evaluate": ("evaluate", ("binary_evaluate_job", "load_run")),
     "beyond (audit)": ("beyond", ("beyond_job", "audit_job")),
