@@ -56,6 +56,18 @@ def _float(typingctx, x):
     return types.float32(types.int32), codegen
 
 
+@intrinsic
+def _wide_vectors(typingctx):
+    """Marks the function that calls it for LLVM's 512-bit vectors (its attribute ``prefer-vector-width``): on
+    processors with AVX-512 LLVM otherwise keeps to 256 bits, half the lanes. Elsewhere the attribute is ignored."""
+
+    def codegen(context, builder, signature, args):
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')  # a string attribute llvmlite does not list
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
 # Cephes' logf: x = 2^e · f with f in [√½, √2), log x = e·ln 2 + log f, log f = g − g²/2 + g³·P(g) with g = f − 1;
 # ln 2 in two parts so that e·ln 2 is exact to float32's precision
 _SQRT_HALF = _f32(0.707106781186547524)
@@ -214,6 +226,7 @@ def _counter_words(step, b, kind, token, group):
 def draw_minibatch(z, classes, key, step, K):
     """Step ``step``'s draws of a multiclass minibatch (onenn.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
     B) float32 (``draw_gaussians``) and classes (N, B) int64 (``draw_classes``)."""
+    _wide_vectors()
     draw_gaussians(z, key, step)
     draw_classes(classes, key, step, K)
 
@@ -223,6 +236,7 @@ def draw_block(Z, C, key, first_step, n, K, d):
     """Steps ``first_step .. first_step + n − 1``'s draws into ``Z[:n, :d]`` float32 (``Z`` is (S, ≥ d, N+1, B):
     the engine's embeddings in float32, whose first ``d`` rows are the inputs, or a buffer of the draws) and ``C[:n]``
     (S, N, B) int64, as ``draw_minibatch`` a step at a time (one call for a block of steps: the engine's)."""
+    _wide_vectors()
     for i in range(n):
         draw_gaussians(Z[i][:d], key, first_step + i)
         draw_classes(C[i], key, first_step + i, K)
@@ -234,6 +248,7 @@ def draw_gaussians(z, key, step):
     the prompts ``b`` and vectorises: for each token and coordinate group, one loop of Philox calls into a row of
     words, then one loop of Box–Muller pairs a pair of coordinates (two short loops run faster than one long one:
     the processor overlaps their iterations)."""
+    _wide_vectors()
     d, T, B = z.shape
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
@@ -256,6 +271,7 @@ def draw_gaussians(z, key, step):
 @njit(cache=True, error_model="numpy")
 def draw_classes(classes, key, step, K):
     """The classes (N, B) int64 of step ``step`` of a minibatch, in ``0 .. K − 1``, in place."""
+    _wide_vectors()
     N, B = classes.shape
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
@@ -278,6 +294,7 @@ def draw_classes(classes, key, step, K):
 def order_words(key, index, out):
     """Word 0 of the calls at ``counter(index, i, KIND_INTEGERS, 0, 0)`` for the prompts ``i < len(out)``, into ``out``
     (uint32): the words ``onenn.stream.permutation`` sorts."""
+    _wide_vectors()
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
     for i in range(out.shape[0]):
