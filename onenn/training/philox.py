@@ -10,7 +10,7 @@ the exact value, ``sin`` and ``cos`` within 2 ulp, the normals within 4 ulp of t
 counted as no less than 2⁻²⁴.
 
 The draw kernels ask LLVM for 512-bit vectors (``_wide_vectors``): on a processor with AVX-512 a draw then takes
-about three quarters of its time in 256-bit vectors, LLVM's choice otherwise (``python -m tools.bench_stream``).
+about four fifths of its time in 256-bit vectors, LLVM's choice otherwise (``python -m tools.bench_stream``).
 
 Compiled on first use and cached on disk next to this file (numba's ``cache=True``), as ``onenn.training.kernels``.
 """
