@@ -168,6 +168,37 @@ def polynomials(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out
 
 
+def test_the_draw_kernels_ask_for_wide_vectors():
+    # _wide_vectors marks the LLVM function that calls it; a function without the call has no such attribute
+    from numba import njit
+
+    @njit
+    def marked(x):
+        philox._wide_vectors()
+        return x + 1
+
+    @njit
+    def plain(x):
+        return x + 1
+
+    attribute = '"prefer-vector-width"="512"'
+    assert marked(1) == 2 and plain(1) == 2
+    assert attribute in marked.inspect_llvm(marked.signatures[0])
+    assert attribute not in plain.inspect_llvm(plain.signatures[0])
+
+
+def test_the_log_is_within_its_bound_where_it_splits_x():
+    # log_f32 splits x = 2^e·f, f in [√½, √2), on the bits: around every power of two and every 2^e·√½ (where e
+    # changes) ln x is within the bound of the exact value (float64); a split at 2^e·½ fails here
+    e = np.arange(-24, 3, dtype=np.float64)
+    centres = np.concatenate([2.0**e, 2.0**e * math.sqrt(0.5)]).astype(np.float32)
+    x = np.concatenate([np.nextafter(centres, np.float32(k * np.inf)) for k in (-1, 1)] + [centres])
+    x = np.concatenate([x, np.nextafter(x, np.float32(np.inf)), np.nextafter(x, np.float32(-np.inf))])
+    log, _, _ = polynomials(x[x >= stream.U_MIN])
+    exact = np.log(x[x >= stream.U_MIN].astype(np.float64))
+    assert ulps(log, exact).max() <= ULP_LOG
+
+
 def test_numbas_normals_are_within_a_few_ulps_of_the_references():
     offsets = random_offsets(2**18, seed=1)
     out = np.empty((4, len(offsets)), dtype=np.float32)

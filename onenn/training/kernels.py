@@ -23,8 +23,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
-from numba.extending import overload
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from onenn.losses import loss_code, require_loss
 
@@ -364,13 +366,39 @@ def gather_block(H_set, U_set, index, H, U, n):
     )
     used = index[: n * B]
     _check("gather_block: index", len(used) == n * B, f"hold n·B = {n * B} prompts", f"{len(index)}")
-    _check(
-        "gather_block: index",
-        len(used) == 0 or 0 <= used.min() and used.max() < H_set.shape[0],
-        f"lie in 0..{H_set.shape[0] - 1} (the set)",
-        f"{used.min()}..{used.max()}" if len(used) else "none",
-    )
+    if len(used):  # the bounds found once, and put into words only on failure
+        lo, hi = int(used.min()), int(used.max())
+        if not 0 <= lo <= hi < H_set.shape[0]:
+            _check("gather_block: index", False, f"lie in 0..{H_set.shape[0] - 1} (the set)", f"{lo}..{hi}")
     _gather_block(H_set, U_set, index, H, U, n)
+
+
+@intrinsic
+def _prefetch(typingctx, array, offset):
+    """Ask the processor to fetch element ``offset`` of the contiguous ``array`` into its caches (LLVM's
+    ``llvm.prefetch``: a hint, with no effect on the result)."""
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        hint = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        address = builder.bitcast(builder.gep(data, [args[1]]), byte)
+        builder.call(hint, [address, i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.none(array, types.int64), codegen
+
+
+@njit(cache=True)
+def _fetch_rows(flat, rows, R):
+    """Prefetch the rows ``rows`` (each ``R`` elements) of the flattened set ``flat``, a cache line at a time."""
+    for b in range(rows.shape[0]):
+        start = np.uint64(rows[b]) * np.uint64(R)
+        for o in range(0, R, 16):
+            _prefetch(flat, np.int64(start + np.uint64(o)))
 
 
 @njit(cache=True)
@@ -378,15 +406,22 @@ def _gather_block(H_set, U_set, index, H, U, n):
     """The first ``n`` minibatches of a block from a fixed prompt set, as ``FixedSet.prepare`` (a copy: the same
     numbers): minibatch ``i`` holds the prompts ``index[i·B : (i+1)·B]`` of ``H_set`` (n_set, D, T) and ``U_set``
     (n_set, m), copied into ``H`` (S, D, T, B) and ``U`` (S, m, B) with the prompt index innermost, one plane at a
-    time."""
+    time. The rows are indexed as unsigned integers (``gather_block`` has checked them): numba then leaves out its
+    wrap-around of negative indices. The set does not fit the caches: while a minibatch is copied, the next one's
+    rows are fetched."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     m = U.shape[1]
+    flat = H_set.reshape(H_set.size)
+    if n > 0:
+        _fetch_rows(flat, index[:B], D * T)
     for i in range(n):
         rows = index[i * B : (i + 1) * B]
+        if i + 1 < n:
+            _fetch_rows(flat, index[(i + 1) * B : (i + 2) * B], D * T)
         for k in range(D):
             for t in range(T):
                 for b in range(B):
-                    H[i, k, t, b] = H_set[rows[b], k, t]
+                    H[i, k, t, b] = H_set[np.uint64(rows[b]), k, t]
         for k in range(m):
             for b in range(B):
-                U[i, k, b] = U_set[rows[b], k]
+                U[i, k, b] = U_set[np.uint64(rows[b]), k]

@@ -9,6 +9,9 @@ written by a bitcast (``_bits``, ``_float``). Their error against float64 (``tes
 the exact value, ``sin`` and ``cos`` within 2 ulp, the normals within 4 ulp of the reference's, an ulp near zero
 counted as no less than 2⁻²⁴.
 
+The draw kernels ask LLVM for 512-bit vectors (``_wide_vectors``): on a processor with AVX-512 a draw then takes
+about four fifths of its time in 256-bit vectors, LLVM's choice otherwise (``python -m tools.bench_stream``).
+
 Compiled on first use and cached on disk next to this file (numba's ``cache=True``), as ``onenn.training.kernels``.
 """
 
@@ -56,9 +59,22 @@ def _float(typingctx, x):
     return types.float32(types.int32), codegen
 
 
+@intrinsic
+def _wide_vectors(typingctx):
+    """Marks the function that calls it for LLVM's 512-bit vectors (its attribute ``prefer-vector-width``): on
+    processors with AVX-512 LLVM otherwise keeps to 256 bits, half the lanes. Elsewhere the attribute is ignored."""
+
+    def codegen(context, builder, signature, args):
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')  # a string attribute llvmlite does not list
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
 # Cephes' logf: x = 2^e · f with f in [√½, √2), log x = e·ln 2 + log f, log f = g − g²/2 + g³·P(g) with g = f − 1;
 # ln 2 in two parts so that e·ln 2 is exact to float32's precision
-_SQRT_HALF = _f32(0.707106781186547524)
+_SQRT_HALF_BITS = _i32(0x3F3504F3)  # the bits of float32(√½)
+_EXPONENT_MASK = _i32(-(1 << 23))  # sign and exponent bits
 _L = tuple(
     _f32(c)
     for c in (
@@ -78,14 +94,15 @@ _LN2_HI, _LN2_LO = _f32(0.693359375), _f32(-2.12194440e-4)
 
 @njit(inline="always", error_model="numpy")
 def log_f32(x):
-    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``; within 2 ulp). The integer arithmetic is kept in
-    int32 (numba widens to int64 by default, which costs the vector loop half its lanes there)."""
+    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``; within 2 ulp). The split x = 2^e · f is done on the
+    bits in one step, as musl's ``logf`` does: subtracting the bits of √½ makes the exponent field e and leaves f in
+    [√½, √2) (the same e and f as Cephes' comparison with √½). The integer arithmetic is kept in int32 (numba widens to
+    int64 by default, which costs the vector loop half its lanes there)."""
     i = _bits(x)
-    e = _i32(_i32(i >> _i32(23)) - _i32(126))  # x = 2^e · f, f in [0.5, 1)
-    f = _float(_i32(_i32(i & _i32(0x007FFFFF)) | _i32(0x3F000000)))
-    small = f < _SQRT_HALF
-    e = _i32(e - _i32(1)) if small else e
-    g = (f + f - _f32(1.0)) if small else (f - _f32(1.0))
+    t = _i32(i - _SQRT_HALF_BITS)
+    e = _i32(t >> _i32(23))  # arithmetic shift: e < 0 below 1
+    f = _float(_i32(i - _i32(t & _EXPONENT_MASK)))  # x / 2^e
+    g = f - _f32(1.0)  # exact (Sterbenz)
     z = g * g
     p = ((((_L[0] * g + _L[1]) * g + _L[2]) * g + _L[3]) * g + _L[4]) * g + _L[5]
     p = ((p * g + _L[6]) * g + _L[7]) * g + _L[8]
@@ -101,12 +118,15 @@ _FOUR_OVER_PI = _f32(1.27323954473516)
 _DP1, _DP2, _DP3 = _f32(0.78515625), _f32(2.4187564849853515625e-4), _f32(3.77489497744594108e-8)
 _S0, _S1, _S2 = _f32(-1.9515295891e-4), _f32(8.3321608736e-3), _f32(-1.6666654611e-1)
 _C0, _C1, _C2 = _f32(2.443315711809948e-5), _f32(-1.388731625493765e-3), _f32(4.166664568298827e-2)
+_SIGN = _i32(-(1 << 31))  # the sign bit
 
 
 @njit(inline="always", error_model="numpy")
 def sincos_f32(x):
     """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴); integers
-    in int32, as in ``log_f32``."""
+    in int32, as in ``log_f32``. With x = y + q·π/2, q = j/2 mod 4: the two polynomials swap where q is odd (bit 1 of
+    j), sin changes sign where q ≥ 2 (bit 2 of j), cos where q is 1 or 2 (bit 2 of j + 2); the signs are flipped on the
+    bits."""
     j = _i32(x * _FOUR_OVER_PI)
     j = _i32(_i32(j + _i32(1)) & _i32(-2))  # even: the nearest multiple of π/2 below or above
     y = _f32(j)
@@ -114,12 +134,11 @@ def sincos_f32(x):
     z = y * y
     s = ((_S0 * z + _S1) * z + _S2) * z * y + y
     c = ((_C0 * z + _C1) * z + _C2) * z * z - _f32(0.5) * z + _f32(1.0)
-    q = _i32(_i32(j >> _i32(1)) & _i32(3))  # the quadrant: x = y + q·π/2 (mod 2π)
-    odd = _i32(q & _i32(1)) != _i32(0)
+    odd = _i32(j & _i32(2)) != _i32(0)
     sin = c if odd else s
     cos = s if odd else c
-    sin = -sin if q >= _i32(2) else sin
-    cos = -cos if (q == _i32(1)) | (q == _i32(2)) else cos
+    sin = _float(_i32(_bits(sin) ^ _i32(_i32(j << _i32(29)) & _SIGN)))
+    cos = _float(_i32(_bits(cos) ^ _i32(_i32(_i32(j + _i32(2)) << _i32(29)) & _SIGN)))
     return sin, cos
 
 
@@ -214,6 +233,7 @@ def _counter_words(step, b, kind, token, group):
 def draw_minibatch(z, classes, key, step, K):
     """Step ``step``'s draws of a multiclass minibatch (onenn.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
     B) float32 (``draw_gaussians``) and classes (N, B) int64 (``draw_classes``)."""
+    _wide_vectors()
     draw_gaussians(z, key, step)
     draw_classes(classes, key, step, K)
 
@@ -223,6 +243,7 @@ def draw_block(Z, C, key, first_step, n, K, d):
     """Steps ``first_step .. first_step + n − 1``'s draws into ``Z[:n, :d]`` float32 (``Z`` is (S, ≥ d, N+1, B):
     the engine's embeddings in float32, whose first ``d`` rows are the inputs, or a buffer of the draws) and ``C[:n]``
     (S, N, B) int64, as ``draw_minibatch`` a step at a time (one call for a block of steps: the engine's)."""
+    _wide_vectors()
     for i in range(n):
         draw_gaussians(Z[i][:d], key, first_step + i)
         draw_classes(C[i], key, first_step + i, K)
@@ -234,6 +255,7 @@ def draw_gaussians(z, key, step):
     the prompts ``b`` and vectorises: for each token and coordinate group, one loop of Philox calls into a row of
     words, then one loop of Box–Muller pairs a pair of coordinates (two short loops run faster than one long one:
     the processor overlaps their iterations)."""
+    _wide_vectors()
     d, T, B = z.shape
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
@@ -256,6 +278,7 @@ def draw_gaussians(z, key, step):
 @njit(cache=True, error_model="numpy")
 def draw_classes(classes, key, step, K):
     """The classes (N, B) int64 of step ``step`` of a minibatch, in ``0 .. K − 1``, in place."""
+    _wide_vectors()
     N, B = classes.shape
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
@@ -278,6 +301,7 @@ def draw_classes(classes, key, step, K):
 def order_words(key, index, out):
     """Word 0 of the calls at ``counter(index, i, KIND_INTEGERS, 0, 0)`` for the prompts ``i < len(out)``, into ``out``
     (uint32): the words ``onenn.stream.permutation`` sorts."""
+    _wide_vectors()
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
     for i in range(out.shape[0]):
