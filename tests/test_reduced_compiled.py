@@ -8,6 +8,7 @@ import pytest
 
 from onenn.theory.reduced import compiled
 from onenn.theory.reduced.loss import _per_prompt_all, loss_grad_prepared, loss_prepared, monte_carlo_estimate, prepare
+from onenn.theory.reduced.population import quadrature
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
 
 #: xi1 negative, zero, positive and large (the query's shift, the underflow of the context's exp(xi1 gap))
@@ -82,3 +83,33 @@ def test_exp_is_within_an_ulp_or_two_of_numpy() -> None:
     assert np.max(np.abs(got[normal] - want[normal]) / np.spacing(want[normal])) <= 2
     assert np.max(np.abs(got[~normal] - want[~normal])) <= 2 * np.finfo(np.float64).smallest_subnormal
     assert got[-3:].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_interp_gives_numpys_numbers_on_the_population_table() -> None:
+    """``compiled.interp`` with its guide equals ``np.interp`` bit for bit on the quadrature's table of F (flat
+    stretches of equal values at both ends), at its entries, between them, outside, at the ends and at NaN."""
+    q = quadrature(32, 8, 32, 8, 0)
+    rng = np.random.default_rng(6)
+    x = np.concatenate(
+        [
+            (q.uniforms * rng.random(q.uniforms.shape[1])).ravel(),
+            q.table_cdf[::5],
+            1.0 - rng.random(500) * 1e-14,
+            rng.random(500) * 1e-18,
+            [-1.0, -0.0, 0.0, 1.0, 2.0, np.nan, np.inf, -np.inf],
+        ]
+    )
+    got = np.empty_like(x)
+    compiled.interp(x, q.table_cdf, q.table_t, q.table_guide, got)
+    np.testing.assert_array_equal(got, np.interp(x, q.table_cdf, q.table_t))
+
+
+def test_interp_on_a_table_with_repeated_entries() -> None:
+    """Equal ``xp`` in the middle and at the ends (the last of the equal entries is the bracket's), a coarse guide."""
+    xp = np.array([0.0, 0.0, 0.1, 0.1, 0.1, 0.4, 0.5, 0.5, 0.9, 1.0, 1.0])
+    fp = np.arange(xp.size, dtype=np.float64) ** 1.5
+    x = np.concatenate([np.linspace(-0.2, 1.2, 1001), xp])
+    for cells in (1, 3, 16, 1000):
+        got = np.empty_like(x)
+        compiled.interp(x, xp, fp, compiled.interp_guide(xp, cells), got)
+        np.testing.assert_array_equal(got, np.interp(x, xp, fp))

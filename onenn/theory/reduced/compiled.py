@@ -174,3 +174,66 @@ def _finish(
         gbar = sum_sq - (e_star[i] / z) * r
         grad_xi1[i] = g2[i] * cz2 - gbar * (g1[i] * cz + q_query * gap_query[i])
         grad_xi2[i] = q_query * gbar
+
+
+#: cells of ``interp_guide``: the table's index is looked up in the cell of ``x``, then bisected among the few
+#: entries of the cell and its neighbours (int32: the guide, 1 MB, and the table share the cache better)
+GUIDE_CELLS = 1 << 18
+
+
+def interp_guide(xp: np.ndarray, cells: int = GUIDE_CELLS) -> np.ndarray:
+    """For ``interp``: ``guide[c]``, the last index ``j`` with ``xp[j] <= xp[0] + c (xp[-1] - xp[0]) / cells``,
+    ``c = 0..cells`` (``xp`` nondecreasing, ``xp[-1] > xp[0]``)."""
+    edges = xp[0] + np.arange(cells + 1) * ((xp[-1] - xp[0]) / cells)
+    return (np.searchsorted(xp, edges, side="right") - 1).astype(np.int32)
+
+
+@njit(cache=True)
+def _bracket(v: float, xp: np.ndarray, lo: int, hi: int) -> int:
+    """The last ``j`` in ``[lo, hi]`` with ``xp[j] <= v``, given ``xp[lo] <= v`` (bisection)."""
+    while hi > lo:
+        mid = (lo + hi + 1) >> 1
+        if xp[mid] <= v:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(cache=True)
+def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out: np.ndarray) -> None:
+    """``out = np.interp(x, xp, fp)`` for 1-d ``x`` (``xp`` nondecreasing, ``guide = interp_guide(xp)``): the same
+    bracket ``xp[j] <= x < xp[j+1]`` (the last such ``j`` among equal ``xp``) and numpy's formulas, the bracket found
+    from the guide in a few steps instead of a bisection of the whole table (which misses the cache at every step)."""
+    last = xp.shape[0] - 1
+    cells = guide.shape[0] - 1
+    x0 = xp[0]
+    scale = cells / (xp[last] - x0)
+    for i in range(x.shape[0]):
+        v = x[i]
+        if math.isnan(v):
+            out[i] = v
+            continue
+        if v < x0:
+            out[i] = fp[0]
+            continue
+        if v > xp[last]:
+            out[i] = fp[last]
+            continue
+        c = min(int((v - x0) * scale), cells - 1)
+        lo, hi = guide[max(c - 1, 0)], guide[min(c + 2, cells)]
+        if lo < 0 or xp[lo] > v:  # the guide's cell missed (cannot happen unless rounding moved v's cell by 2)
+            lo = 0
+        if hi < last and xp[hi + 1] <= v:
+            hi = last
+        j = _bracket(v, xp, lo, max(hi, lo))
+        if j == last or xp[j] == v:
+            out[i] = fp[j]
+            continue
+        slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+        y = slope * (v - xp[j]) + fp[j]
+        if math.isnan(y):
+            y = slope * (v - xp[j + 1]) + fp[j + 1]
+            if math.isnan(y) and fp[j] == fp[j + 1]:
+                y = fp[j]
+        out[i] = y
