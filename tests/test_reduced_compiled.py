@@ -105,11 +105,11 @@ def test_interp_gives_numpys_numbers_on_the_population_table() -> None:
 
 
 def test_interp_on_a_table_with_repeated_entries() -> None:
-    """Equal ``xp`` in the middle and at the ends (the last of the equal entries is the bracket's), a coarse guide."""
-    xp = np.array([0.0, 0.0, 0.1, 0.1, 0.1, 0.4, 0.5, 0.5, 0.9, 1.0, 1.0])
+    """Equal ``xp`` in the middle and at the ends (the last of the equal entries is the bracket's), entries in both
+    parts of the guide (below ``GUIDE_SPLIT`` by binades, far below it, above it evenly)."""
+    xp = np.array([0.0, 0.0, 1e-300, 1e-30, 1e-30, 1e-5, 1e-3, 0.1, 0.1, 0.1, 0.4, 0.5, 0.5, 0.9, 1.0, 1.0])
     fp = np.arange(xp.size, dtype=np.float64) ** 1.5
-    x = np.concatenate([np.linspace(-0.2, 1.2, 1001), xp])
-    for cells in (1, 3, 16, 1000):
-        got = np.empty_like(x)
-        compiled.interp(x, xp, fp, compiled.interp_guide(xp, cells), got)
-        np.testing.assert_array_equal(got, np.interp(x, xp, fp))
+    x = np.concatenate([np.linspace(-0.2, 1.2, 1001), np.geomspace(1e-310, 1e-2, 1001), xp, np.nextafter(xp, 2)])
+    got = np.empty_like(x)
+    compiled.interp(x, xp, fp, compiled.interp_guide(xp), got)
+    np.testing.assert_array_equal(got, np.interp(x, xp, fp))

@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 #: prompts per block: the block's dozen scratch vectors (2 kB each) stay in the L1 cache
 _BLOCK = 256
@@ -176,16 +178,43 @@ def _finish(
         grad_xi2[i] = q_query * gbar
 
 
-#: cells of ``interp_guide``: the table's index is looked up in the cell of ``x``, then bisected among the few
-#: entries of the cell and its neighbours (int32: the guide, 1 MB, and the table share the cache better)
+#: ``interp_guide``'s cells: ``GUIDE_CELLS`` equal ones from ``GUIDE_SPLIT`` to the table's end, and below it
+#: ``2^(52 - GUIDE_SHIFT)`` per binade from ``2^-GUIDE_BINADES`` on (equal in the float's bits: the table of F
+#: crowds towards 0, where F(t) ~ (1 + t)^((d-1)/2), and a third of the population's values fall there)
 GUIDE_CELLS = 1 << 18
+GUIDE_SPLIT = 2.0**-10
+GUIDE_SHIFT = 44
+GUIDE_BINADES = 80
+_GUIDE_BASE = int(np.array(2.0**-GUIDE_BINADES).view(np.int64)) >> GUIDE_SHIFT
+_GUIDE_LOW = (int(np.array(GUIDE_SPLIT).view(np.int64)) >> GUIDE_SHIFT) - _GUIDE_BASE
 
 
-def interp_guide(xp: np.ndarray, cells: int = GUIDE_CELLS) -> np.ndarray:
-    """For ``interp``: ``guide[c]``, the last index ``j`` with ``xp[j] <= xp[0] + c (xp[-1] - xp[0]) / cells``,
-    ``c = 0..cells`` (``xp`` nondecreasing, ``xp[-1] > xp[0]``)."""
-    edges = xp[0] + np.arange(cells + 1) * ((xp[-1] - xp[0]) / cells)
-    return (np.searchsorted(xp, edges, side="right") - 1).astype(np.int32)
+def interp_guide(xp: np.ndarray) -> np.ndarray:
+    """For ``interp``: ``guide[c]``, the last index ``j`` with ``xp[j] <= `` the lower edge of cell ``c`` (``xp``
+    nondecreasing from 0 or more to above ``GUIDE_SPLIT``, as a table of a distribution function)."""
+    low = ((np.arange(_GUIDE_LOW, dtype=np.int64) + _GUIDE_BASE) << GUIDE_SHIFT).view(np.float64)
+    high = GUIDE_SPLIT + np.arange(GUIDE_CELLS + 1) * ((xp[-1] - GUIDE_SPLIT) / GUIDE_CELLS)
+    return (np.searchsorted(xp, np.concatenate([low, high]), side="right") - 1).astype(np.int32)
+
+
+@intrinsic
+def _bits(typingctx, x):
+    """The bits of a float64 as an int64 (a bitcast: no instruction)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@njit(cache=True)
+def _cell(v: float, scale: float) -> int:
+    """The cell of ``interp_guide`` that holds ``v`` (up to rounding: ``interp`` looks in its neighbours too)."""
+    if v < GUIDE_SPLIT:
+        return max((_bits(v) >> GUIDE_SHIFT) - _GUIDE_BASE, 0)
+    return _GUIDE_LOW + min(int((v - GUIDE_SPLIT) * scale), GUIDE_CELLS - 1)
 
 
 @njit(cache=True)
@@ -202,13 +231,13 @@ def _bracket(v: float, xp: np.ndarray, lo: int, hi: int) -> int:
 
 @njit(cache=True)
 def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out: np.ndarray) -> None:
-    """``out = np.interp(x, xp, fp)`` for 1-d ``x`` (``xp`` nondecreasing, ``guide = interp_guide(xp)``): the same
-    bracket ``xp[j] <= x < xp[j+1]`` (the last such ``j`` among equal ``xp``) and numpy's formulas, the bracket found
-    from the guide in a few steps instead of a bisection of the whole table (which misses the cache at every step)."""
+    """``out = np.interp(x, xp, fp)`` for 1-d ``x`` (``guide = interp_guide(xp)``): the same bracket
+    ``xp[j] <= x < xp[j+1]`` (the last such ``j`` among equal ``xp``) and numpy's formulas, the bracket found from
+    the guide in a few steps instead of a bisection of the whole table (which misses the cache at every step)."""
     last = xp.shape[0] - 1
-    cells = guide.shape[0] - 1
+    top = guide.shape[0] - 1
     x0 = xp[0]
-    scale = cells / (xp[last] - x0)
+    scale = GUIDE_CELLS / (xp[last] - GUIDE_SPLIT)
     for i in range(x.shape[0]):
         v = x[i]
         if math.isnan(v):
@@ -220,9 +249,9 @@ def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out
         if v > xp[last]:
             out[i] = fp[last]
             continue
-        c = min(int((v - x0) * scale), cells - 1)
-        lo, hi = guide[max(c - 1, 0)], guide[min(c + 2, cells)]
-        if lo < 0 or xp[lo] > v:  # the guide's cell missed (cannot happen unless rounding moved v's cell by 2)
+        c = _cell(v, scale)
+        lo, hi = guide[max(c - 1, 0)], guide[min(c + 2, top)]
+        if lo < 0 or xp[lo] > v:  # the guide's neighbours missed (rounding cannot move v that far; kept exact)
             lo = 0
         if hi < last and xp[hi + 1] <= v:
             hi = last
