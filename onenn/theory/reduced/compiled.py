@@ -8,8 +8,8 @@ same formulas and the same shift. Every inner loop runs over the prompts of a bl
 vector instructions; the exponential is therefore ``_exp_nonpositive`` below (numba's ``math.exp`` is a library
 call per number, which does not vectorise). The results agree with ``loss._per_prompt`` to float64 round-off
 (the tests hold them to it). Below it, ``interp``: ``np.interp``'s numbers on the population quadrature's table of
-F, found through a guide to the table (``population.nodes``' inverse of F). Single-threaded. Compiled on first use and cached on disk next to this file (numba's
-``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache).
+F, found through a guide to the table (``population.nodes``' inverse of F). Single-threaded. Compiled on first
+use and cached on disk next to this file (numba's ``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache).
 """
 
 from __future__ import annotations
