@@ -64,8 +64,8 @@ def _exp_nonpositive(x: np.ndarray, out: np.ndarray, bits1: np.ndarray, bits2: n
 
     ``2^k`` is made from its bits, as the product of two normal numbers ``2^k1 2^k2`` (``k1 = floor(k/2)``) so that
     the results below the smallest normal number round as subnormal numbers and underflow to 0 as ``np.exp``'s do.
-    ``bits1``, ``bits2``: int64 scratch of ``n`` numbers at least. Two loops, each vectorised (a loop that wrote the bits and
-    read them back as floats would not be)."""
+    ``bits1``, ``bits2``: int64 scratch of ``n`` numbers at least. Two loops, each vectorised (a loop that wrote
+    the bits and read them back as floats would not be)."""
     for i in range(n):
         p, k = _exp_reduced(x[i])
         out[i] = p
