@@ -55,17 +55,26 @@ class FullLossGrad:
     """``full_loss_grad`` on one fixed set of prompts, for the many steps of gradient descent: the same arithmetic,
     with what does not depend on ``A`` (the query tokens, the nearest neighbours) computed once, and the batched
     products as ``matmul`` (several times faster than ``einsum`` on these shapes). ``full_loss_grad`` stays the
-    definition; the tests hold this to it."""
+    definition; the tests hold this to it. By default a call runs the same formulas compiled, in one pass over the
+    prompts (``onenn.theory.full_matrix_kernel``, numba); ``compiled=False``: the numpy operations below."""
 
-    def __init__(self, x: np.ndarray) -> None:
+    def __init__(self, x: np.ndarray, compiled: bool = True) -> None:
         prompts, tokens, d = x.shape
         self.x = np.ascontiguousarray(x, dtype=np.float64)  # (n, N+1, d), the query last
         self.z_query = np.concatenate([self.x[:, -1], np.ones((prompts, 1))], axis=1)  # (n, d+1)
-        self.star = np.arange(prompts) * tokens + nearest_neighbour(self.x)  # flat index of (b, i*_b) in (n, N+1)
+        self.nn = np.ascontiguousarray(nearest_neighbour(self.x), dtype=np.int64)  # i*_b
+        self.star = np.arange(prompts) * tokens + self.nn  # flat index of (b, i*_b) in (n, N+1)
         self.d = d
+        self.compiled = compiled
 
     def __call__(self, A: np.ndarray, with_loss: bool = True) -> tuple[float, np.ndarray]:
         """``(loss, gradient)`` as ``full_loss_grad(A, x)``; the loss is NaN when ``with_loss`` is False."""
+        if self.compiled:
+            from onenn.theory.full_matrix_kernel import loss_grad  # numba: imported where it is used
+
+            grad = np.empty((self.d + 1, self.d + 1))
+            A = np.ascontiguousarray(A, dtype=np.float64)
+            return float(loss_grad(A, self.x, self.z_query, self.nn, with_loss, grad)), grad
         d, prompts = self.d, self.x.shape[0]
         v = self.z_query @ A.T  # A z_q: (n, d+1)
         scores = np.matmul(self.x, v[:, :d, None])[:, :, 0]  # (n, N+1): x-part of every token, query included

@@ -121,7 +121,10 @@ def _per_prompt(
     with_grad: bool,
     buffers: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample.
+    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample: the definition.
+
+    This numpy version is the readable reference; the runs use its compiled twin
+    (``onenn.theory.reduced.compiled.per_prompt``, through ``_per_prompt_all``), which the tests hold to it.
 
     ``gaps`` is ``(N-1, n)``, the prompts innermost; every per-prompt result is ``(n,)``. ``buffers``: two
     scratch arrays of at least ``gaps``' shape (made here when None)."""
@@ -159,8 +162,14 @@ def _per_prompt(
     return loss, grad_xi1, grad_xi2
 
 
-def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool) -> list[np.ndarray]:
-    """Per-prompt binary loss (and gradient) over the whole prepared sample, computed in chunks."""
+def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, compiled: bool = True) -> list[np.ndarray]:
+    """Per-prompt binary loss (and gradient) over the whole prepared sample.
+
+    By default by ``onenn.theory.reduced.compiled.per_prompt``, one compiled pass over the sample (numba, loaded on
+    first use); with ``compiled=False`` by ``_per_prompt``, the definition, in chunks of ``_CHUNK_ROWS`` prompts.
+    The two agree to float64 round-off (tests/test_reduced_compiled.py)."""
+    if compiled:
+        return _per_prompt_compiled(float(xi1), float(xi2), prep)[: 3 if with_grad else 1]
     prompts = prep.gap_query.shape[0]
     shape = (prep.gaps.shape[0], min(prompts, _CHUNK_ROWS))
     buffers = (np.empty(shape), np.empty(shape))
@@ -170,6 +179,16 @@ def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool) -> 
         chunk = (prep.gaps[:, lo:hi], prep.gaps_min[lo:hi], prep.gap_query[lo:hi])
         parts.append(_per_prompt(xi1, xi2, *chunk, with_grad, buffers))
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
+
+
+def _per_prompt_compiled(xi1: float, xi2: float, prep: Prepared) -> list[np.ndarray]:
+    """``[loss, grad_xi1, grad_xi2]`` per prompt by the compiled pass (contiguous float64 arrays, as it is compiled)."""
+    from onenn.theory.reduced.compiled import per_prompt  # numba: imported where it is used
+
+    values = [np.empty(prep.gap_query.shape[0]) for _ in range(3)]
+    arrays = (prep.gaps, prep.gaps_min, prep.gap_query)
+    per_prompt(xi1, xi2, *(np.ascontiguousarray(a, dtype=np.float64) for a in arrays), *values)
+    return values
 
 
 def _mean(values: np.ndarray, prep: Prepared) -> float:
