@@ -3,11 +3,10 @@ CPU with Triton's interpreter standing in for the GPU, at a tiny scale."""
 
 import os
 import re
+import select
 import subprocess
 import sys
-import time
 from dataclasses import replace
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -202,12 +201,27 @@ def test_the_tests_stage_runs_the_kernels_tests_compiled():
     assert "skipped" in test_row["result"] and "passed" not in test_row["result"]
 
 
-def test_a_stage_over_its_time_is_stopped_with_every_process_it_started(tmp_path):
-    started = time.perf_counter()
-    command = ["bash", "-c", "sleep 30 & echo $! > child; sleep 30"]
+def test_a_stage_over_its_time_is_stopped_with_every_process_it_started(tmp_path, monkeypatch):
+    """The stage's command starts a background job and tells its pid through a named pipe; the stage's clock
+    starts only once the pid has come (so the job exists however slowly the shell starts), and the job must end
+    with its group. Both would outlive the test by far if not stopped."""
+    os.mkfifo(tmp_path / "child")
+    command = ["bash", "-c", "sleep 1000 & echo $! > child; sleep 1000"]
+    children = []
+
+    class Popen(subprocess.Popen):
+        def wait(self, timeout=None):
+            if timeout is not None and not children:  # the stage's timed wait: first the background job's pid
+                pid = int((tmp_path / "child").read_text())
+                children.append(os.pidfd_open(pid))  # a handle on the job that a reused pid cannot fool
+            return super().wait(timeout)
+
+    monkeypatch.setattr(gpu_check.subprocess, "Popen", Popen)
     assert gpu_check.run_stopped_after(command, tmp_path, 1) is None
-    assert time.perf_counter() - started < 10
-    child = Path(f"/proc/{int((tmp_path / 'child').read_text())}/stat")
-    time.sleep(0.2)
-    assert not child.exists() or child.read_text().split()[2] == "Z"  # the background job went with its group
-    assert gpu_check.run_stopped_after(["true"], tmp_path, 10) == 0
+    (child,) = children
+    try:
+        ended, _, _ = select.select([child], [], [], 600)  # readable once the job has ended
+    finally:
+        os.close(child)
+    assert ended, "the background job outlived its stopped group"
+    assert gpu_check.run_stopped_after(["true"], tmp_path, 600) == 0  # returns when the command ends

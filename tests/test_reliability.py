@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -220,27 +219,29 @@ def test_a_failed_write_leaves_nothing(tmp_path):
 
 
 def test_a_killed_writer_leaves_no_file_that_looks_complete(tmp_path):
+    """The writer is killed while it holds a half-written temporary file: it says so on its standard output and
+    then waits, so the kill lands at that point however slow the machine."""
     target = tmp_path / "weights.npz"
     script = textwrap.dedent(f"""
-        import time
+        import threading
         from onenn.base.io import write_with
-        def slow(tmp):
+        def half_written(tmp):
             tmp.write_bytes(b"PK partial")
-            time.sleep(60)
-        write_with({str(target)!r}, slow)
+            print("written", flush=True)
+            threading.Event().wait()  # until killed
+        write_with({str(target)!r}, half_written)
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while not list(tmp_path.glob(".weights.npz.*.tmp.npz")) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert list(tmp_path.glob(".weights.npz.*.tmp.npz")), "the writer did not start"
+        assert proc.stdout.readline() == "written\n", "the writer ended before it wrote"
+        assert list(tmp_path.glob(".weights.npz.*.tmp.npz"))
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait(timeout=600)
     finally:
         if proc.poll() is None:
             proc.kill()
+        proc.stdout.close()
     assert not target.exists()
     assert all(p.name.startswith(".") for p in tmp_path.iterdir())  # only the hidden temporary file
 
