@@ -13,17 +13,10 @@ import pytest
 import yaml
 from scipy.stats import chi2, norm
 
-from onenn.analysis.claims import (
-    LEVEL,
-    VERDICTS,
-    chi2_limit,
-    expected_by_chance,
-    metric_bound,
-    sampling_error,
-    scorecard,
-    to_markdown,
-)
-from onenn.plan.claims import Claim, ClaimPoint, Quantity, catalogue, check_claims, load_claims
+from onenn.analysis.scorecard import scorecard, to_markdown
+from onenn.analysis.verdict import LEVEL, VERDICTS, chi2_limit, expected_by_chance, metric_bound, sampling_error
+from onenn.base.claim import Claim, ClaimPoint, Quantity
+from onenn.plan.claims_file import catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
 
@@ -385,7 +378,7 @@ def test_a_variant_the_repository_defines_but_a_run_trims_is_known(config):
 
 
 def test_the_scorecard_does_not_import_torch():
-    code = "import sys, onenn.analysis.claims, onenn.plan.claims; print('torch' in sys.modules)"
+    code = "import sys, onenn.analysis.scorecard, onenn.plan.claims_file; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
 
