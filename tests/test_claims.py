@@ -542,3 +542,14 @@ def test_our_own_rows_are_listed_apart_from_the_papers():
     card = scorecard([claim("equal", [ClaimPoint("a", value=1.0)], source="ours")], {"exp": table})
     text = to_markdown(card, {"exp": table})
     assert card.loc[0, "source"] == "ours" and "## Our own rows" in text and "Our own rows: agrees 1" in text
+
+
+def test_the_verdict_module_follows_the_rule_of_docs_claims_section_by_section():
+    """onenn/analysis/verdict.py has a section per section of docs/claims.md's rule, with its title, in its order."""
+    code = (ROOT / "onenn/analysis/verdict.py").read_text(encoding="utf-8")
+    titles = [line.removeprefix("# --- ").rstrip("- ") for line in code.splitlines() if line.startswith("# --- ")]
+    page = (ROOT / "docs/claims.md").read_text(encoding="utf-8").lower()
+    rule = page[page.index("## the verdict rule") : page.index("## where the paper is ambiguous")]
+    places = [rule.find(title.split(":")[0].lower()) for title in titles]
+    assert len(titles) == 4 and -1 not in places, dict(zip(titles, places))
+    assert places == sorted(places), dict(zip(titles, places))
