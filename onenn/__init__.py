@@ -2,8 +2,8 @@
 
 The package is layered, and its imports point one way (docs/architecture.md; ``tests/test_layers.py``):
 
-- at the bottom, side by side: the mathematics, at the top of the package (``model``, ``gradient``, ``losses``,
-  ``family``, ``init``, ``prompts``, ``steps``), and the foundation ``onenn.base`` (settings, atomic writes and
+- at the bottom, side by side: the mathematics, at the top of the package (``model``, its numpy twin
+  ``model_numpy``, ``gradient``, ``losses``, ``family``, ``init``, ``prompts``, ``steps``), and the foundation ``onenn.base`` (settings, atomic writes and
   checked reads, where every output lives, provenance, column names);
 - above them, side by side: ``onenn.training`` (SGD engines, torch and numba), ``onenn.theory`` (the reduced
   dynamics and the experiments beyond the paper, numpy and scipy), ``onenn.analysis`` (evaluation, tables,

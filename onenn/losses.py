@@ -8,11 +8,11 @@ needed by the losses that see classes (``None`` in the binary setting).
 
 The registry: ``DEFINITIONS`` (the torch definition of every loss, by name), ``LOSSES`` (their names, in the order
 of their codes) and ``loss_code``. The compiled kernels (``onenn.training.kernels``, ``onenn.training.fused``)
-and the numpy evaluation (``onenn.analysis.evaluate``) repeat the losses for speed; each lists the losses it
+and the numpy model (``onenn.model_numpy``) repeat the losses for speed or without torch; each lists the losses it
 implements and checks a run's loss with ``require_loss`` before it computes anything, so a loss added here alone
 is refused by name, never computed as another (docs/extending.md says what adding a loss touches).
 
-The module does not import torch (only tensor methods are called): the numpy evaluation reads the registry, and
+The module does not import torch (only tensor methods are called): the numpy model reads the registry, and
 an evaluation job must not pay torch's import.
 """
 

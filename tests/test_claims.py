@@ -13,17 +13,10 @@ import pytest
 import yaml
 from scipy.stats import chi2, norm
 
-from onenn.analysis.claims import (
-    LEVEL,
-    VERDICTS,
-    chi2_limit,
-    expected_by_chance,
-    metric_bound,
-    sampling_error,
-    scorecard,
-    to_markdown,
-)
-from onenn.plan.claims import Claim, ClaimPoint, Quantity, catalogue, check_claims, load_claims
+from onenn.analysis.scorecard import scorecard, to_markdown
+from onenn.analysis.verdict import LEVEL, VERDICTS, chi2_limit, expected_by_chance, metric_bound, sampling_error
+from onenn.base.claim import Claim, ClaimPoint, Quantity
+from onenn.plan.claims_file import catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
 
@@ -385,7 +378,7 @@ def test_a_variant_the_repository_defines_but_a_run_trims_is_known(config):
 
 
 def test_the_scorecard_does_not_import_torch():
-    code = "import sys, onenn.analysis.claims, onenn.plan.claims; print('torch' in sys.modules)"
+    code = "import sys, onenn.analysis.scorecard, onenn.plan.claims_file; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
 
@@ -549,3 +542,14 @@ def test_our_own_rows_are_listed_apart_from_the_papers():
     card = scorecard([claim("equal", [ClaimPoint("a", value=1.0)], source="ours")], {"exp": table})
     text = to_markdown(card, {"exp": table})
     assert card.loc[0, "source"] == "ours" and "## Our own rows" in text and "Our own rows: agrees 1" in text
+
+
+def test_the_verdict_module_follows_the_rule_of_docs_claims_section_by_section():
+    """onenn/analysis/verdict.py has a section per section of docs/claims.md's rule, with its title, in its order."""
+    code = (ROOT / "onenn/analysis/verdict.py").read_text(encoding="utf-8")
+    titles = [line.removeprefix("# --- ").rstrip("- ") for line in code.splitlines() if line.startswith("# --- ")]
+    page = (ROOT / "docs/claims.md").read_text(encoding="utf-8").lower()
+    rule = page[page.index("## the verdict rule") : page.index("## where the paper is ambiguous")]
+    places = [rule.find(title.split(":")[0].lower()) for title in titles]
+    assert len(titles) == 4 and -1 not in places, dict(zip(titles, places))
+    assert places == sorted(places), dict(zip(titles, places))

@@ -1,5 +1,6 @@
-"""The numpy evaluation (onenn.analysis.evaluate) against the torch definitions of the model and the losses
-(onenn.model, onenn.losses), which it repeats so that an evaluation job never imports torch."""
+"""The numpy model (onenn.model_numpy) and the evaluation built on it (onenn.analysis.evaluate) against the torch
+definitions of the model and the losses (onenn.model, onenn.losses), which the numpy model repeats so that an
+evaluation job never imports torch."""
 
 import math
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from onenn import model_numpy
 from onenn.analysis import evaluate as E
 from onenn.family import family_matrix
 from onenn.losses import LOSSES, Loss
@@ -40,7 +42,7 @@ def random_W(rng: np.random.Generator, d: int, K: int, scale: float = 1.0) -> np
 
 
 def test_the_numpy_losses_are_the_losses_of_onenn_losses():
-    assert tuple(E.LOSS_VALUES) == LOSSES
+    assert tuple(model_numpy.LOSS_VALUES) == LOSSES
 
 
 @pytest.mark.parametrize("K", [2, 3, 5, 10])
@@ -65,12 +67,14 @@ def test_per_prompt_outputs_and_losses_equal_torch(loss):
     data = make_test_set("separated", 50, d, N, K, 0.1, 1)
     W = random_W(rng, d, K, 2.0)
     x, Y, target_class, y_target = E.class_arrays(data, K)
-    q, ell = E.forward(W, x, Y)
+    q, ell = model_numpy.forward(W, x, Y)
     q_t, ell_t = forward(torch.from_numpy(W), torch.from_numpy(x), torch.from_numpy(Y))
     np.testing.assert_allclose(q, q_t.numpy(), rtol=RTOL, atol=1e-300)
     np.testing.assert_allclose(ell, ell_t.numpy(), rtol=RTOL, atol=1e-15)
     values, _ = Loss(loss, 0.7)(ell_t, torch.from_numpy(target_class), torch.from_numpy(y_target))
-    np.testing.assert_allclose(E.loss_values(loss, 0.7, ell, target_class, y_target), values.numpy(), rtol=RTOL)
+    np.testing.assert_allclose(
+        model_numpy.loss_values(loss, 0.7, ell, target_class, y_target), values.numpy(), rtol=RTOL
+    )
 
 
 def test_the_standard_errors_are_the_sample_sd_over_the_prompts_over_root_n():
@@ -81,7 +85,7 @@ def test_the_standard_errors_are_the_sample_sd_over_the_prompts_over_root_n():
     W = random_W(np.random.default_rng(4), d, K, 1.5)
     got = E.prompt_metrics(W, data["x"], data["classes"], data["nn"], K, "cross_entropy")
     x, Y, target_class, y_target = E.class_arrays(data, K)
-    _, ell = E.forward(W, x, Y)
+    _, ell = model_numpy.forward(W, x, Y)
     per_prompt = {
         "logit_error": [sum((ell[i, k] - y_target[i, k]) ** 2 for k in range(K)) for i in range(n)],
         "test_loss": [math.log(sum(math.exp(v) for v in ell[i])) - ell[i, target_class[i]] for i in range(n)],
@@ -146,6 +150,6 @@ def test_binary_metrics_equal_the_torch_model(scale):
 def test_bad_losses_are_named():
     ell, y = np.zeros((2, 3)), np.zeros((2, 3))
     with pytest.raises(ValueError, match="loss must be one of square, cross_entropy, mixture, squentropy; got 'hinge'"):
-        E.loss_values("hinge", 0.0, ell, np.zeros(2, int), y)
+        model_numpy.loss_values("hinge", 0.0, ell, np.zeros(2, int), y)
     with pytest.raises(ValueError, match="needs classes"):
-        E.loss_values("cross_entropy", 0.0, ell, None, y)
+        model_numpy.loss_values("cross_entropy", 0.0, ell, None, y)

@@ -12,7 +12,7 @@ import pytest
 import torch
 import yaml
 
-from onenn import losses
+from onenn import losses, model_numpy
 from onenn.analysis import evaluate as E
 from onenn.losses import LOSSES, Loss, LossNotImplemented, loss_code
 from onenn.training import kernels
@@ -80,19 +80,19 @@ def test_the_fused_kernel_refuses_it(new_loss):
         fused.loss_branch(new_loss)
 
 
-def test_the_numpy_evaluation_refuses_it(new_loss):
+def test_the_numpy_model_and_the_evaluation_refuse_it(new_loss):
     ell, target_class, y_target = np.zeros((2, 3)), np.zeros(2, int), np.zeros((2, 3))
     with pytest.raises(
         LossNotImplemented,
-        match=refused("the numpy evaluation", "onenn/analysis/evaluate.py and its entry to LOSS_VALUES"),
+        match=refused("the numpy model", "onenn/model_numpy.py and its entry to LOSS_VALUES"),
     ):
-        E.loss_values(new_loss, 0.0, ell, target_class, y_target)
+        model_numpy.loss_values(new_loss, 0.0, ell, target_class, y_target)
     with pytest.raises(LossNotImplemented, match="LOSS_VALUES"):  # before any metric is computed
         E.evaluate_run(np.array([0]), np.zeros((1, 8, 8)), {"uniform": {}}, 3, new_loss)
 
 
 def test_an_unregistered_loss_is_refused_with_the_registered_ones():
-    for check in (Loss, kernels.loss_branch, E.check_loss):
+    for check in (Loss, kernels.loss_branch, model_numpy.check_loss):
         with pytest.raises(ValueError, match=f"loss must be one of {', '.join(LOSSES)}; got 'hinge'"):
             check("hinge")
 
@@ -139,7 +139,7 @@ def test_every_implementation_has_the_registrys_losses():
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     assert tuple(schema["$defs"]["settings"]["properties"]["loss"]["enum"]) == LOSSES  # the configuration's choices
     assert tuple(kernels.IMPLEMENTED) == LOSSES
-    assert tuple(E.LOSS_VALUES) == LOSSES
+    assert tuple(model_numpy.LOSS_VALUES) == LOSSES
 
 
 def test_the_fused_kernel_has_the_registrys_losses():
@@ -150,7 +150,7 @@ def test_the_fused_kernel_has_the_registrys_losses():
 
 
 def test_the_registry_imports_no_torch():
-    """The numpy evaluation reads it, and an evaluation job must not import torch."""
-    code = "import sys, onenn.losses, onenn.analysis.evaluate; print('torch' in sys.modules)"
+    """The numpy model reads it, and an evaluation job must not import torch."""
+    code = "import sys, onenn.losses, onenn.model_numpy, onenn.analysis.evaluate; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr

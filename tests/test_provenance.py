@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from onenn.analysis.report import markdown_to_html
+from onenn.analysis.markdown import markdown_to_html
 from onenn.analysis.summary import (
     scaling_markdown,
     scaling_summary,

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from onenn.analysis.claims import COLUMNS as CLAIM_COLUMNS
+from onenn.analysis.scorecard import COLUMNS as CLAIM_COLUMNS
 from onenn.analysis.summary import COLUMNS as SUMMARY_COLUMNS
 from onenn.base import paths, provenance
 from onenn.base.io import DamagedFile, save_table, write_with

@@ -3,8 +3,8 @@ tests/workflow/test_report_build.py)."""
 
 from pathlib import Path
 
+from onenn.analysis.markdown import markdown_to_html
 from onenn.analysis.plots import FIGURES
-from onenn.analysis.report import markdown_to_html
 
 ROOT = Path(__file__).resolve().parents[1]
 

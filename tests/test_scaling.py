@@ -1,13 +1,14 @@
-"""Experiment 2's estimator (onenn.theory.scaling): the numpy model, the ratio and its interval, the points."""
+"""Experiment 2's estimator (onenn.theory.scaling): the numpy model it uses (onenn.model_numpy), the ratio and its
+interval, the points."""
 
 import numpy as np
 import pytest
 
+from onenn.model_numpy import forward
 from onenn.theory.scaling import (
     Point,
     paired_losses,
     points,
-    query_attention,
     ratio_estimate,
     scaling_table,
     square_losses,
@@ -28,7 +29,7 @@ def test_numpy_model_matches_the_full_attention_reference(rng, m):
     x /= np.linalg.norm(x, axis=-1, keepdims=True)
     Y = simplex(m)[rng.integers(0, m, size=(n, N))] if m > 1 else rng.choice([-1.0, 1.0], size=(n, N, 1))
     W = rng.standard_normal((d + m + 1, d + m + 1))
-    q = query_attention(W, x, Y)
+    q, _ = forward(W, x, Y)
     np.testing.assert_allclose(q.sum(axis=1), 1.0, rtol=1e-14)
     target = Y[:, 0]
     losses = square_losses(W, x, Y, target)

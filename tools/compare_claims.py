@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from onenn.analysis.summary import markdown_table
+from onenn.analysis.markdown import markdown_table
 from onenn.base.io import write_with
 
 CLAIMS = Path("tables") / "claims.parquet"
@@ -88,7 +88,7 @@ def side_by_side(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The table as Markdown (``onenn.analysis.summary.markdown_table``), the changes signed to two decimals."""
+    """The table as Markdown (``onenn.analysis.markdown.markdown_table``), the changes signed to two decimals."""
 
     def cell(value: object) -> str:
         if isinstance(value, float):

@@ -1,2 +1,3 @@
 """From trained weights to results: evaluation on the test sets, tidy tables, the headline table, the
-figures and the report's pages."""
+figures, the scorecard of the paper's claims (``scorecard``, by the rule of ``verdict``) and the Markdown and
+HTML pages (``markdown``)."""

@@ -14,10 +14,11 @@ python, torch, numba, numpy and snakemake), which the Markdown states at its end
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import pandas as pd
 
+from onenn.analysis.markdown import markdown_table, number
 from onenn.analysis.tables import (
     audit_at_times,
     audit_resolution,
@@ -263,12 +264,6 @@ def summarise(
 # -------------------------------------------------------------------------------------------------------
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def mean_sd(mean: float, sd: float) -> str:
     return "–" if pd.isna(mean) else f"{mean:.4g} ± {sd:.2g}"
 
@@ -372,10 +367,6 @@ def binary_markdown(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def _number(value: float) -> str:
-    return "–" if pd.isna(value) else f"{value:.4g}"
-
-
 def audit_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
         ("σ", "sigma"),
@@ -398,7 +389,7 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
     )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
-    body = [[v] + [_number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
+    body = [[v] + [number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
     at_times = (
         ("loss", "reduced_loss"),
@@ -408,7 +399,7 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
         ("mass beyond r", "stuck_mass"),
     )
     loss_body = [
-        [v, name] + [_number(values.get((v, f"{q}@t={t}"), float("nan"))) for t in times]
+        [v, name] + [number(values.get((v, f"{q}@t={t}"), float("nan"))) for t in times]
         for v in variants
         for name, q in at_times
     ]
@@ -440,7 +431,7 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
         for src in sources:
             label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
             cells = [
-                _number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
+                number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
                 for q in ("xi_ratio", "reduced_loss")
                 for t in times
             ]
@@ -469,7 +460,7 @@ def values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]
     body = [
-        [v] + [_number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])
+        [v] + [number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])
     ]
     return [markdown_table(["variant", *quantities], body), ""]
 

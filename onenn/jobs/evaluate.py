@@ -43,7 +43,7 @@ def evaluate_job(
 ) -> None:
     """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
     table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's.
-    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``)."""
+    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``, ``onenn.model_numpy``)."""
     from onenn.plan.kinds import EVAL_KEYS
     from onenn.prompts import SET_ARRAYS
 

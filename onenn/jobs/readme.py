@@ -43,8 +43,8 @@ def readme_job(
     """Write the scorecard (``claims_table`` rendered as the claims rule renders it, with the experiment
     ``tables`` the claims read) and the audit's section of the headline table, each under the header that
     names the run (``configs``, as ``provenance.config_files`` writes it) and the headline table's software."""
-    from onenn.analysis.claims import COLUMNS, VERDICTS
-    from onenn.analysis.claims import to_markdown as claims_markdown
+    from onenn.analysis.scorecard import COLUMNS, VERDICTS
+    from onenn.analysis.scorecard import to_markdown as claims_markdown
     from onenn.analysis.summary import audit_page
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
@@ -100,7 +100,7 @@ def resolution_job(table_path: str, configs: str, output: str, *, log: logging.L
 def resolution_page(res: pd.DataFrame) -> str:
     """The resolution table: one row per (variant, time, resolution), finest first, with the relative change to
     the next finer resolution, and whether the two finest agree within ``RESOLUTION_TOLERANCE``."""
-    from onenn.analysis.summary import markdown_table
+    from onenn.analysis.markdown import markdown_table
 
     def number(x: float) -> str:
         return "–" if math.isnan(x) else f"{x:.5g}"

@@ -28,7 +28,7 @@ def summary_job(
 
 def report_page_job(markdown_path: str, html_path: str, *, title: str, log: logging.Logger) -> None:
     """A table's Markdown (the headline table, the scorecard) as an HTML page of the report."""
-    from onenn.analysis.report import markdown_to_html
+    from onenn.analysis.markdown import markdown_to_html
 
     page = markdown_to_html(load_text(markdown_path), title=title)
     write_with(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))

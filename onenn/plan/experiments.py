@@ -3,6 +3,8 @@
 The settings of a run are ``defaults``, updated by the experiment's own keys, updated by the variant's keys.
 A variant comes from ``sweep`` (the Cartesian product of lists) or from ``variants`` (an explicit list);
 its name is ``key=value`` pairs joined by ``+`` unless it gives a ``name``. Names are looked up, never parsed.
+The variants are walked once, by ``declared_variants``, which also says where each was written: the configuration
+check (``onenn.plan.validate``) names those key paths.
 No ``,`` in names: Snakemake hands a job to a cluster node as ``--target-jobs rule:key=value,key=value`` and
 splits that at every comma (a variant ``epsilon=3,noise_blocks=label`` would arrive as ``epsilon=3``).
 No torch here: the Snakefile imports this module.
@@ -11,6 +13,7 @@ No torch here: the Snakefile imports this module.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 from typing import Any
 
 from onenn.base import paths
@@ -48,31 +51,67 @@ def kinds(config: dict) -> dict[str, str]:
     return {name: exp["kind"] for name, exp in config["experiments"].items()}
 
 
-def variants(config: dict, experiment: str) -> dict[str, dict[str, Any]]:
-    """Variant name -> the settings it overrides."""
+#: where a value was written in the config, such as ``("experiments", "convergence", "sweep", "N", 1)``
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A variant of an experiment as the config declares it: its name, the settings it overrides, and where it and
+    each of its overrides were written (the configuration check names these key paths)."""
+
+    name: str
+    overrides: dict[str, Any]
+    where: KeyPath
+    paths: dict[str, KeyPath] = field(default_factory=dict)
+    name_path: KeyPath | None = None  # where its name was written, if it was
+
+    @property
+    def named_at(self) -> KeyPath:
+        return self.name_path or self.where
+
+
+def declared_variants(config: dict, experiment: str) -> list[Variant]:
+    """Every variant of an experiment in declaration order, duplicates kept: the Cartesian product of ``sweep``,
+    then the explicit ``variants``, or the one variant ``default`` where there are neither."""
     exp = config["experiments"][experiment]
-    out: dict[str, dict[str, Any]] = {}
+    base: KeyPath = ("experiments", experiment)
+    out = []
     sweep = exp.get("sweep") or {}
-    if sweep:
-        keys = list(sweep)
-        for values in itertools.product(*(sweep[k] for k in keys)):
-            overrides = dict(zip(keys, values))
-            out[variant_name(overrides)] = overrides
-    for entry in exp.get("variants") or []:
+    keys = list(sweep)
+    for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
+        overrides = {k: v for k, (_, v) in zip(keys, picks)}
+        paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
+        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths))
+    for i, entry in enumerate(exp.get("variants") or []):
         overrides = {k: v for k, v in entry.items() if k != "name"}
-        out[entry.get("name") or variant_name(overrides)] = overrides
+        where = (*base, "variants", i)
+        paths = {k: (*where, k) for k in overrides}
+        name_path = (*where, "name") if "name" in entry else None
+        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, name_path))
     if not sweep and not exp.get("variants"):
-        out["default"] = {}
+        out.append(Variant("default", {}, base))
     return out
+
+
+def variants(config: dict, experiment: str) -> dict[str, dict[str, Any]]:
+    """Variant name -> the settings it overrides (``declared_variants``; the configuration check refuses a name
+    declared twice)."""
+    return {v.name: v.overrides for v in declared_variants(config, experiment)}
+
+
+def resolved_settings(config: dict, experiment: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``defaults``, updated by the experiment's own keys, updated by a variant's ``overrides``."""
+    exp = config["experiments"][experiment]
+    resolved = dict(config["defaults"])
+    resolved.update({k: v for k, v in exp.items() if k not in EXPERIMENT_KEYS})
+    resolved.update(overrides)
+    return resolved
 
 
 def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
     """The resolved settings of one variant of an experiment."""
-    exp = config["experiments"][experiment]
-    resolved = dict(config["defaults"])
-    resolved.update({k: v for k, v in exp.items() if k not in EXPERIMENT_KEYS})
-    resolved.update(variants(config, experiment)[variant])
-    return resolved
+    return resolved_settings(config, experiment, variants(config, experiment)[variant])
 
 
 #: figures that draw a training experiment's table, their curves grouped by ``group_by`` (``sweep``: any

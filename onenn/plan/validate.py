@@ -18,12 +18,11 @@ enumeration, and rejects unknown keys. This module adds what a schema cannot say
 from __future__ import annotations
 
 import difflib
-import itertools
 import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,8 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
 from onenn.plan import experiments as ex
+from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
-
-KeyPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True, order=True)
@@ -300,51 +298,11 @@ def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accept
     return problems
 
 
-@dataclass(frozen=True)
-class Variant:
-    """A variant of an experiment, where it was declared, and where each of its overrides was written."""
-
-    name: str
-    overrides: dict[str, Any]
-    where: KeyPath
-    paths: dict[str, KeyPath] = field(default_factory=dict)
-    name_path: KeyPath | None = None  # where its name was written, if it was
-
-    @property
-    def named_at(self) -> KeyPath:
-        return self.name_path or self.where
-
-
-def declared_variants(name: str, exp: dict) -> list[Variant]:
-    """The variants in declaration order, as ``onenn.plan.experiments.variants`` builds them, duplicates kept."""
-    base: KeyPath = ("experiments", name)
-    out = []
-    sweep = exp.get("sweep") or {}
-    keys = list(sweep)
-    for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
-        overrides = {k: v for k, (_, v) in zip(keys, picks)}
-        paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
-        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths))
-    for i, entry in enumerate(exp.get("variants") or []):
-        overrides = {k: v for k, v in entry.items() if k != "name"}
-        where = (*base, "variants", i)
-        paths = {k: (*where, k) for k in overrides}
-        name_path = (*where, "name") if "name" in entry else None
-        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, name_path))
-    if not sweep and not exp.get("variants"):
-        out.append(Variant("default", {}, base))
-    return out
-
-
 def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
     """Where a resolved setting of a variant was written: the variant, its experiment, or ``defaults``."""
     if key in variant.paths:
         return variant.paths[key]
     return ("experiments", name, key) if key in exp else ("defaults", key)
-
-
-def resolved(config: dict, exp: dict, variant: Variant) -> dict[str, Any]:
-    return {**config["defaults"], **{k: v for k, v in exp.items() if k not in ex.EXPERIMENT_KEYS}, **variant.overrides}
 
 
 # no comma: Snakemake splits a cluster job's --target-jobs wildcards at commas (see onenn.plan.experiments)
@@ -369,7 +327,7 @@ def variant_problems(config: dict, name: str, exp: dict, found: list[Variant]) -
         elif not re.match(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
         seen_names.setdefault(v.name, v)
-        settings = resolved(config, exp, v)
+        settings = ex.resolved_settings(config, name, v.overrides)
         same = next((w for s, w in seen_settings if s == settings), None)
         if same is not None and same.name != v.name:
             problems.append(
@@ -379,7 +337,7 @@ def variant_problems(config: dict, name: str, exp: dict, found: list[Variant]) -
                 )
             )
         seen_settings.append((settings, v))
-    if not found or all(int(resolved(config, exp, v)["seeds"]) < 1 for v in found):
+    if not found or all(int(ex.resolved_settings(config, name, v.overrides)["seeds"]) < 1 for v in found):
         problems.append(Problem(("experiments", name), "the experiment has no runs (no variants or no seeds)"))
     return problems
 
@@ -388,7 +346,7 @@ def mixture_weight_unused(config: dict, name: str, exp: dict, found: list[Varian
     """A non-zero ``c`` with a loss other than ``mixture`` would be silently ignored."""
     problems = []
     for v in found:
-        s = resolved(config, exp, v)
+        s = ex.resolved_settings(config, name, v.overrides)
         if s["c"] != 0 and s["loss"] != "mixture":
             problems.append(
                 Problem(
@@ -438,7 +396,7 @@ KIND_CHECKS: dict[str, tuple[Check, ...]] = {
 def run_problems(config: dict) -> list[Problem]:
     problems = []
     for name, exp in config["experiments"].items():
-        found = declared_variants(name, exp)
+        found = ex.declared_variants(config, name)
         own = variant_problems(config, name, exp, found)
         problems += own or figure_problems(config, name, exp)  # the grouping needs distinct variants
         for check in KIND_CHECKS.get(exp["kind"], ()):

@@ -3,7 +3,6 @@ model's full-matrix GD stays on the family and follows the reduced GD. numpy onl
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,51 +51,25 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 class FullLossGrad:
-    """``full_loss_grad`` on one fixed set of prompts, for the many steps of gradient descent: the same arithmetic,
-    with what does not depend on ``A`` (the query tokens, the nearest neighbours) computed once, and the batched
-    products as ``matmul`` (several times faster than ``einsum`` on these shapes). ``full_loss_grad`` stays the
-    definition; the tests hold this to it. By default a call runs the same formulas compiled, in one pass over the
-    prompts (``onenn.theory.full_matrix_kernel``, numba); ``compiled=False``: the numpy operations below."""
+    """``full_loss_grad`` on one fixed set of prompts, for the many steps of gradient descent: what does not depend
+    on ``A`` (the query tokens, the nearest neighbours) computed once, and each call one compiled pass over the
+    prompts (``onenn.theory.full_matrix_kernel``, numba), the same formulas with the sums in another order.
+    ``full_loss_grad`` stays the definition; the tests hold this to it."""
 
-    def __init__(self, x: np.ndarray, compiled: bool = True) -> None:
-        prompts, tokens, d = x.shape
+    def __init__(self, x: np.ndarray) -> None:
+        prompts, _, d = x.shape
         self.x = np.ascontiguousarray(x, dtype=np.float64)  # (n, N+1, d), the query last
         self.z_query = np.concatenate([self.x[:, -1], np.ones((prompts, 1))], axis=1)  # (n, d+1)
         self.nn = np.ascontiguousarray(nearest_neighbour(self.x), dtype=np.int64)  # i*_b
-        self.star = np.arange(prompts) * tokens + self.nn  # flat index of (b, i*_b) in (n, N+1)
         self.d = d
-        self.compiled = compiled
 
     def __call__(self, A: np.ndarray, with_loss: bool = True) -> tuple[float, np.ndarray]:
         """``(loss, gradient)`` as ``full_loss_grad(A, x)``; the loss is NaN when ``with_loss`` is False."""
-        if self.compiled:
-            from onenn.theory.full_matrix_kernel import loss_grad  # numba: imported where it is used
+        from onenn.theory.full_matrix_kernel import loss_grad  # numba: imported where it is used
 
-            grad = np.empty((self.d + 1, self.d + 1))
-            A = np.ascontiguousarray(A, dtype=np.float64)
-            return float(loss_grad(A, self.x, self.z_query, self.nn, with_loss, grad)), grad
-        d, prompts = self.d, self.x.shape[0]
-        v = self.z_query @ A.T  # A z_q: (n, d+1)
-        scores = np.matmul(self.x, v[:, :d, None])[:, :, 0]  # (n, N+1): x-part of every token, query included
-        scores[:, -1] += v[:, d]
-        scores -= scores.max(axis=1, keepdims=True)
-        q = np.exp(scores, out=scores)
-        q /= q.sum(axis=1, keepdims=True)  # (n, N+1)
-        q_star = q.ravel()[self.star]
-        sum_sq_context = np.einsum("bj,bj->b", q[:, :-1], q[:, :-1])  # Σ_{j<=N} q_j²
-        gbar = sum_sq_context - q_star  # Σ_k q_k g_k, g_k = q_k − [k = i*] on the context, 0 on the query
-        ds = q * (q - gbar[:, None])  # q_k (g_k − ḡ) off i* and the query; then those two
-        ds.ravel()[self.star] -= q_star
-        ds[:, -1] = -q[:, -1] * gbar
-        r_x = np.matmul(ds[:, None, :], self.x)[:, 0]  # Σ_k ds_k x_k: (n, d)
-        grad = np.empty_like(A)
-        grad[:d] = r_x.T @ self.z_query
-        grad[d] = ds[:, -1] @ self.z_query
-        grad /= prompts
-        if not with_loss:
-            return math.nan, grad
-        r = 1.0 - q_star
-        return float((0.5 * (r * r + sum_sq_context - q_star**2)).mean()), grad
+        grad = np.empty((self.d + 1, self.d + 1))
+        A = np.ascontiguousarray(A, dtype=np.float64)
+        return float(loss_grad(A, self.x, self.z_query, self.nn, with_loss, grad)), grad
 
 
 def embed_active(A: np.ndarray, d: int) -> np.ndarray:

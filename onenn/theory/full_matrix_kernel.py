@@ -1,12 +1,11 @@
 """``FullLossGrad``'s loss and gradient in one compiled pass over the prompts (numba), for full-matrix GD's many
 steps on one fixed set of prompts.
 
-``full_matrix.full_loss_grad`` is the definition (its docstring has the mathematics) and ``FullLossGrad``'s numpy
-body its prepared form; here every prompt is taken once, its ``N + 1`` tokens (``d`` numbers each, contiguous) in
-cache: its scores, their softmax, the score gradient ``ds`` and its sum ``sum_k ds_k z_k``, added to the gradient.
-The same formulas in another order of the sums (numpy's ``matmul`` has its own): the tests hold the two to
-float64 round-off. The softmax's ``exp`` is ``reduced.compiled``'s vectorised one (the scores are shifted to ``<= 0``).
-Single-threaded; compiled on first use and cached on disk next to this file.
+``full_matrix.full_loss_grad`` is the definition (its docstring has the mathematics); here every prompt is taken
+once, its ``N + 1`` tokens (``d`` numbers each, contiguous) in cache: its scores, their softmax, the score gradient
+``ds`` and its sum ``sum_k ds_k z_k``, added to the gradient. The same formulas in another order of the sums: the
+tests hold the two to float64 round-off. The softmax's ``exp`` is ``reduced.compiled``'s vectorised one (the
+scores are shifted to ``<= 0``). Single-threaded; compiled on first use and cached on disk next to this file.
 """
 
 from __future__ import annotations

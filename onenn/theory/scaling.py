@@ -19,6 +19,7 @@ import pandas as pd
 
 from onenn.base.columns import normalise_types
 from onenn.family import family_matrix
+from onenn.model_numpy import forward, simplex_code, square
 from onenn.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
 
 #: prompts drawn at a time: bounds the memory of a point (8192 × 17 × 8 float64 ≈ 9 MB)
@@ -54,33 +55,17 @@ def points(panels: dict[str, dict[str, Any]]) -> list[Point]:
     return out
 
 
-def query_attention(W: np.ndarray, x: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Attention of the query over its ``N + 1`` tokens, ``softmax_j(h_j^T W h_{N+1})``: (n, N+1).
-
-    ``x`` (n, N+1, d) with the query last, ``Y`` (n, N, m) the context labels, ``W`` (D, D), ``D = d + m + 1``.
-    """
-    d, m = x.shape[-1], Y.shape[-1]
-    v = x[:, -1] @ W[:, :d].T + W[:, -1]  # W h_{N+1}: (n, D)
-    scores = np.einsum("njd,nd->nj", x, v[:, :d])  # (n, N+1), the query's own x-part included
-    scores[:, :-1] += np.einsum("njm,nm->nj", Y, v[:, d : d + m])
-    scores[:, -1] += v[:, -1]
-    scores -= scores.max(axis=1, keepdims=True)
-    e = np.exp(scores)
-    return e / e.sum(axis=1, keepdims=True)
-
-
 def square_losses(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Per-prompt ``½‖ℓ − y_{i*}‖²`` with ``ℓ = Σ_{j≤N} q_j y_j``: (n,)."""
-    q = query_attention(W, x, Y)
-    ell = np.einsum("nj,njm->nm", q[:, :-1], Y)
-    return 0.5 * ((ell - target) ** 2).sum(axis=1)
+    """Per-prompt ``½‖ℓ − y_{i*}‖²`` of the model (``onenn.model_numpy.forward``): (n,)."""
+    _, ell = forward(W, x, Y)
+    return square(ell, None, target, 0.0)
 
 
 def paired_losses(
     xi1: float, xi2: float, K: int, prompts: int, d: int, N: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-prompt multiclass and binary square losses on the same ``prompts`` sampled inputs: two arrays (prompts,)."""
-    codes = np.eye(K) - 1.0 / K  # row k is u_k
+    codes = simplex_code(K)  # row k is u_k
     W_mc, W_bin = family_matrix(xi1, xi2, d, K), family_matrix(xi1, xi2, d, 1)
     mc, binary = np.empty(prompts), np.empty(prompts)
     for lo in range(0, prompts, CHUNK):

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import yaml
 
-from onenn.analysis.claims import VERDICTS
-from onenn.plan.claims import catalogue, load_claims, reference_configs
+from onenn.analysis.verdict import VERDICTS
+from onenn.plan.claims_file import catalogue, load_claims, reference_configs
 from tests.configs import ROOT
 from tests.workflow.helpers import copy_workflow, snakemake
 

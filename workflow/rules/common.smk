@@ -2,7 +2,7 @@
 # experiments, their runs and settings in experiments.py; every output path pattern in onenn/base/paths.py.
 from onenn.base import columns, paths
 from onenn.base import provenance
-from onenn.plan import claims
+from onenn.plan import claims_file
 from onenn.plan import code
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
@@ -197,14 +197,14 @@ def source(path):
 
 def get_claims_known():
     """What claims may name: this run's experiments and variants, and the repository's (a preset may trim them)."""
-    return claims.catalogue(*claims.reference_configs(config, source("config.yaml")))
+    return claims_file.catalogue(*claims_file.reference_configs(config, source("config.yaml")))
 
 
 def get_claims_experiments(wildcards):
     """The experiments the claims read that this run has, in the order of the claims. It checks the claims file
     first, so a claim naming an unknown experiment, variant or column stops the plan before any job.
     """
-    return claims.claim_experiments(
+    return claims_file.claim_experiments(
         source(paths.CLAIMS_FILE),
         get_claims_known(),
         source(paths.CLAIMS_SCHEMA),

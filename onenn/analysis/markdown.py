@@ -1,11 +1,37 @@
-"""The headline table as a page of the HTML report (Snakemake's report shows HTML inline, not Markdown).
-No torch, no Markdown library: the table's Markdown uses three constructs, headings, paragraphs and pipe tables.
+"""The Markdown the headline table, the scorecard and the README's pages are written in, and its HTML page in the
+report (Snakemake's report shows HTML inline, not Markdown). Three constructs only, headings, paragraphs and pipe
+tables: ``markdown_table`` writes a pipe table, ``number`` and ``cell`` its cells, and ``markdown_to_html`` reads
+them back into a page. No torch, no pandas, no Markdown library (the report's page job imports this module).
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
+
+# --- writing ---------------------------------------------------------------------------------------------------
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def number(value: float | None) -> str:
+    """A value to four significant digits; ``–`` where there is none (None or NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.4g}"
+
+
+def cell(text: object) -> str:
+    """Text for a pipe-table cell (a ``|`` would split it)."""
+    return str(text).replace("|", "∣")
+
+
+# --- reading: the HTML page of the report ----------------------------------------------------------------------
 
 STYLE = """body { font-family: sans-serif; font-size: 13px; margin: 1em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -15,12 +41,12 @@ th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
 
 def table_cells(line: str) -> list[str]:
     """``| a | b |`` -> ``['a', 'b']``."""
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+    return [part.strip() for part in line.strip().strip("|").split("|")]
 
 
 def is_rule(cells: list[str]) -> bool:
     """The line under a table's header: ``|---|:--:|``."""
-    return bool(cells) and all(cell and set(cell) <= set("-:") for cell in cells)
+    return bool(cells) and all(part and set(part) <= set("-:") for part in cells)
 
 
 def html_table(lines: list[str]) -> str:

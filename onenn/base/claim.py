@@ -1,5 +1,5 @@
 """A claim of the paper, as the claims file states it (``workflow/claims.yaml``) and the scorecard reads it:
-plain data, checked and built by ``onenn.plan.claims``, scored by ``onenn.analysis.claims``."""
+plain data, checked and built by ``onenn.plan.claims_file``, scored by ``onenn.analysis.scorecard``."""
 
 from __future__ import annotations
 

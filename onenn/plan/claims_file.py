@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from onenn.base.claims import Claim, ClaimPoint, Quantity
+from onenn.base.claim import Claim, ClaimPoint, Quantity
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import KINDS as ALL_KINDS
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems

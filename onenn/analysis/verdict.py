@@ -1,0 +1,256 @@
+"""The scorecard's verdict rule, as docs/claims.md states it, section by section: a referee reads the two side by
+side. No torch: the rule judges the points that ``onenn.analysis.scorecard`` measures, and that module turns
+its verdicts into the scorecard's rows and page.
+
+- *The verdict rule*: our side of a point (``Measured``: mean and sd over seeds; kind scaling has no seeds, its
+  ``sd`` is the standard error of the estimate and ``n`` the prompts) and one function per check (``judge_equal``,
+  ``judge_constant``, ``judge_order``, ``judge_bound``, ``judge_decays``, ``judge_slope``; ``judge`` picks one);
+  the level ``LEVEL`` and the χ² limit ``chi2_limit``.
+- *The error budget*: the spread of check equal (``combined_spread``) and of the other checks (``ours_spread``);
+  which values carry the test set's sampling error (``is_level``); the bound on it where a table does not record
+  it (``metric_bound``, ``sampling_error``).
+- *Variants that share a test set*: ``TEST_SET_KEY``, the covariance of the differences and the χ² statistic
+  (``covariance``, ``chi_square``).
+- *How many "differs" chance alone gives*: ``expected_by_chance``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy.special import gammaincinv
+from scipy.stats import binom
+
+from onenn.base.claim import Claim
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
+LEVEL = math.erf(math.sqrt(2.0))
+VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
+#: checks judged at LEVEL: a true claim reads "differs" with probability 1 − LEVEL (orderings have no level)
+LEVEL_CHECKS = ("equal", "constant", "below", "above", "decays", "flat", "rising", "falling")
+SLOPE_CHECKS = ("flat", "rising", "falling")
+
+
+# --- the verdict rule: one function per check ---------------------------------------------------------------------
+
+
+def chi2_limit(dof: int) -> float:
+    """The ``LEVEL`` quantile of χ² with ``dof`` degrees of freedom (4 for one)."""
+    return float(2.0 * gammaincinv(dof / 2.0, LEVEL))
+
+
+@dataclass
+class Measured:
+    """Our value at one point: mean and sd over seeds (kind scaling: the estimate and its standard error)."""
+
+    label: str
+    mean: float
+    sd: float
+    n: int
+    test_se: float = 0.0  # the sampling error of our value from the test set (a level measured on it)
+    paper: float | None = None  # the paper's value (or the bound), where the check has one
+    spread: float = 0.0  # the paper's ±
+    baseline: float | None = None
+    series: tuple[float, ...] = ()  # check decays: the mean at step 0, then over the run's last decade of steps
+    group: Any = None  # check constant: the value of the claim's ``by`` column
+    z: float = math.nan
+    paper_se: float = 0.0  # the sampling error of the paper's value at the test size assumed for it
+    test_key: tuple | None = None  # which test set the value is measured on (points on one share its error)
+    level: float = math.nan  # the slope checks: the mean at the last step (the slope is ``mean``)
+
+
+def ratio(difference: float, spread: float) -> float:
+    """``difference / spread``; with no spread, 0 for no difference and ±inf otherwise."""
+    if spread > 0:
+        return difference / spread
+    return 0.0 if difference == 0 else math.copysign(math.inf, difference)
+
+
+def judge_equal(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    for m in points:
+        m.z = ratio(m.mean - m.paper, combined_spread(m, claim.resolution))
+    statistic = chi_square(points, claim.resolution)
+    limit = chi2_limit(len(points))
+    verdict = "agrees" if statistic <= limit else "differs"
+    if verdict == "differs" and all(m.baseline is not None for m in points):
+        beyond = [
+            np.sign(m.paper - m.baseline) * ratio(m.mean - m.baseline, combined_spread(m, claim.resolution)) > 2.0
+            for m in points
+        ]
+        if all(beyond):
+            verdict = "agrees in direction"
+    return {"verdict": verdict, "statistic": statistic, "dof": len(points), "limit": limit}
+
+
+def judge_constant(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    dof = 0
+    for key in dict.fromkeys(m.group for m in points):
+        members = [m for m in points if m.group == key]
+        spreads = np.array([ours_spread(m) for m in members])
+        means = np.array([m.mean for m in members])
+        exact = spreads == 0
+        centre = means[exact].mean() if exact.any() else np.average(means, weights=spreads**-2.0)
+        for m, s in zip(members, spreads):
+            m.z = ratio(m.mean - centre, float(s))
+        dof += len(members) - 1
+    statistic = float(sum(m.z**2 for m in points))
+    limit = chi2_limit(dof) if dof else math.nan
+    verdict = "agrees" if dof and statistic <= limit else "differs"
+    return {"verdict": verdict, "statistic": statistic, "dof": dof, "limit": limit}
+
+
+def judge_order(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    steps = np.diff([m.mean for m in points])
+    ordered = (steps > 0).all() if claim.check == "increasing" else (steps < 0).all()
+    return {"verdict": "agrees" if len(points) > 1 and ordered else "differs"}
+
+
+def judge_bound(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    sign = 1.0 if claim.check == "above" else -1.0
+    for m in points:
+        m.z = ratio(m.mean - m.paper, ours_spread(m))
+    return {"verdict": "agrees" if all(sign * m.z > 2.0 for m in points) else "differs"}
+
+
+def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """Falling at every saved step of the last decade, and at the end more than 2 sd below the start."""
+    for m in points:
+        m.z = ratio(m.series[-1] - m.series[0], m.sd)
+    falling = [len(m.series) > 2 and bool((np.diff(m.series[1:]) < 0).all()) for m in points]
+    return {"verdict": "agrees" if all(falling) and all(m.z < -2.0 for m in points) else "differs"}
+
+
+def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising (falling): every one above
+    ``2 sd`` (below ``−2 sd``)."""
+    for m in points:
+        m.z = ratio(m.mean, m.sd)
+    if claim.check in ("rising", "falling"):
+        sign = 1.0 if claim.check == "rising" else -1.0
+        moving = all(sign * m.mean > 2.0 * m.sd for m in points)
+        return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
+    margin = [claim.resolution + 2.0 * m.sd for m in points]
+    up = any(m.mean > w for m, w in zip(points, margin))
+    down = any(m.mean < -w for m, w in zip(points, margin))
+    reading = "still rising" if up else "still falling" if down else ""
+    return {"verdict": "differs" if reading else "agrees", "reading": reading}
+
+
+def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    if claim.check in SLOPE_CHECKS:
+        return judge_slope(points, claim)
+    if claim.check == "equal":
+        return judge_equal(points, claim)
+    if claim.check == "constant":
+        return judge_constant(points, claim)
+    if claim.check in ("below", "above"):
+        return judge_bound(points, claim)
+    if claim.check == "decays":
+        return judge_decays(points, claim)
+    return judge_order(points, claim)
+
+
+# --- the error budget ---------------------------------------------------------------------------------------------
+
+
+def combined_spread(m: Measured, resolution: float) -> float:
+    """Check equal: our sd, the test set's error, the paper's ±, its sampling error and half its printed
+    precision."""
+    return math.sqrt(m.sd**2 + m.test_se**2 + m.spread**2 + m.paper_se**2 + (resolution / 2.0) ** 2)
+
+
+def ours_spread(m: Measured) -> float:
+    return math.hypot(m.sd, m.test_se)
+
+
+#: the metrics measured on a test set: a level of one carries the test set's sampling error
+TEST_SET_METRICS = ("accuracy", "logit_error", "test_loss")
+
+
+def is_level(claim: Claim) -> bool:
+    """A value of a test-set metric at one step: it carries the test set's sampling error (a ratio, a change, a
+    fall or a slope compares one model's values on the same prompts: see docs/claims.md)."""
+    q = claim.quantity
+    return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", *SLOPE_CHECKS)
+
+
+def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
+    """The largest value ``column`` takes on one prompt (None where it is unbounded or not a test-set metric).
+
+    The output ``ℓ = Σ_j q_j u_{c_j}`` lies in the convex hull of 0 and the codes ``u_k`` (the query's own weight
+    carries the 0). The logit error and every loss are convex in ``ℓ``, so their largest value is at a vertex,
+    ``ℓ = u_{c'}`` with ``c' ≠ c`` (all attention on one point of another class): ``‖u_c − u_c'‖² = 2``, square
+    loss 1, cross entropy ``log(e + K − 1)``, squentropy's penalty ``(K² − K − 1)/(K²(K − 1))``."""
+    cross_entropy = math.log(math.e + K - 1)
+    bounds = {
+        "accuracy": 1.0,
+        "logit_error": 2.0,
+        "test_loss": {
+            "square": 1.0,
+            "cross_entropy": cross_entropy,
+            "mixture": (1.0 - c) + c * cross_entropy,
+            "squentropy": cross_entropy + (K * K - K - 1) / (K * K * (K - 1)),
+        }.get(loss),
+    }
+    return bounds.get(column)
+
+
+def sampling_error(mean: float, bound: float | None, size: int) -> float:
+    """The standard error of a mean over ``size`` prompts of a metric in ``[0, bound]``: ``√(μ(B − μ)/size)``,
+    the largest variance such a metric can have at mean ``μ`` (Bhatia–Davis), exact for an accuracy."""
+    if bound is None or size <= 0 or not math.isfinite(mean):
+        return 0.0
+    return math.sqrt(max(mean * (bound - mean), 0.0) / size)
+
+
+# --- variants that share a test set -------------------------------------------------------------------------------
+
+
+#: the columns that say which test set a value is measured on: points on one share its sampling error
+TEST_SET_KEY = ("test_set", "d", "N", "K", "delta", "test_size")
+
+
+def covariance(points: list[Measured], resolution: float) -> np.ndarray:
+    """Check equal: the covariance of the differences ours − paper. Diagonal ``s²``; two points scored on one
+    test set share its sampling error, taken as fully correlated (the most Cauchy–Schwarz allows), on our side
+    and on the paper's (assumed to share its test sets as ours do)."""
+    spreads = np.array([combined_spread(m, resolution) for m in points])
+    cov = np.diag(spreads**2)
+    for i, a in enumerate(points):
+        for j, b in enumerate(points):
+            if i != j and a.test_key is not None and a.test_key == b.test_key:
+                cov[i, j] = a.test_se * b.test_se + a.paper_se * b.paper_se
+    return cov
+
+
+def chi_square(points: list[Measured], resolution: float) -> float:
+    """``dᵀ Σ⁻¹ d`` over the points (``Σ z²`` where no two share a test set); infinite when a point with no
+    spread at all differs."""
+    differences = np.array([m.mean - m.paper for m in points])
+    cov = covariance(points, resolution)
+    spread = np.sqrt(np.diag(cov))
+    if np.any((spread == 0) & (differences != 0)):
+        return math.inf
+    keep = spread > 0
+    d, c = differences[keep], cov[np.ix_(keep, keep)]
+    return float(d @ np.linalg.pinv(c) @ d) if len(d) else 0.0
+
+
+# --- how many "differs" chance alone gives ------------------------------------------------------------------------
+
+
+def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
+    """Over the rows judged at ``LEVEL`` (checks with a level, run): their number ``m``, the number of *differs*
+    that chance alone would give if every claim they test were true, ``m·(1 − LEVEL)``, the number that reads
+    *differs*, and the binomial probability of that many or more by chance."""
+    tested = card[card["check"].isin(LEVEL_CHECKS) & (card["verdict"] != "not run")]
+    m = len(tested)
+    differs = int((tested["verdict"] == "differs").sum())
+    p_false = 1.0 - LEVEL
+    return m, m * p_false, differs, float(binom.sf(differs - 1, m, p_false)) if m else math.nan
