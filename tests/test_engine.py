@@ -15,7 +15,8 @@ from onenn.stream import minibatch as stream_minibatch
 from onenn.stream import stream_key
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine, FreshDraws
-from onenn.training.train import TrainSettings, make_engine, sample_batch, train
+from onenn.training.setup import TrainSettings, make_engine, sample_batch
+from onenn.training.train import train
 from tests.helpers import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")

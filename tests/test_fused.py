@@ -33,7 +33,8 @@ from onenn.prompts import make_test_set, separated_prompts
 from onenn.training import selfcheck
 from onenn.training import train as training
 from onenn.training.fused import FusedEngine, interpreting
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.train import train
 from tests.configs import ROOT
 from tests.helpers import LOSS_CASES, loss_id
 from tools.fused_probe import draw_stream

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.training.train import TrainSettings
+from onenn.training.setup import TrainSettings
 from tests.configs import ROOT
 from tools import gpu_check
 

@@ -53,7 +53,8 @@ from onenn.prompts import make_test_set
 from onenn.stream import stream_key
 from onenn.training import selfcheck
 from onenn.training.engine import draw_step
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.train import train
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine

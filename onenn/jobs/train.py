@@ -29,7 +29,8 @@ def train_job(
 ) -> None:
     """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
     seed) goes into the record and into any divergence error."""
-    from onenn.training.train import Diverged, TrainSettings, device_type, train
+    from onenn.training.setup import TrainSettings, device_type
+    from onenn.training.train import Diverged, train
 
     s = TrainSettings.from_dict(settings)
     if device_type(s.device) != "cpu":  # the run trains in torch

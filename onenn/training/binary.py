@@ -30,7 +30,8 @@ from onenn.losses import Loss
 from onenn.steps import log_spaced_steps
 from onenn.stream import stream_key
 from onenn.training.engine import Engine, FixedSet, float64_array, zeros
-from onenn.training.train import check_finite, torch_dtype
+from onenn.training.setup import torch_dtype
+from onenn.training.train import check_finite
 
 if TYPE_CHECKING:
     import torch

@@ -22,7 +22,7 @@ and the sources' preparation run as compiled loops over the same buffers
 (``onenn.training.kernels``): the torch operations below are then the definition they are tested against.
 
 The buffers are of the kind of ``W``: torch tensors on its device, or, for the compiled kernels alone, numpy arrays.
-A training job on the CPU passes a numpy ``W`` (``onenn.training.train.make_engine``'s ``numpy``), and then never
+A training job on the CPU passes a numpy ``W`` (``onenn.training.setup.make_engine``'s ``numpy``), and then never
 imports torch: this module imports it only where a torch operation runs.
 """
 

@@ -27,13 +27,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
-from onenn.losses import Loss
-from onenn.stream import stream_key
+from onenn.training.setup import make_engine
 
 if TYPE_CHECKING:
-    from onenn.training.train import TrainSettings
+    import torch
+
+    from onenn.training.setup import TrainSettings
 
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256
@@ -57,22 +57,11 @@ def tolerance(steps: int, W_max: float) -> float:
 
 def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
     """``steps`` steps of the fused kernel on ``device`` and of the compiled engine on the CPU from ``settings``'s
-    seed: the largest |ΔW| at the saved steps, the step where it is largest, and the tolerance."""
-    from onenn.training.fused import FusedEngine  # triton: imported where the kernel runs
-    from onenn.training.train import make_engine
-
+    seed: the largest |ΔW| at the saved steps, the step where it is largest, and the tolerance. Both engines come
+    from ``make_engine``, the fused one on ``device``'s type (where ``make_engine`` put the run's own)."""
     s = replace(settings, device="cpu")
     cpu = make_engine(s, "compiled")
-    kernel = FusedEngine(
-        cpu.W.clone().to(device),
-        d=s.d,
-        N=s.N,
-        K=s.K,
-        batch=s.batch,
-        lr=s.lr,
-        loss=Loss(s.loss, s.c),
-        seed=stream_key(s.seed, "minibatches"),
-    )
+    kernel = make_engine(replace(s, device=device.type), "fused")
     saved = [t for t in SAVED if t < steps] + [steps]
     W_kernel = kernel.run(steps, saved)[0].double().cpu().numpy()
     W_cpu = cpu.run(steps, saved)[0].double().numpy()
