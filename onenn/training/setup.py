@@ -1,7 +1,7 @@
 """A training run's setup, up to its first step: its settings (``TrainSettings``), the device it runs on
 (``device_type``, ``resolve_device``), the engines (``ENGINES``) and the factory that builds a run's engine at its
-start (``make_engine``). ``onenn.training.train`` runs the engine; the fused kernel's first-use check
-(``onenn.training.selfcheck``) and the autograd baseline build theirs from here too.
+start, with its minibatch source (``make_engine``). ``onenn.training.train`` runs the engine; the fused kernel's
+check (``onenn.training.fused_check``) and the autograd baseline build theirs from here too.
 
 A run on the CPU imports no torch here: torch is imported where a torch tensor is made, and ``device: auto`` is
 resolved without it where no GPU driver is present (``device_type``)."""
@@ -17,7 +17,8 @@ from onenn.base.settings import DEVICES, Settings
 from onenn.init import PRECISIONS, initial_array, initial_weights
 from onenn.losses import Loss
 from onenn.stream import stream_key
-from onenn.training.engine import Engine, draw_step
+from onenn.training.engine import Engine
+from onenn.training.sources import FreshDraws, draw_step
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs; torch where a tensor is made
     import torch
@@ -103,7 +104,7 @@ def sample_batch(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A fresh minibatch from Assumption 1: ``x`` (B, N+1, d) on the sphere, classes ``classes`` (B, N). The same
     numbers as step ``step`` of the engine of the run with the minibatch key ``key``
-    (``onenn.training.engine.draw_step``)."""
+    (``onenn.training.sources.draw_step``)."""
     import torch
 
     z = torch.empty(d, N + 1, batch, dtype=torch.float32, device=device)
@@ -116,8 +117,9 @@ def sample_batch(
 
 def make_engine(settings: TrainSettings, engine: str = "auto", *, numpy: bool = False) -> Engine | FusedEngine:
     """The engine of a run, at its start: ``W0`` drawn on the CPU from the seed (the same start on every
-    device); the minibatches from the random stream of docs/method.md §4.4 under the run's
-    ``(seed, "minibatches")`` key, the same numbers on every engine and device. ``engine``, one of ``ENGINES``:
+    device); the minibatches from the random stream of docs/method.md §4.4 under the run's minibatch key
+    ``stream_key(seed, "minibatches")``, the same numbers on every engine and device (``Engine`` takes them from a
+    ``FreshDraws`` source, the fused kernel draws them itself). ``engine``, one of ``ENGINES``:
     ``compiled``, ``Engine`` with its compiled kernels (``onenn.training.kernels``, CPU only); ``torch``, ``Engine``
     with its torch operations alone; ``fused``, the fused kernel (on a CPU tensor only under Triton's interpreter,
     as in the tests); ``auto``, fused on CUDA and compiled on the CPU. ``numpy``: where the engine is the compiled
@@ -131,14 +133,16 @@ def make_engine(settings: TrainSettings, engine: str = "auto", *, numpy: bool = 
     start = (s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed)
     if numpy and engine in ("auto", "compiled") and device_type(s.device) == "cpu":
         W = initial_array(*start, dtype=s.dtype)
-        return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key, compiled=True)
+        source = FreshDraws(key)
+        return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, source=source, compiled=True)
     device = resolve_device(s.device)
     W = initial_weights(*start, dtype=torch_dtype(s.dtype)).to(device)
     if engine == "fused" or (engine == "auto" and device.type == "cuda"):
         fused_engine = import_fused_engine()
-        return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=key)
+        return fused_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key)
     compiled = {"compiled": True, "torch": False, "auto": None}[engine]
-    return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key, compiled=compiled)
+    source = FreshDraws(key)
+    return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, source=source, compiled=compiled)
 
 
 def import_fused_engine() -> type[FusedEngine]:

@@ -25,9 +25,10 @@ def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray
     """Run SGD; return the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), the minibatch loss of every step
     (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``. A run of
     the fused kernel on CUDA is preceded, the first time in a process, by the kernel's check against the CPU engine
-    (``onenn.training.selfcheck``; it raises if they differ), whose record is returned as ``fused_check``."""
+    (the fused check, ``onenn.training.fused_check``; it raises if they differ), whose record is returned as
+    ``fused_check``."""
     sgd = make_engine(settings, engine, numpy=True)
-    check = first_use_check(settings, sgd)
+    check = run_fused_check(settings, sgd)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist())
     W_saved, losses = float64_array(saved), float64_array(minibatch_loss)
@@ -37,16 +38,16 @@ def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray
     return apply_divergence_policy(result, settings.on_divergence)
 
 
-def first_use_check(settings: TrainSettings, sgd: Engine | FusedEngine) -> dict | None:
-    """The fused kernel's first-use check (``onenn.training.selfcheck``) where ``sgd`` is the fused engine on a
+def run_fused_check(settings: TrainSettings, sgd: Engine | FusedEngine) -> dict | None:
+    """The fused check (``onenn.training.fused_check``) where ``sgd`` is the fused engine on a
     checked device (CUDA), else None."""
     if isinstance(sgd, Engine):
         return None
-    from onenn.training import selfcheck
+    from onenn.training import fused_check
 
-    if sgd.W.device.type not in selfcheck.CHECKED:
+    if sgd.W.device.type not in fused_check.CHECKED:
         return None
-    return selfcheck.check_first_use(settings, sgd.W.device)
+    return fused_check.check_once(settings, sgd.W.device)
 
 
 class Diverged(FloatingPointError):

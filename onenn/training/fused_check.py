@@ -1,5 +1,6 @@
-"""The fused kernel's first-use check: before the first fused training run on a device, in each process, a few
-hundred steps of the fused kernel and of the compiled CPU engine from the same seed, compared weight by weight.
+"""The fused check: the fused kernel checked against the CPU engine before its first training run on a device, in
+each process: a few hundred steps of the fused kernel and of the compiled CPU engine from the same seed, compared
+weight by weight.
 
 Both engines draw the same minibatches from the stream of docs/method.md §4.4 (the integers bit for bit, the
 normals within a few ulps), so they compute the same run to float32 round-off. A kernel miscompiled, or wrong on a
@@ -124,7 +125,7 @@ def failure(record: dict) -> str:
     )
 
 
-def check_first_use(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
+def check_once(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
     """The check's record for ``device``, made the first time in this process (later runs reuse it). Raises
     ``FusedKernelMismatch`` if the kernel failed it."""
     key = str(device)
