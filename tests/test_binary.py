@@ -17,7 +17,8 @@ from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
 from onenn.training import binary as B
 from onenn.training.baseline import train_binary_reference
-from onenn.training.engine import Engine, FixedSet
+from onenn.training.engine import Engine
+from onenn.training.sources import FixedSet
 from tests.reference import central_differences, output
 
 

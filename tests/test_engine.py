@@ -1,4 +1,4 @@
-"""The fused engine against the readable reference (onenn.model + onenn.gradient) and against autograd."""
+"""The training engine against the readable reference (onenn.model + onenn.gradient) and against autograd."""
 
 from dataclasses import replace
 
@@ -14,8 +14,10 @@ from onenn.prompts import nearest_neighbour
 from onenn.stream import minibatch as stream_minibatch
 from onenn.stream import stream_key
 from onenn.training.baseline import train_baseline
-from onenn.training.engine import Engine, FreshDraws
-from onenn.training.train import TrainSettings, make_engine, sample_batch, train
+from onenn.training.engine import Engine
+from onenn.training.setup import TrainSettings, make_engine, sample_batch
+from onenn.training.sources import FreshDraws
+from onenn.training.train import train
 from tests.helpers import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")
@@ -68,7 +70,8 @@ def test_results_do_not_depend_on_the_block_size(block):
     s = replace(F64, steps=50, N=8)
     default = make_engine(s)
     other = make_engine(s)
-    other = Engine(other.W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=Loss(), key=other.source.key, block=block)
+    source = FreshDraws(other.source.key)
+    other = Engine(other.W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=Loss(), source=source, block=block)
     torch.testing.assert_close(default.run(50, [0, 13, 50]), other.run(50, [0, 13, 50]), rtol=0, atol=0)
 
 
@@ -122,9 +125,7 @@ def test_saved_steps_are_checked():
     with pytest.raises(ValueError, match="saved_steps must be sorted and lie in 0..5"):
         engine.run(5, [0, 6])
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(12, 12\)"):
-        Engine(torch.zeros(3, 3), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), key=0)
-    with pytest.raises(ValueError, match="either a minibatch key .* or a minibatch source"):
-        Engine(torch.zeros(12, 12), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss())
+        Engine(torch.zeros(3, 3), d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), source=FreshDraws(0))
 
 
 @pytest.mark.parametrize("engine_name", ["compiled", "torch"])
@@ -163,6 +164,6 @@ def test_the_numpy_engine_is_the_tensor_engine_bit_for_bit(changes, dtype):
 def test_a_numpy_w_is_for_the_compiled_kernels_alone():
     W = np.zeros((12, 12), np.float32)
     with pytest.raises(ValueError, match="the torch operations \\(compiled=False\\) need W as a torch tensor"):
-        Engine(W, d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), key=0, compiled=False)
-    assert Engine(W, d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), key=0).compiled
+        Engine(W, d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), source=FreshDraws(0), compiled=False)
+    assert Engine(W, d=8, N=4, m=3, batch=2, lr=0.1, loss=Loss(), source=FreshDraws(0)).compiled
     assert type(make_engine(replace(F64, steps=2), "torch", numpy=True).W) is torch.Tensor  # torch: tensors

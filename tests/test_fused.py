@@ -1,6 +1,6 @@
 """The fused CUDA kernel (onenn.training.fused): the same weights as ``Engine`` on the same minibatches, the
-stream of docs/method.md §4.4 drawn inside it, the same run as the CPU engine from the same seed, and its first-use
-check (onenn.training.selfcheck). On a machine without a GPU it runs on the CPU in Triton's interpreter
+stream of docs/method.md §4.4 drawn inside it, the same run as the CPU engine from the same seed, and the fused
+check (onenn.training.fused_check). On a machine without a GPU it runs on the CPU in Triton's interpreter
 (tests/conftest.py switches it on); kept small, since the interpreter takes tens of ms a step. On a GPU (the GPU
 check runs this file there) it runs compiled, on CUDA."""
 
@@ -30,10 +30,11 @@ from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
 from onenn.losses import LOSSES, Loss
 from onenn.prompts import make_test_set, separated_prompts
-from onenn.training import selfcheck
+from onenn.training import fused_check
 from onenn.training import train as training
 from onenn.training.fused import FusedEngine, interpreting
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.train import train
 from tests.configs import ROOT
 from tests.helpers import LOSS_CASES, loss_id
 from tools.fused_probe import draw_stream
@@ -55,7 +56,7 @@ def key(s: TrainSettings) -> int:
 
 
 def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
-    return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), seed=key(s), **options)
+    return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), key=key(s), **options)
 
 
 #: (steps, atol): float64 to round-off; float32 to its own rounding over fewer steps (on a GPU with its faster,
@@ -177,13 +178,13 @@ SHORT = TrainSettings(d=4, N=4, K=3, batch=16, lr=0.5, steps=60, n_eval=6, seed=
 )
 def test_the_same_seed_gives_the_same_run_on_the_cpu_engine_and_the_kernel(dtype, loss):
     """The issue's requirement: from the same seed, the compiled CPU engine and the fused kernel (each drawing
-    its own minibatches) give the same W at every saved step to float32 round-off (``selfcheck.tolerance``: one
+    its own minibatches) give the same W at every saved step to float32 round-off (``fused_check.tolerance``: one
     rounding of each weight a step), and the same minibatch losses. Another seed gives another run, by far more."""
     s = replace(SHORT, dtype=dtype, loss=loss, c=0.5 if loss == "mixture" else 0.0)
     cpu = train(s, "compiled")
     kernel = train(replace(s, device=DEVICE.type), "fused")
     assert np.array_equal(kernel["saved_steps"], cpu["saved_steps"]) and len(cpu["saved_steps"]) >= 5
-    tolerance = selfcheck.tolerance(s.steps, np.abs(cpu["W"]).max())
+    tolerance = fused_check.tolerance(s.steps, np.abs(cpu["W"]).max())
     assert np.abs(kernel["W"] - cpu["W"]).max() <= tolerance
     np.testing.assert_allclose(kernel["minibatch_loss"], cpu["minibatch_loss"], rtol=1e-5)
     assert np.abs(cpu["W"][-1] - cpu["W"][0]).max() > 1000 * tolerance  # W moved
@@ -207,7 +208,7 @@ def test_a_short_run_learns_the_same_on_both_engines():
     np.testing.assert_allclose(kernel, compiled, rtol=1e-5, atol=1e-6)
 
 
-# --- the first-use check ---------------------------------------------------------------------------------------
+# --- the fused check -------------------------------------------------------------------------------------------
 
 TINY = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=10, n_eval=3, seed=2, device="cpu")
 
@@ -224,9 +225,9 @@ def shifted_by_one_step(monkeypatch) -> None:
     monkeypatch.setattr(FusedEngine, "launch", shifted)
 
 
-def test_the_first_use_check_passes_records_and_is_made_once_a_device(monkeypatch):
-    monkeypatch.setattr(selfcheck, "RESULTS", {})
-    record = selfcheck.check_first_use(TINY, DEVICE, steps=32)
+def test_the_fused_check_passes_records_and_is_made_once_a_device(monkeypatch):
+    monkeypatch.setattr(fused_check, "RESULTS", {})
+    record = fused_check.check_once(TINY, DEVICE, steps=32)
     assert record["passed"] and record["steps"] == 32 and record["device"] == str(DEVICE)
     (first,) = record["tries"]  # passed at once: no second seed
     assert first["seed"] == TINY.seed and first["max_abs_dW"] <= first["tolerance"]
@@ -234,17 +235,17 @@ def test_the_first_use_check_passes_records_and_is_made_once_a_device(monkeypatc
     assert record["settings"] == "d=4, N=6, K=3, batch=7, lr=0.5, loss square (c=0.0), float32"
     json.dumps(record)  # it goes into run.json
     shifted_by_one_step(monkeypatch)  # a later run in the process is not checked again: the record is reused
-    assert selfcheck.check_first_use(replace(TINY, loss="cross_entropy"), DEVICE, steps=32) is record
+    assert fused_check.check_once(replace(TINY, loss="cross_entropy"), DEVICE, steps=32) is record
 
 
 def test_a_kernel_that_differs_from_the_cpu_engine_is_stopped_with_the_difference_and_the_fallback(monkeypatch):
-    monkeypatch.setattr(selfcheck, "RESULTS", {})
+    monkeypatch.setattr(fused_check, "RESULTS", {})
     shifted_by_one_step(monkeypatch)
-    with pytest.raises(selfcheck.FusedKernelMismatch) as error:
-        selfcheck.check_first_use(TINY, DEVICE, steps=32)
+    with pytest.raises(fused_check.FusedKernelMismatch) as error:
+        fused_check.check_once(TINY, DEVICE, steps=32)
     message = str(error.value)
     print(message)  # for the record: pytest -s shows it
-    record = selfcheck.RESULTS[str(DEVICE)]
+    record = fused_check.RESULTS[str(DEVICE)]
     assert not record["passed"] and [t["seed"] for t in record["tries"]] == [2, 3]  # retried from the next seed
     for t in record["tries"]:
         assert t["max_abs_dW"] > 10 * t["tolerance"]
@@ -254,10 +255,10 @@ def test_a_kernel_that_differs_from_the_cpu_engine_is_stopped_with_the_differenc
     assert "beyond float32 round-off" in message
     assert "device: cpu in the config" in message and "engine='torch'" in message
     monkeypatch.undo()  # a later run in the process fails at once, from the record, without running the kernel
-    monkeypatch.setattr(selfcheck, "RESULTS", {str(DEVICE): record})
-    monkeypatch.setattr(selfcheck, "compare", None)
-    with pytest.raises(selfcheck.FusedKernelMismatch, match="does not reproduce the CPU engine"):
-        selfcheck.check_first_use(TINY, DEVICE)
+    monkeypatch.setattr(fused_check, "RESULTS", {str(DEVICE): record})
+    monkeypatch.setattr(fused_check, "compare", None)
+    with pytest.raises(fused_check.FusedKernelMismatch, match="does not reproduce the CPU engine"):
+        fused_check.check_once(TINY, DEVICE)
 
 
 def test_the_check_compares_weights_only_where_one_run_diverged():
@@ -266,9 +267,9 @@ def test_the_check_compares_weights_only_where_one_run_diverged():
     kernel = W.copy()
     kernel[1, 1, 1] = np.nan  # the kernel alone diverged at the second saved step
     kernel[2, 0, 1] = W[2, 0, 1] = np.inf  # both at the third
-    assert selfcheck.differences(kernel, W).tolist() == [0.0, np.inf, 0.0]
+    assert fused_check.differences(kernel, W).tolist() == [0.0, np.inf, 0.0]
     finite = np.zeros((3, 2, 2))
-    assert selfcheck.differences(finite + [[2e-6, 0], [0, -3e-6]], finite) == pytest.approx([3e-6] * 3)
+    assert fused_check.differences(finite + [[2e-6, 0], [0, -3e-6]], finite) == pytest.approx([3e-6] * 3)
 
 
 def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, tmp_path):
@@ -305,16 +306,16 @@ def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, t
         return json.loads(run_path.read_text())
 
     assert "fused_check" not in job("cpu")
-    monkeypatch.setattr(selfcheck, "RESULTS", {})
-    monkeypatch.setattr(selfcheck, "STEPS", 16)
-    monkeypatch.setattr(selfcheck, "CHECKED", ("cuda", "cpu"))
+    monkeypatch.setattr(fused_check, "RESULTS", {})
+    monkeypatch.setattr(fused_check, "STEPS", 16)
+    monkeypatch.setattr(fused_check, "CHECKED", ("cuda", "cpu"))
     monkeypatch.setattr(training, "train", lambda s, engine="auto": train(replace(s, device=DEVICE.type), "fused"))
     record = job("fused")
-    assert record["fused_check"] == selfcheck.RESULTS[str(DEVICE)] and record["fused_check"]["passed"]
+    assert record["fused_check"] == fused_check.RESULTS[str(DEVICE)] and record["fused_check"]["passed"]
     assert columns("fused") == columns("cpu") and "fused_check" not in columns("cpu")
     shifted_by_one_step(monkeypatch)
-    monkeypatch.setattr(selfcheck, "RESULTS", {})
-    with pytest.raises(selfcheck.FusedKernelMismatch):
+    monkeypatch.setattr(fused_check, "RESULTS", {})
+    with pytest.raises(fused_check.FusedKernelMismatch):
         job("wrong")
     assert not (tmp_path / "wrong.json").exists()  # stopped before training
 

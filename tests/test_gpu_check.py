@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.training.train import TrainSettings
+from onenn.training.setup import TrainSettings
 from tests.configs import ROOT
 from tools import gpu_check
 
@@ -59,17 +59,17 @@ def test_the_table_has_a_row_for_each_engine():
 
 
 def test_the_equality_stage(monkeypatch):
-    """Whole runs from the same seed, every loss and a padded shape in both precisions, then the first-use check:
+    """Whole runs from the same seed, every loss and a padded shape in both precisions, then the fused check:
     equal to round-off. A kernel made wrong (the minibatches of the next step) fails every row."""
     interpreter()
-    from onenn.training import selfcheck
+    from onenn.training import fused_check
     from onenn.training.fused import FusedEngine
 
-    monkeypatch.setattr(selfcheck, "STEPS", 24)
+    monkeypatch.setattr(fused_check, "STEPS", 24)
     rows = gpu_check.equality_rows(CPU, TINY, {"padded": {"N": 5, "K": 10}})
     assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"fused"}
     assert all(r["verdict"] == "ok" for r in rows[:-1]), rows
-    assert rows[-1]["check"] == "equality: the first-use check (selfcheck)" and rows[-1]["verdict"].startswith("passed")
+    assert rows[-1]["check"] == "equality: the fused check (fused_check)" and rows[-1]["verdict"].startswith("passed")
     assert rows[-1]["result"].startswith(f"seed {TINY.seed}: ") and "; " not in rows[-1]["result"]
     launch = FusedEngine.launch
 

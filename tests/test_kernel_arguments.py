@@ -9,7 +9,7 @@ from tests.configs import ROOT
 
 CALLS = r"""
 import torch
-from onenn.training.train import TrainSettings, make_engine
+from onenn.training.setup import TrainSettings, make_engine
 
 engine = make_engine(TrainSettings(steps=4, n_eval=2, device="cpu"), "compiled")
 k, S = engine.kernels, engine.S
@@ -24,16 +24,16 @@ def attempt(label, call):
     else:
         print(label, "-> ran")
 
-attempt("past the block", lambda: k.sgd_steps(*engine.step_arrays, 0, S + 48, engine.step_size, *engine.loss_code, *engine.scratch))
-attempt("W too small", lambda: k.sgd_steps(W[:2, :2], H, U, target_class, G, L, 0, 1, engine.step_size, *engine.loss_code, *engine.scratch))
-attempt("L too short", lambda: k.sgd_steps(W, H, U, target_class, G, L[:1], 0, 1, engine.step_size, *engine.loss_code, *engine.scratch))
+attempt("past the block", lambda: k.sgd_steps(*engine.step_arrays, 0, S + 48, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
+attempt("W too small", lambda: k.sgd_steps(W[:2, :2], H, U, target_class, G, L, 0, 1, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
+attempt("L too short", lambda: k.sgd_steps(W, H, U, target_class, G, L[:1], 0, 1, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
 src = engine.source
 attempt("fresh past the block", lambda: k.prepare_fresh(*src.kernel_arrays, S + 1, *src.codes, *src.kernel_scratch))
 H_set = torch.zeros(8, *H.shape[1:3], dtype=engine.W.dtype).numpy()
 U_set = torch.zeros(8, U.shape[1], dtype=engine.W.dtype).numpy()
 index = torch.full((S * H.shape[3],), 9, dtype=torch.long).numpy()
 attempt("index outside the set", lambda: k.gather_block(H_set, U_set, index, H, U, 1))
-attempt("a fine call", lambda: k.sgd_steps(*engine.step_arrays, 0, 1, engine.step_size, *engine.loss_code, *engine.scratch))
+attempt("a fine call", lambda: k.sgd_steps(*engine.step_arrays, 0, 1, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
 """
 
 

@@ -15,6 +15,7 @@ from onenn.stream import stream_key
 from onenn.training.binary import BinarySettings, FixedSetSGD
 from onenn.training.engine import Engine
 from onenn.training.kernels import exp_nonpositive
+from onenn.training.sources import FreshDraws
 from tests.helpers import LOSS_CASES, loss_id
 
 
@@ -22,7 +23,9 @@ def engine(compiled: bool, *, d=8, N=16, K=3, B=32, dtype=torch.float32, seed=0,
     D = d + K + 1
     W = 0.3 * torch.randn(D, D, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     key = stream_key(seed + 1, "minibatches")
-    return Engine(W.to(dtype), d=d, N=N, m=K, batch=B, lr=0.5, loss=Loss(loss, c), key=key, compiled=compiled)
+    return Engine(
+        W.to(dtype), d=d, N=N, m=K, batch=B, lr=0.5, loss=Loss(loss, c), source=FreshDraws(key), compiled=compiled
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

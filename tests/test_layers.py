@@ -8,6 +8,11 @@ sibling part of its own layer:
     2  onenn.jobs (one module per stage; the only code that reads and writes the workflow's files)
 
 The developer tools (``tools/``) and the tests sit outside: the package imports neither.
+
+Inside a part, no two files import each other, directly or through others: the package's files form no circle.
+Every import counts, function-level ones and ``TYPE_CHECKING`` ones too: a circle is two files that each need the
+other to be read, whether at import, when a function runs or for a type, and a type-only circle is broken as a
+run-time one is, by a third module both import (or by a protocol on the side that is imported).
 """
 
 import ast
@@ -36,6 +41,23 @@ def part_of(module: str) -> str | None:
     return names[1] if names[1] in PACKAGES else "maths"
 
 
+def module_name(path: Path, root: Path) -> str:
+    """``onenn.training.train`` for ``root/onenn/training/train.py`` (``onenn.training`` for its ``__init__.py``)."""
+    return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+
+def package_of(path: Path, root: Path) -> str:
+    """The package a relative import in ``path`` starts from."""
+    module = module_name(path, root)
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def from_module(node: ast.ImportFrom, package: str) -> str:
+    """The module of ``from ... import``, a relative one resolved against ``package``."""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+    return ".".join([*base, *(node.module or "").split(".")]).strip(".")
+
+
 def imported_modules(path: Path, package: str) -> list[tuple[int, str]]:
     """Every module ``path`` imports, anywhere in it (function-level and ``TYPE_CHECKING`` imports too), with
     its line; relative imports resolved against ``package``."""
@@ -44,8 +66,7 @@ def imported_modules(path: Path, package: str) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-            module = ".".join([*base, *(node.module or "").split(".")]).strip(".")
+            module = from_module(node, package)
             found.append((node.lineno, module))
             found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names if part_of(module) is None]
     return found
@@ -56,8 +77,7 @@ def layer_violations(root: Path) -> list[str]:
     a sibling part, or out to the tools or the tests."""
     out = []
     for path in sorted((root / "onenn").rglob("*.py")):
-        module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        module, package = module_name(path, root), package_of(path, root)
         here = part_of(module)
         for line, target in imported_modules(path, package):
             where = f"{path.relative_to(root)}:{line}: {module} imports {target}"
@@ -99,6 +119,106 @@ def test_the_layer_check_finds_a_planted_import(tmp_path, planted, why):
     path.write_text("import numpy\n" + ("def f():\n" if inside_a_function else "") + code + "\n")
     (found,) = layer_violations(tmp_path)
     assert found.startswith(f"{file}:{3 if inside_a_function else 2}: ") and why in found
+
+
+# --- no circle between two files ------------------------------------------------------------------------------
+
+
+def file_of(module: str, root: Path) -> Path | None:
+    """The file under ``root`` of the onenn module or package ``module``; ``None`` for anything else (a name
+    defined in a module, or a module outside onenn)."""
+    if module.split(".")[0] != "onenn":
+        return None
+    base = root.joinpath(*module.split("."))
+    return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
+
+def imported_files(path: Path, root: Path) -> list[tuple[int, Path]]:
+    """The package's files that ``path`` imports, anywhere in it (function-level and ``TYPE_CHECKING`` imports
+    too), each with its line: ``from a import b`` imports the file of module ``a.b`` where there is one, else
+    ``a``'s (a package's is its ``__init__.py``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = from_module(node, package_of(path, root))
+            modules = [f"{module}.{a.name}" if file_of(f"{module}.{a.name}", root) else module for a in node.names]
+        else:
+            continue
+        files = (file_of(module, root) for module in modules)
+        found += [(node.lineno, file) for file in files if file is not None and file != path]
+    return found
+
+
+def import_circles(root: Path) -> list[str]:
+    """One line for every group of the package's files under ``root/onenn`` that import one another in a circle:
+    the files, then each import inside the group, ``file:line imports file``."""
+    files = sorted((root / "onenn").rglob("*.py"))
+    imports = {path: imported_files(path, root) for path in files}
+
+    def reachable(start: Path) -> set[Path]:
+        seen, stack = set(), [start]
+        while stack:
+            for _, file in imports[stack.pop()]:
+                if file not in seen:
+                    seen.add(file)
+                    stack.append(file)
+        return seen
+
+    reach = {path: reachable(path) for path in files}
+    out, reported = [], set()
+    for path in files:
+        circle = sorted(file for file in reach[path] if path in reach[file])  # path itself, where it is on one
+        if not circle or path in reported:
+            continue
+        reported.update(circle)
+        name = {file: str(file.relative_to(root)) for file in circle}
+        arrows = [f"{name[a]}:{line} imports {name[b]}" for a in circle for line, b in imports[a] if b in name]
+        out.append(f"circle between {', '.join(name.values())}: {'; '.join(arrows)}")
+    return out
+
+
+def test_no_two_files_import_each_other():
+    circles = import_circles(ROOT)
+    assert not circles, "files that import one another in a circle:\n" + "\n".join(circles)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        # two files, at module level
+        {"onenn/training/a.py": "from onenn.training.b import f", "onenn/training/b.py": "import onenn.training.a"},
+        # one import inside a function, one relative
+        {"onenn/training/a.py": "def f():\n    from onenn.training import b", "onenn/training/b.py": "from . import a"},
+        # three files, the circle through a package's __init__.py
+        {
+            "onenn/theory/a.py": "from onenn.theory.b import f",
+            "onenn/theory/b.py": "from onenn.theory import g",
+            "onenn/theory/__init__.py": "from onenn.theory.a import g",
+        },
+        # for types alone
+        {
+            "onenn/base/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from onenn.base.b import B",
+            "onenn/base/b.py": "from onenn.base.a import A",
+        },
+    ],
+)
+def test_the_circle_check_finds_a_planted_circle(tmp_path, planted):
+    """The check itself: a tree whose files import one another in a circle, at module level, inside a function,
+    relatively, through three files or for types alone, is refused, and the message names every file of the
+    circle and each import in it, with its line; a file that imports another without a way back is not."""
+    (tmp_path / "onenn/base").mkdir(parents=True)
+    (tmp_path / "onenn/base/apart.py").write_text("import onenn.base.below\nimport numpy\n")
+    (tmp_path / "onenn/base/below.py").write_text("x = 1\n")
+    for file, code in planted.items():
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_text(code + "\n")
+    (found,) = import_circles(tmp_path)
+    assert found.startswith("circle between " + ", ".join(sorted(planted)) + ": ")
+    for file, code in planted.items():
+        assert f"{file}:{code.count(chr(10)) + 1} imports " in found
+    assert "apart.py" not in found and "below.py" not in found
 
 
 def test_plan_and_base_do_not_import_torch_or_pandas():
@@ -213,7 +333,7 @@ def test_the_evaluation_jobs_run_without_torch(tmp_path):
     from onenn.jobs.train import binary_train_job, train_job
     from onenn.prompts import make_binary_set, make_test_set
     from onenn.training.binary import BinarySettings
-    from onenn.training.train import TrainSettings
+    from onenn.training.setup import TrainSettings
 
     log = logging.getLogger("test")
     identity = {"experiment": "e", "variant": "v", "seed": "0"}
@@ -259,7 +379,7 @@ def test_the_cpu_training_jobs_run_without_torch(tmp_path):
     from onenn.base.io import save_arrays
     from onenn.prompts import make_binary_set
     from onenn.training.binary import BinarySettings
-    from onenn.training.train import gpu_driver_present
+    from onenn.training.setup import gpu_driver_present
 
     b = BinarySettings(d=3, N=4, epochs=2, batch=8, train_size=20, n_eval=3)
     for folder in ("cpu", "auto", "binary"):

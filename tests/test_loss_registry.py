@@ -16,7 +16,7 @@ from onenn import losses, model_numpy
 from onenn.analysis import evaluate as E
 from onenn.losses import LOSSES, Loss, LossNotImplemented, loss_code
 from onenn.training import kernels
-from onenn.training.train import TrainSettings, make_engine
+from onenn.training.setup import TrainSettings, make_engine
 from tests.configs import ROOT
 
 NEW = "quartic"
@@ -74,7 +74,7 @@ def test_the_fused_kernel_refuses_it(new_loss):
         match=refused("the fused CUDA kernel (Triton", "sgd_block_kernel in onenn/training/fused.py"),
     ):
         fused.FusedEngine(
-            torch.zeros(8, 8, dtype=torch.float64), d=4, N=6, K=3, batch=8, lr=0.5, loss=Loss(new_loss), seed=0
+            torch.zeros(8, 8, dtype=torch.float64), d=4, N=6, K=3, batch=8, lr=0.5, loss=Loss(new_loss), key=0
         )
     with pytest.raises(LossNotImplemented, match="sgd_block_kernel"):
         fused.loss_branch(new_loss)
@@ -117,7 +117,7 @@ def test_the_triton_kernel_has_no_default_branch():
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("TRITON_INTERPRET is off and there is no GPU")
     W = torch.zeros(8, 8, dtype=torch.float64, device=device)
-    engine = fused.FusedEngine(W, d=4, N=6, K=3, batch=8, lr=0.5, loss=Loss(), seed=0)
+    engine = fused.FusedEngine(W, d=4, N=6, K=3, batch=8, lr=0.5, loss=Loss(), key=0)
     engine.run(1)  # a known code runs
     engine.loss_code = len(LOSSES)
     with pytest.raises(Exception, match="a loss code without a branch"):

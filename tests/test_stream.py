@@ -420,6 +420,7 @@ def test_a_minibatch_that_overflows_a_counter_field_is_refused_by_name():
     # the engine checks before it draws: 2049 tokens would wrap into the kind bit of the counter
     from onenn.losses import Loss
     from onenn.training.engine import Engine
+    from onenn.training.sources import FreshDraws
 
     with pytest.raises(ValueError, match="of its field 'token'"):
-        Engine(torch.zeros(12, 12), d=8, N=2048, m=3, batch=1, lr=0.1, loss=Loss(), key=KEY)
+        Engine(torch.zeros(12, 12), d=8, N=2048, m=3, batch=1, lr=0.1, loss=Loss(), source=FreshDraws(KEY))

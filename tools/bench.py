@@ -46,8 +46,9 @@ from onenn.prompts import make_binary_set
 from onenn.stream import stream_key
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
-from onenn.training.engine import draw_step
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.sources import draw_step
+from onenn.training.train import train
 
 #: the paper's defaults, then longer contexts and more classes; and the binary experiment's defaults
 CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}, "binary": None}

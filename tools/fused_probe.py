@@ -73,9 +73,9 @@ def draw_stream(
     key: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The fused engine's minibatches of steps ``first_step ..`` of the stream with the Philox key ``key``
-    (``onenn.stream.stream_key(seed, "minibatches")`` for a run's), in the layout of ``Engine``'s ``draw_step``:
-    Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C`` (steps, N, B) int64. The same numbers as the
-    training kernel draws, by the same code."""
+    (``onenn.stream.stream_key(seed, "minibatches")`` for a run's), in the layout of
+    ``onenn.training.sources.draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C`` (steps, N,
+    B) int64. The same numbers as the training kernel draws, by the same code."""
     Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
     C = torch.zeros(steps, N, batch, dtype=torch.int64, device=device)
     t = tile_sizes(d, N, K)
@@ -121,7 +121,7 @@ def compile_ahead(
         "DTYPE": TL_DTYPES[dtype],
     }
     signature = {"W_ptr": f"*{ft}", "loss_ptr": f"*{ft}", "consts_ptr": f"*{ft}", "z_ptr": "*fp32", "c_ptr": "*i64"}
-    signature |= {"seed": "i64"}  # a stream key (onenn.stream.stream_key) has its purpose in its top bits
+    signature |= {"key": "i64"}  # a stream key (onenn.stream.stream_key) has its purpose in its top bits
     signature |= {name: "i32" for name in ints} | {name: "constexpr" for name in constexprs}
     signature = {name: signature[name] for name in sgd_block_kernel.arg_names}
     source = ASTSource(fn=sgd_block_kernel, signature=signature, constexprs=constexprs)

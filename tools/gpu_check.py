@@ -7,8 +7,8 @@ On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints on
 1. **equality**: whole runs from the same seed, the fused kernel on the GPU against ``Engine`` with its compiled
    kernels on the CPU (both draw the minibatches of the stream of docs/method.md §4.4), for every loss, float64 and
    float32: the largest difference of the saved weights, against float32 round-off
-   (``onenn.training.selfcheck.tolerance``); and the result of the kernel's first-use check
-   (``onenn.training.selfcheck``), which every CUDA training job runs;
+   (``onenn.training.fused_check.tolerance``); and the result of the fused check
+   (``onenn.training.fused_check``), which every CUDA training job runs;
 2. **speed**: µs a step of the engines ``compiled`` on the CPU (1 thread), ``torch`` on CUDA and ``fused`` on
    CUDA, timed in interleaved repetitions of the same run;
 3. **tests**: ``tests/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
@@ -51,9 +51,10 @@ from onenn.losses import LOSSES, Loss
 from onenn.plan import experiments as ex
 from onenn.prompts import make_test_set
 from onenn.stream import stream_key
-from onenn.training import selfcheck
-from onenn.training.engine import draw_step
-from onenn.training.train import TrainSettings, make_engine, train
+from onenn.training import fused_check
+from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.sources import draw_step
+from onenn.training.train import train
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("equality", "speed", "tests", "learning", "experiments")
 QUICK = ("config.yaml", "workflow/presets/quick.yaml")
-#: equality: the paper's shapes, a few hundred steps (the largest |ΔW| allowed: selfcheck.tolerance)
+#: equality: the paper's shapes, a few hundred steps (the largest |ΔW| allowed: fused_check.tolerance)
 EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
 #: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
 EQUALITY_SHAPES = {"N=64, K=10, batch=100": {"N": 64, "K": 10, "batch": 100, "epsilon": 0.3}}
@@ -100,7 +101,7 @@ def fused_with(s: TrainSettings, **options) -> FusedEngine:
 
     W, loss = make_engine(s, "compiled").W, Loss(s.loss, s.c)
     return FusedEngine(
-        W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, seed=stream_key(s.seed, "minibatches"), **options
+        W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, key=stream_key(s.seed, "minibatches"), **options
     )
 
 
@@ -121,7 +122,7 @@ def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
 def weight_difference(s: TrainSettings, device: torch.device) -> tuple[float, int, float]:
     """A whole run of ``s`` from its seed, the compiled kernels on the CPU against the fused kernel on ``device``
     (each drawing its own minibatches): max |ΔW| over the saved steps, the step where it is largest, and the
-    tolerance of float32 round-off (``selfcheck.tolerance``)."""
+    tolerance of float32 round-off (``fused_check.tolerance``)."""
     saved = [0, 1, s.steps // 3, s.steps]
     compiled = make_engine(replace(s, device="cpu"), "compiled")
     kernel = make_engine(replace(s, device=device.type), "fused")
@@ -129,7 +130,7 @@ def weight_difference(s: TrainSettings, device: torch.device) -> tuple[float, in
     W_kernel, _ = kernel.run(s.steps, saved)
     difference = (W_kernel.cpu() - W_compiled).abs().amax(dim=(1, 2))
     worst = int(difference.argmax())
-    return float(difference[worst]), saved[worst], selfcheck.tolerance(s.steps, float(W_compiled.abs().max()))
+    return float(difference[worst]), saved[worst], fused_check.tolerance(s.steps, float(W_compiled.abs().max()))
 
 
 def equality_rows(
@@ -141,7 +142,7 @@ def equality_rows(
     losses: tuple[str, ...] = LOSSES,
 ) -> list[dict[str, str]]:
     """Every loss at ``base`` (the paper's defaults), and other shapes with the square loss, in both precisions;
-    then the first-use check at ``base``."""
+    then the fused check at ``base``."""
     cases = [("defaults", {"loss": loss, "c": 0.5 if loss == "mixture" else 0.0}) for loss in losses]
     cases += list(shapes.items())
     check = "equality: max abs ΔW against compiled (CPU), whole runs from the same seed"
@@ -153,12 +154,12 @@ def equality_rows(
             config = f"{name}, {s.loss}, {dtype}, {s.steps} steps"
             verdict = "ok" if difference <= tolerance else f"FAIL (> {tolerance:.1e}, float32 round-off)"
             rows.append(row(check, "fused", str(device), config, f"{difference:.1e} at step {step}", verdict))
-    record = selfcheck.run_check(base, device)
+    record = fused_check.run_check(base, device)
     found = "; ".join(f"seed {t['seed']}: {t['max_abs_dW']:.1e} at step {t['at_step']}" for t in record["tries"])
     tolerance = record["tries"][-1]["tolerance"]
     config = f"{record['settings']}, {record['steps']} steps"
     verdict = f"{'passed' if record['passed'] else 'FAILED'} (tolerance {tolerance:.1e})"
-    rows.append(row("equality: the first-use check (selfcheck)", "fused", str(device), config, found, verdict))
+    rows.append(row("equality: the fused check (fused_check)", "fused", str(device), config, found, verdict))
     return rows
 
 
@@ -238,7 +239,7 @@ def load_config(*files: str) -> dict:
 
 LEARNING_METRICS = ("accuracy", "xi1", "xi2")
 #: the largest differences of round-off: one test prompt in 500 in accuracy (a prediction at a near-tie may flip);
-#: 1e-4 of ξ (the same runs' W agree far closer: 2.5e-9 of max |W| in Triton's interpreter, onenn.training.selfcheck)
+#: 1e-4 of ξ (the same runs' W agree far closer: 2.5e-9 of max |W| in Triton's interpreter, onenn.training.fused_check)
 ROUND_OFF = {"accuracy": 0.002, "xi1": 1e-4, "xi2": 1e-4}
 
 
@@ -366,7 +367,7 @@ def plan(args: argparse.Namespace) -> str:
     head = f"gpu_check plan (budget {args.budget:.0f} s):\n"
     what = {
         "equality": f"{len(LOSSES) + len(EQUALITY_SHAPES)} cases in float64 and float32, whole runs of "
-        f"{EQUALITY.steps} steps from the same seed; the first-use check",
+        f"{EQUALITY.steps} steps from the same seed; the fused check",
         "speed": f"{', '.join(SPEED_CONFIGS)}: compiled cpu, torch cuda, fused cuda; {args.reps} × {args.steps} steps",
         "tests": "python -m pytest tests/test_fused.py with the kernel compiled, on CUDA",
         "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: compiled cpu, fused cuda, equal",

@@ -8,8 +8,8 @@ from typing import Any
 from onenn.base.io import save_table
 from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
 
-#: run-record entries that are no column of the tables: the fused kernel's first-use check (a nested record, in the
-#: records of CUDA runs alone; onenn.training.selfcheck)
+#: run-record entries that are no column of the tables: the fused check (a nested record, in the records of CUDA
+#: runs alone; onenn.training.fused_check)
 RECORD_ONLY = ("fused_check",)
 
 

@@ -29,7 +29,8 @@ def train_job(
 ) -> None:
     """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
     seed) goes into the record and into any divergence error."""
-    from onenn.training.train import Diverged, TrainSettings, device_type, train
+    from onenn.training.setup import TrainSettings, device_type
+    from onenn.training.train import Diverged, train
 
     s = TrainSettings.from_dict(settings)
     if device_type(s.device) != "cpu":  # the run trains in torch
@@ -56,7 +57,7 @@ def train_job(
         "diverged": result["diverged_step"] >= 0,
         "diverged_step": result["diverged_step"],
     }
-    if "fused_check" in result:  # the fused kernel's first-use check, on CUDA alone (onenn.training.selfcheck)
+    if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.fused_check)
         record["fused_check"] = result["fused_check"]
     record["seed"] = s.seed
     save_json(run_path, record)

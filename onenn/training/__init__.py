@@ -1,2 +1,3 @@
-"""SGD: the fused training engine and its compiled CPU kernels, the fused CUDA engine (one Triton kernel;
-``fused``), the trainer and its run record, the autograd baseline, and binary SGD on a fixed training set."""
+"""SGD: a run's setup (``setup``), the run loop (``train``), the training engine and its minibatch sources
+(``engine``, ``sources``) with their compiled CPU kernels, the fused CUDA engine (one Triton kernel; ``fused``) and
+its check (``fused_check``), the autograd baseline, and binary SGD on a fixed training set."""

@@ -29,8 +29,10 @@ from onenn.init import PRECISIONS, initial_array, initial_weights
 from onenn.losses import Loss
 from onenn.steps import log_spaced_steps
 from onenn.stream import stream_key
-from onenn.training.engine import Engine, FixedSet, float64_array, zeros
-from onenn.training.train import check_finite, torch_dtype
+from onenn.training.engine import Engine, float64_array, zeros
+from onenn.training.setup import torch_dtype
+from onenn.training.sources import FixedSet
+from onenn.training.train import check_finite
 
 if TYPE_CHECKING:
     import torch

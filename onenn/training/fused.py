@@ -27,8 +27,8 @@ float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter
 triton is imported), which is how the tests run it on machines without a GPU.
 
 ``minibatches`` (tests): read step ``t``'s draws from ``Z[t]`` (d, N+1, B) float32 and ``C[t]`` (N, B) instead of
-drawing them, the layout of ``Engine``'s ``draw_step``, so the two engines can be compared on the same
-data.
+drawing them, the layout of ``onenn.training.sources.draw_step``, so the two engines can be compared on the
+same data.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def four_in_a_row(z0, z1, z2, z3, shape: tl.constexpr):
 
 @triton.jit
 def draw_chunk(
-    seed,
+    key,
     step,
     b0,
     d: tl.constexpr,
@@ -99,13 +99,13 @@ def draw_chunk(
     m = tl.arange(0, XP // 4)
     j = tl.arange(0, NP)
     z0, z1, z2, z3 = tl.randn4x(
-        seed, stream_offset(step, b[:, None, None], KIND_GAUSSIAN, j[None, :, None], m[None, None, :])
+        key, stream_offset(step, b[:, None, None], KIND_GAUSSIAN, j[None, :, None], m[None, None, :])
     )
     zc = four_in_a_row(z0, z1, z2, z3, (BC, NP, XP))
-    z0, z1, z2, z3 = tl.randn4x(seed, stream_offset(step, b[:, None], KIND_GAUSSIAN, N, m[None, :]))
+    z0, z1, z2, z3 = tl.randn4x(key, stream_offset(step, b[:, None], KIND_GAUSSIAN, N, m[None, :]))
     zq = four_in_a_row(z0, z1, z2, z3, (BC, XP))
     i0, i1, i2, i3 = tl.randint4x(
-        seed, stream_offset(step, b[:, None], KIND_INTEGERS, tl.arange(0, NP // 4)[None, :], 0)
+        key, stream_offset(step, b[:, None], KIND_INTEGERS, tl.arange(0, NP // 4)[None, :], 0)
     )
     bits = four_in_a_row(i0, i1, i2, i3, (BC, NP)).to(tl.int64)  # uint32, zero-extended
     cls = ((bits * K) >> 32).to(tl.int32)  # ⌊K · bits / 2³²⌋
@@ -155,7 +155,7 @@ def sgd_block_kernel(
     W_ptr,  # (D, D) training precision, updated in place
     loss_ptr,  # (n_steps,): the minibatch loss of each step of the block
     consts_ptr,  # training precision: [−lr/B, 1/K, 1 − c, c] (c: the mixture's cross-entropy weight)
-    seed,  # the Philox key: the run's minibatch seed
+    key,  # the Philox key: the run's minibatch key, onenn.stream.stream_key(seed, "minibatches")
     z_ptr,  # PREDRAWN: float32 Gaussians (steps, d, N+1, B) with strides z_s0..z_s3
     c_ptr,  # PREDRAWN: int64 classes (steps, N, B) with strides c_s0..c_s2
     z_s0,
@@ -220,7 +220,7 @@ def sgd_block_kernel(
                     z_ptr, c_ptr, z_s0, z_s1, z_s2, z_s3, c_s0, c_s1, c_s2, step, b0, d, N, B, NP, XP, BC
                 )
             else:
-                zc, zq, cls = draw_chunk(seed, step, b0, d, N, K, B, NP, XP, BC)
+                zc, zq, cls = draw_chunk(key, step, b0, d, N, K, B, NP, XP, BC)
             # --- inputs on the sphere (zero at the padding) and the label codes u_{c_j} = e_{c_j} − 1/K ---
             xc = zc.to(DTYPE)
             sq = tl.sum(xc * xc, axis=2)
@@ -334,7 +334,7 @@ class FusedEngine:
         batch: int,
         lr: float,
         loss: Loss,
-        seed: int,
+        key: int,
         block: int = BLOCK_STEPS,
         chunk: int | None = None,
         num_warps: int = NUM_WARPS,
@@ -352,12 +352,12 @@ class FusedEngine:
                 "interpreter, TRITON_INTERPRET=1, as in the tests); use engine compiled or torch on the CPU"
             )
         check_minibatch(d, N, batch)
-        if not 0 <= seed < 2**63:
-            raise ValueError(f"seed must lie in 0..2**63-1; got {seed}")
+        if not 0 <= key < 2**63:
+            raise ValueError(f"key must lie in 0..2**63-1 (onenn.stream.stream_key); got {key}")
         if block < 1:
             raise ValueError(f"block must be at least 1; got {block}")
         self.W, self.d, self.N, self.K, self.B = W, d, N, K, batch
-        self.loss, self.seed, self.block, self.num_warps = loss, seed, block, num_warps
+        self.loss, self.key, self.block, self.num_warps = loss, key, block, num_warps
         auto = auto_chunk(d, N, K, batch, W.dtype, num_warps)
         self.chunk = auto if chunk is None else min(next_power_of_two(chunk), next_power_of_two(batch))
         self.step = 0  # the next step's number in the run's stream
@@ -421,7 +421,7 @@ class FusedEngine:
             self.W,
             losses,
             self.consts,
-            self.seed,
+            self.key,
             Z,
             C,
             *z_strides,

@@ -2,10 +2,10 @@
 preparation of a block of fresh minibatches, and the gather of a block from a fixed prompt set; each one compiled
 loop nest instead of a dozen torch operations, each a pass over memory.
 
-They compute what ``Engine.step``, ``FreshDraws.prepare`` and ``FixedSet.prepare`` compute with torch operations
-(``onenn.training.engine``, where the mathematics is commented), on the same ``(D, N+1, B)`` layout with the
-prompt index innermost: every inner loop runs over the ``B`` prompts of a contiguous row, and the compiler turns
-it into vector instructions. The arrays are the engine's own buffers, shared with torch without a copy.
+They compute what ``Engine.step`` (``onenn.training.engine``), ``FreshDraws.prepare`` and ``FixedSet.prepare``
+(``onenn.training.sources``) compute with torch operations, where the mathematics is commented, on the same
+``(D, N+1, B)`` layout with the prompt index innermost: every inner loop runs over the ``B`` prompts of a
+contiguous row, and the compiler turns it into vector instructions. The arrays are the engine's own buffers, shared with torch without a copy.
 
 Rounding. The gather is a copy. The preparation performs torch's operations in torch's order: the same numbers,
 bit for bit, when the minibatch size is a multiple of 32, as the paper's 128 (torch sums other sizes' last
@@ -82,7 +82,7 @@ def loss_branch(name: str) -> int:
     code = require_loss(
         name,
         IMPLEMENTED,
-        "the compiled CPU kernels (numba; the engine 'eager', the CPU's default)",
+        "the compiled CPU kernels (numba; the engine 'compiled', the CPU's default)",
         "a branch to _loss_gradient in onenn/training/kernels.py and the name to IMPLEMENTED there "
         "(the engine 'torch' trains with the torch definition alone)",
     )
@@ -120,7 +120,7 @@ def _check_block(function: str, H, arrays: dict) -> int:
     return S
 
 
-def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm):
+def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
     """SGD steps ``first..last-1`` of a prepared block (``_sgd_steps``), after checking the arguments it indexes
     with: a wrong call raises ``ValueError`` naming the argument instead of reading past a buffer."""
     S = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
@@ -138,16 +138,16 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s
         ("norm", norm, (B,)),
     ):
         _check(f"sgd_steps: {name}", array.shape == shape, f"be {shape}", f"shape {array.shape}")
-    _sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm)
+    _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
-def _sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, s, a, r, norm):
+def _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
     """SGD steps ``first..last-1`` of a prepared block; ``W`` (D, D) is updated in place.
 
     ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+m-1``, the query last); ``U`` (S, m, B): the
     1-NN targets, ``target_class`` (S, B) their classes. Writes ``G`` (S, m, B) = ∂loss/∂ℓ and ``L`` (S,) the
-    minibatch losses. ``loss``: a code of ``loss_branch``, ``c`` the mixture's weight; ``step_size`` is lr / B in
+    minibatch losses. ``loss``: a code of ``loss_branch``, ``c`` the mixture's weight; ``lr_over_batch`` is lr / B in
     W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm`` (B,) are scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     m = U.shape[1]  # the label width
@@ -215,7 +215,7 @@ def _sgd_steps(W, H, U, target_class, G, L, first, last, step_size, loss, c, v, 
             for j in range(T):
                 for b in range(B):
                     r[k, b] += a[j, b] * Hi[k, j, b]
-        _rank_one_update(W, r, Hi, step_size)
+        _rank_one_update(W, r, Hi, lr_over_batch)
 
 
 @njit(cache=True, error_model="numpy")
@@ -278,15 +278,15 @@ def _loss_gradient(g, u, target_class, loss, c, loss_b):
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
-def _rank_one_update(W, r, Hi, step_size):
-    """W −= step_size · Σ_b r_b h_{N+1,b}^T, the sum over the minibatch in vector lanes (``reassoc``)."""
+def _rank_one_update(W, r, Hi, lr_over_batch):
+    """W −= lr_over_batch · Σ_b r_b h_{N+1,b}^T, the sum over the minibatch in vector lanes (``reassoc``)."""
     D, T, B = Hi.shape
     for k in range(D):
         for col in range(D):
             total = W[k, col] - W[k, col]  # 0 in W's precision
             for b in range(B):
                 total += r[k, b] * Hi[col, T - 1, b]
-            W[k, col] -= step_size * total
+            W[k, col] -= lr_over_batch * total
 
 
 def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):

@@ -1,5 +1,6 @@
-"""The fused kernel's first-use check: before the first fused training run on a device, in each process, a few
-hundred steps of the fused kernel and of the compiled CPU engine from the same seed, compared weight by weight.
+"""The fused check: the fused kernel checked against the CPU engine before its first training run on a device, in
+each process: a few hundred steps of the fused kernel and of the compiled CPU engine from the same seed, compared
+weight by weight.
 
 Both engines draw the same minibatches from the stream of docs/method.md §4.4 (the integers bit for bit, the
 normals within a few ulps), so they compute the same run to float32 round-off. A kernel miscompiled, or wrong on a
@@ -27,13 +28,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
-from onenn.losses import Loss
-from onenn.stream import stream_key
+from onenn.training.setup import make_engine
 
 if TYPE_CHECKING:
-    from onenn.training.train import TrainSettings
+    import torch
+
+    from onenn.training.setup import TrainSettings
 
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256
@@ -57,22 +58,11 @@ def tolerance(steps: int, W_max: float) -> float:
 
 def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
     """``steps`` steps of the fused kernel on ``device`` and of the compiled engine on the CPU from ``settings``'s
-    seed: the largest |ΔW| at the saved steps, the step where it is largest, and the tolerance."""
-    from onenn.training.fused import FusedEngine  # triton: imported where the kernel runs
-    from onenn.training.train import make_engine
-
+    seed: the largest |ΔW| at the saved steps, the step where it is largest, and the tolerance. Both engines come
+    from ``make_engine``, the fused one on ``device``'s type (where ``make_engine`` put the run's own)."""
     s = replace(settings, device="cpu")
     cpu = make_engine(s, "compiled")
-    kernel = FusedEngine(
-        cpu.W.clone().to(device),
-        d=s.d,
-        N=s.N,
-        K=s.K,
-        batch=s.batch,
-        lr=s.lr,
-        loss=Loss(s.loss, s.c),
-        seed=stream_key(s.seed, "minibatches"),
-    )
+    kernel = make_engine(replace(s, device=device.type), "fused")
     saved = [t for t in SAVED if t < steps] + [steps]
     W_kernel = kernel.run(steps, saved)[0].double().cpu().numpy()
     W_cpu = cpu.run(steps, saved)[0].double().numpy()
@@ -135,7 +125,7 @@ def failure(record: dict) -> str:
     )
 
 
-def check_first_use(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
+def check_once(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
     """The check's record for ``device``, made the first time in this process (later runs reuse it). Raises
     ``FusedKernelMismatch`` if the kernel failed it."""
     key = str(device)
