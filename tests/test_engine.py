@@ -15,7 +15,7 @@ from onenn.stream import minibatch as stream_minibatch
 from onenn.stream import stream_key
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine
-from onenn.training.setup import TrainSettings, make_engine, sample_batch
+from onenn.training.run_setup import TrainSettings, make_engine, sample_batch
 from onenn.training.sources import FreshDraws
 from onenn.training.train import train
 from tests.helpers import LOSS_CASES, loss_id

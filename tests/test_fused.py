@@ -33,7 +33,7 @@ from onenn.prompts import make_test_set, separated_prompts
 from onenn.training import fused_check
 from onenn.training import train as training
 from onenn.training.fused import FusedEngine, interpreting
-from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.run_setup import TrainSettings, make_engine
 from onenn.training.train import train
 from tests.configs import ROOT
 from tests.helpers import LOSS_CASES, loss_id

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.training.setup import TrainSettings
+from onenn.training.run_setup import TrainSettings
 from tests.configs import ROOT
 from tools import gpu_check
 

@@ -9,7 +9,7 @@ from tests.configs import ROOT
 
 CALLS = r"""
 import torch
-from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.run_setup import TrainSettings, make_engine
 
 engine = make_engine(TrainSettings(steps=4, n_eval=2, device="cpu"), "compiled")
 k, S = engine.kernels, engine.S

@@ -16,7 +16,7 @@ from onenn import losses, model_numpy
 from onenn.analysis import evaluate as E
 from onenn.losses import LOSSES, Loss, LossNotImplemented, loss_code
 from onenn.training import kernels
-from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.run_setup import TrainSettings, make_engine
 from tests.configs import ROOT
 
 NEW = "quartic"

@@ -29,7 +29,11 @@ def test_counts_every_run_of_every_test_across_sessions(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     rows = {line.split()[1].split("::")[-1].rstrip(","): line.split()[0] for line in lines if "::" in line}
     # per session: calls 1, 2, 3 -> pass, fail, pass; two sessions, each from scratch
-    assert rows == {"test_every_second_call_fails": "4/6", "test_always_passes[a]": "6/6", "test_always_passes[b]": "6/6"}
+    assert rows == {
+        "test_every_second_call_fails": "4/6",
+        "test_always_passes[a]": "6/6",
+        "test_always_passes[b]": "6/6",
+    }
     assert status == 1
     assert "2 failed" in next(line for line in lines if "every_second" in line)
 

@@ -46,7 +46,7 @@ from onenn.prompts import make_binary_set
 from onenn.stream import stream_key
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
-from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.run_setup import TrainSettings, make_engine
 from onenn.training.sources import draw_step
 from onenn.training.train import train
 

@@ -52,7 +52,7 @@ from onenn.plan import experiments as ex
 from onenn.prompts import make_test_set
 from onenn.stream import stream_key
 from onenn.training import fused_check
-from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.run_setup import TrainSettings, make_engine
 from onenn.training.sources import draw_step
 from onenn.training.train import train
 

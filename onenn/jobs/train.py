@@ -29,7 +29,7 @@ def train_job(
 ) -> None:
     """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
     seed) goes into the record and into any divergence error."""
-    from onenn.training.setup import TrainSettings, device_type
+    from onenn.training.run_setup import TrainSettings, device_type
     from onenn.training.train import Diverged, train
 
     s = TrainSettings.from_dict(settings)

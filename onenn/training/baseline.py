@@ -1,6 +1,6 @@
 """The autograd baseline: training written the way a PyTorch user would write it. It forms the whole
 attention ``H·softmax(HᵀWH)`` of docs/method.md §1, calls ``loss.backward()`` and steps ``torch.optim.SGD``, on the
-same minibatches as the engine (``onenn.training.setup.sample_batch``, same seeds). The benchmark times it against
+same minibatches as the engine (``onenn.training.run_setup.sample_batch``, same seeds). The benchmark times it against
 the engine, and a test checks that both give the same weights.
 
 Also the binary experiment's reference (``train_binary_reference``): its SGD written with the readable model and
@@ -20,7 +20,7 @@ from onenn.prompts import nearest_neighbour
 from onenn.steps import log_spaced_steps
 from onenn.stream import permutation, stream_key
 from onenn.training.binary import BinarySettings, binary_tensors
-from onenn.training.setup import TrainSettings, resolve_device, sample_batch, torch_dtype
+from onenn.training.run_setup import TrainSettings, resolve_device, sample_batch, torch_dtype
 from onenn.training.train import check_finite
 
 

@@ -30,7 +30,7 @@ from onenn.losses import Loss
 from onenn.steps import log_spaced_steps
 from onenn.stream import stream_key
 from onenn.training.engine import Engine, float64_array, zeros
-from onenn.training.setup import torch_dtype
+from onenn.training.run_setup import torch_dtype
 from onenn.training.sources import FixedSet
 from onenn.training.train import check_finite
 

@@ -18,7 +18,7 @@ loops over the same buffers (``onenn.training.kernels``): the torch operations b
 they are tested against.
 
 The buffers are of the kind of ``W``: torch tensors on its device, or, for the compiled kernels alone, numpy arrays.
-A training job on the CPU passes a numpy ``W`` (``onenn.training.setup.make_engine``'s ``numpy``), and then never
+A training job on the CPU passes a numpy ``W`` (``onenn.training.run_setup.make_engine``'s ``numpy``), and then never
 imports torch: this module imports it only where a torch operation runs.
 """
 
@@ -96,7 +96,7 @@ class MinibatchSource(Protocol):
 class Engine:
     """SGD for one run. ``run`` updates ``W`` (D, D) in place. ``m`` is the label width: the number of classes
     ``K``, or 1 for scalar labels. The minibatches come from ``source`` (``MinibatchSource``; a run's is built by
-    ``onenn.training.setup.make_engine``). ``compiled``: the steps and the source's preparation through the
+    ``onenn.training.run_setup.make_engine``). ``compiled``: the steps and the source's preparation through the
     compiled kernels of ``onenn.training.kernels`` (numba) instead of torch operations; by default on the CPU.
     ``W`` is a torch tensor, or, for the compiled kernels alone, a numpy array: the engine's buffers, and what
     ``run`` returns, are then numpy arrays too, and torch is not imported."""

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.training.setup import make_engine
+from onenn.training.run_setup import make_engine
 
 if TYPE_CHECKING:
     import torch
 
-    from onenn.training.setup import TrainSettings
+    from onenn.training.run_setup import TrainSettings
 
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256

@@ -1,5 +1,5 @@
 """A training run, from its settings to its saved weights: SGD with the analytic gradient (docs/method.md §4) on the
-engine that ``onenn.training.setup.make_engine`` builds, ``onenn.training.engine``'s on the CPU or the fused Triton
+engine that ``onenn.training.run_setup.make_engine`` builds, ``onenn.training.engine``'s on the CPU or the fused Triton
 kernel of ``onenn.training.fused`` on a CUDA device, and the divergence policy (``on_divergence``).
 
 A run on the CPU trains on the engine's compiled kernels with numpy arrays, and imports no torch."""
@@ -13,7 +13,7 @@ import numpy as np
 
 from onenn.steps import log_spaced_steps
 from onenn.training.engine import Engine, device_name, float64_array
-from onenn.training.setup import TrainSettings, make_engine
+from onenn.training.run_setup import TrainSettings, make_engine
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
     from onenn.training.fused import FusedEngine
