@@ -1,6 +1,6 @@
 """onenn: a one-layer softmax-attention transformer learning the multiclass 1-NN rule in context.
 
-The package is layered, and its imports point one way (docs/architecture.md; ``tests/test_layers.py``):
+The package is layered, and its imports point one way (docs/architecture.md; ``tests/repo/test_layers.py``):
 
 - at the bottom, side by side: the mathematics, at the top of the package (``model``, its numpy twin
   ``model_numpy``, ``gradient``, ``losses``, ``family``, ``init``, ``prompts``, ``steps``), and the foundation ``onenn.base`` (settings, atomic writes and

@@ -4,7 +4,7 @@
 simplex code and the per-prompt loss values, so that the jobs that only evaluate a model (the evaluation of a run,
 ``onenn.analysis.evaluate``; the scaling identity, ``onenn.theory.scaling``) never import torch, whose import alone
 costs about 1.6 s of CPU, more than an evaluation itself (docs/performance.md, per-job fixed cost).
-``tests/test_evaluate.py`` holds it to the torch definitions (to 1e-12, every loss). The loss names come from the
+``tests/unit/test_evaluate.py`` holds it to the torch definitions (to 1e-12, every loss). The loss names come from the
 registry of ``onenn.losses``, which imports no torch; a registered loss missing here is refused by name
 (``check_loss``).
 

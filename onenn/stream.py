@@ -6,7 +6,7 @@ conventions of Triton's ``tl.randint4x``, ``tl.rand`` and ``tl.randn4x``: a 64-b
 ``(c1, c0)`` with ``c2 = c3 = 0``, four 32-bit words a call. A draw is addressed by ``(seed, purpose)``, which makes
 the key, and by ``(step, prompt, token, coordinate)``, which makes the counter, so it depends neither on how many
 draws are made at once nor on their order. The numba implementation (``onenn.training.philox``) and the Triton one
-(``onenn.training.philox_triton``) are held to this one by ``tests/test_stream.py``.
+(``onenn.training.philox_triton``) are held to this one by ``tests/unit/test_stream.py``.
 """
 
 from __future__ import annotations

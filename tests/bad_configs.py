@@ -1,5 +1,5 @@
 """Bad configurations, each an edit of config.yaml with the one problem the validator must report: the catalogue
-that tests/test_validate.py checks against the validator and tests/workflow/test_bad_configs.py runs through
+that tests/unit/test_validate.py checks against the validator and tests/workflow/test_bad_configs.py runs through
 Snakemake."""
 
 import copy

@@ -1,4 +1,4 @@
-"""Helpers shared by the test modules (no test module imports another: tests/test_test_modules.py checks it)."""
+"""Helpers shared by the test modules (no test module imports another: tests/repo/test_test_modules.py checks it)."""
 
 from __future__ import annotations
 

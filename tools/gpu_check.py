@@ -11,7 +11,7 @@ On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints on
    (``onenn.training.fused_check``), which every CUDA training job runs;
 2. **speed**: µs a step of the engines ``compiled`` on the CPU (1 thread), ``torch`` on CUDA and ``fused`` on
    CUDA, timed in interleaved repetitions of the same run;
-3. **tests**: ``tests/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
+3. **tests**: ``tests/unit/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
    runs in the interpreter on a machine without a GPU);
 4. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the compiled
    kernels on the CPU from the same seeds: the final separated accuracy and (ξ1, ξ2), which must be equal to
@@ -207,8 +207,8 @@ def speed_rows(
 
 
 def test_rows(seconds: float) -> list[dict[str, str]]:
-    """``tests/test_fused.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fused.py"]
+    """``tests/unit/test_fused.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_fused.py"]
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds, check=False)
@@ -216,7 +216,7 @@ def test_rows(seconds: float) -> list[dict[str, str]]:
         verdict = "ok" if done.returncode == 0 else f"FAIL (pytest exit {done.returncode})"
     except subprocess.TimeoutExpired:
         summary, verdict = f"not finished in {seconds:.0f} s", "over the budget"
-    return [row("tests: tests/test_fused.py compiled", "fused", "cuda", "pytest", summary, verdict)]
+    return [row("tests: tests/unit/test_fused.py compiled", "fused", "cuda", "pytest", summary, verdict)]
 
 
 # --- 4. learning: the quick preset on both engines ------------------------------------------------------------
@@ -369,7 +369,7 @@ def plan(args: argparse.Namespace) -> str:
         "equality": f"{len(LOSSES) + len(EQUALITY_SHAPES)} cases in float64 and float32, whole runs of "
         f"{EQUALITY.steps} steps from the same seed; the fused check",
         "speed": f"{', '.join(SPEED_CONFIGS)}: compiled cpu, torch cuda, fused cuda; {args.reps} × {args.steps} steps",
-        "tests": "python -m pytest tests/test_fused.py with the kernel compiled, on CUDA",
+        "tests": "python -m pytest tests/unit/test_fused.py with the kernel compiled, on CUDA",
         "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: compiled cpu, fused cuda, equal",
         "experiments": "in a scratch copy: " + " ".join(experiments_command(args.gpu_slots)),
     }

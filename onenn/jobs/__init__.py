@@ -3,4 +3,4 @@ that reads and writes the workflow's files. A job takes plain values (the settin
 ``params``, paths, the run's identity, threads, the job's logger), reads its inputs through the checked loaders
 of ``onenn.jobs.inputs`` before anything is computed, calls the layer that does the work, and writes its outputs
 atomically (``onenn.base.io``). A stage's module imports only what that stage needs, so a job that draws
-prompts or aggregates tables never loads torch (``tests/test_layers.py``)."""
+prompts or aggregates tables never loads torch (``tests/repo/test_layers.py``)."""

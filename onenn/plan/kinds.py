@@ -3,7 +3,7 @@ figures draw it, what the headline table says of it and whether the scorecard re
 
 A ``Kind`` names the functions that do its work in the layers above the plan as ``"module:function"``, so that
 the plan, which the Snakefile imports, loads none of them; the jobs resolve them when they run
-(``onenn.jobs.kinds.kind_function``), and ``tests/test_kinds.py`` resolves every one. A new kind is one more
+(``onenn.jobs.kinds.kind_function``), and ``tests/unit/test_kinds.py`` resolves every one. A new kind is one more
 entry of ``KINDS`` (docs/extending.md).
 """
 

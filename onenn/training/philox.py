@@ -4,7 +4,7 @@ run over the prompts of a contiguous row, so that the compiler turns them into v
 
 The normals need ``log``, ``cos`` and ``sin`` in float32; the library's calls do not vectorise with the loop around
 them, so they are Cephes' float32 polynomials here (``log_f32``, ``sincos_f32``), with the float bits read and
-written by a bitcast (``_bits``, ``_float``). Their error against float64 (``tests/test_stream.py``; its slow test,
+written by a bitcast (``_bits``, ``_float``). Their error against float64 (``tests/unit/test_stream.py``; its slow test,
 ``pytest -m slow``, goes through every one of the 75 497 473 uniforms the stream can give): ``log`` within 2 ulp of
 the exact value, ``sin`` and ``cos`` within 2 ulp, the normals within 4 ulp of the reference's, an ulp near zero
 counted as no less than 2⁻²⁴.

@@ -1,5 +1,5 @@
 """Snakemake rejects a bad config before any job, with the validator's message naming the key path, and writes
-nothing (the validator itself: tests/test_validate.py)."""
+nothing (the validator itself: tests/unit/test_validate.py)."""
 
 import subprocess
 import sys

@@ -3,7 +3,7 @@ session's quick run itself is never touched), a rerun that stops each job readin
 log, the documented remedy, and results equal to the undamaged run's, byte for byte. And two invocations at once
 in one folder: Snakemake's lock refuses the second, and the first completes unchanged.
 
-The same checks without Snakemake, on synthetic files: tests/test_damaged_files.py."""
+The same checks without Snakemake, on synthetic files: tests/unit/test_damaged_files.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Failures through Snakemake: a diverging run, the same run recorded, and cuda asked for on a machine without
-CUDA (the same failures without Snakemake: tests/test_reliability.py)."""
+CUDA (the same failures without Snakemake: tests/unit/test_reliability.py)."""
 
 import json
 import subprocess

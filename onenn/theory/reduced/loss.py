@@ -167,7 +167,7 @@ def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, com
 
     By default by ``onenn.theory.reduced.compiled.per_prompt``, one compiled pass over the sample (numba, loaded on
     first use); with ``compiled=False`` by ``_per_prompt``, the definition, in chunks of ``_CHUNK_ROWS`` prompts.
-    The two agree to float64 round-off (tests/test_reduced_compiled.py)."""
+    The two agree to float64 round-off (tests/unit/test_reduced_compiled.py)."""
     if compiled:
         return _per_prompt_compiled(float(xi1), float(xi2), prep)[: 3 if with_grad else 1]
     prompts = prep.gap_query.shape[0]

@@ -31,7 +31,7 @@ def test_the_dry_run_prints_the_plan_of_every_stage(capsys):
     text = gpu_check.main(["--dry-run", "--gpu-slots", "3"])
     assert capsys.readouterr().out == text
     assert [line.split(":")[0].strip() for line in text.splitlines()[1:]] == list(gpu_check.STAGES)
-    assert "--resources gpu=3" in text and text.count("results/figures/") == 6 and "tests/test_fused.py" in text
+    assert "--resources gpu=3" in text and text.count("results/figures/") == 6 and "tests/unit/test_fused.py" in text
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")

@@ -5,7 +5,7 @@ name and collects its tests into the importer."""
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-spec = importlib.util.spec_from_file_location("check_cluster_run", Path(__file__).parent / "slurm/check_cluster_run.py")
+spec = importlib.util.spec_from_file_location(
+    "check_cluster_run", Path(__file__).parents[1] / "slurm/check_cluster_run.py"
+)
 checker = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
 spec.loader.exec_module(checker)
 

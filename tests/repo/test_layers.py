@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: part -> its layer (0 at the bottom)
 LAYERS = {"maths": 0, "base": 0, "training": 1, "theory": 1, "analysis": 1, "plan": 1, "jobs": 2}

@@ -8,7 +8,7 @@ import yaml
 
 from onenn.plan import experiments as ex
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 
 #: docs/method.md §6: experiment -> (steps, seeds, {variant setting: values})

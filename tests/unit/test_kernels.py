@@ -1,5 +1,5 @@
 """The engine's compiled CPU kernels (onenn.training.kernels) against its torch operations, and their exp against
-float64's. The engine's default on the CPU is the compiled path, so tests/test_engine.py and tests/test_binary.py
+float64's. The engine's default on the CPU is the compiled path, so tests/unit/test_engine.py and tests/unit/test_binary.py
 also hold it to the readable reference and to autograd."""
 
 import math

@@ -37,7 +37,7 @@ from onenn.jobs.inputs import (
 from onenn.jobs.logs import job_log
 from onenn.prompts import BINARY_SET_ARRAYS, SET_ARRAYS, make_binary_set, make_test_set
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUN = paths.RUN_DIR.format(experiment="convergence", variant="N=16", seed=0)
 IDENTITY = {"experiment": "convergence", "variant": "N=16", "seed": "0"}
 SETTINGS = {"K": 3, "loss": "square", "c": 0.0}

@@ -9,7 +9,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements.lock"
 MAIN, TESTS = " && snakemake --cores all", " && python -m pytest"
 #: torch's own dependencies, which the lock must pin although it leaves torch out

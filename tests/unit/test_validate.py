@@ -14,7 +14,7 @@ from onenn.plan.validate import NAME_PATTERN, ConfigError, check_config, load_sc
 from tests.bad_configs import BAD_CONFIGS, CONFIG, bad_config, conv, delete, experiment, setting
 from tests.configs import QUICK, load_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "workflow/schemas/config.schema.yaml"
 SCHEMA = load_schema(SCHEMA_PATH)
 

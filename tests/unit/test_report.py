@@ -6,7 +6,7 @@ from pathlib import Path
 from onenn.analysis.markdown import markdown_to_html
 from onenn.analysis.plots import FIGURES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_markdown_to_html_renders_headings_paragraphs_and_pipe_tables():

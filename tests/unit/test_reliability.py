@@ -22,7 +22,7 @@ from onenn.training.run_setup import TrainSettings
 from onenn.training.train import Diverged, find_divergence, train
 from tests.helpers import HUGE_LR
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOG = logging.getLogger("test")
 IDENTITY = {"experiment": "blowup", "variant": "lr=1e+39", "seed": "0"}
 

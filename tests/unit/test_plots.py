@@ -27,7 +27,7 @@ from onenn.plan import experiments as ex
 from onenn.plan import kinds
 from onenn.plan.validate import check_config, load_schema
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 SCHEMA = load_schema(ROOT / "workflow/schemas/config.schema.yaml")
 EXAMPLE = yaml.safe_load((ROOT / "workflow/examples/input_dimension.yaml").read_text())
