@@ -10,3 +10,5 @@ The package is layered, and its imports point one way (docs/architecture.md; ``t
   statistics, figures) and ``onenn.plan`` (what the Snakefile imports: experiments, validation, resources);
 - on the roof: ``onenn.jobs``, one module per stage, the only code that reads and writes the workflow's files.
 """
+
+__version__ = "0.4.0"  # the same in pyproject.toml, CITATION.cff and CHANGELOG.md (tests/test_version.py)
