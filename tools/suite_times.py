@@ -1,8 +1,8 @@
 """The test suite's time, room by room: each folder of tests/ run alone by pytest (the default run's tests: not
 ``slow``), one after the other, with its tests, its wall time and its CPU (pytest and every process it started).
 
-    python -m tools.test_times                        # tests/unit, tests/tools, tests/repo, tests/workflow
-    python -m tools.test_times tests/unit tests/repo  # chosen folders
+    python -m tools.suite_times                        # tests/unit, tests/tools, tests/repo, tests/workflow
+    python -m tools.suite_times tests/unit tests/repo  # chosen folders
 
 The table is printed and written to ``--output`` (atomically; by default ``benchmarks/tests.md``), naming the
 machine, the date and the load average it started under (a loaded machine makes every number larger).
@@ -60,7 +60,7 @@ def children_cpu() -> float:
 
 def time_room(room: str, extra: Sequence[str] = ()) -> RoomTime:
     """Run pytest on one folder, in a process of its own, and measure it."""
-    with tempfile.TemporaryDirectory(prefix="onenn-test-times-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="onenn-suite-times-") as tmp:
         report = Path(tmp) / "report.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
         cpu, started = children_cpu(), time.monotonic()
@@ -82,14 +82,14 @@ def table(rows: Sequence[RoomTime]) -> str:
 def report(rows: Sequence[RoomTime], load: float) -> str:
     today = datetime.date.today().isoformat()
     return (
-        f"# The tests' time by room\n\nWritten by `python -m tools.test_times` on {today}: {processors()}, Python "
+        f"# The tests' time by room\n\nWritten by `python -m tools.suite_times` on {today}: {processors()}, Python "
         f"{sys.version.split()[0]}; load average {load:.2f} when it started. Each room run alone by pytest (the "
         "default run: not `slow`); CPU is pytest's and every process it started.\n\n" + table(rows) + "\n"
     )
 
 
 def main(argv: Sequence[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(prog="python -m tools.test_times", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.suite_times", description=__doc__.split("\n\n")[0])
     parser.add_argument("rooms", nargs="*", default=list(ROOMS), help="folders of tests, each run alone")
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks/tests.md")
     args, extra = parser.parse_known_args(argv)

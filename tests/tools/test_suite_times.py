@@ -1,8 +1,8 @@
-"""tools.test_times: each room of tests run alone, its tests counted and its time written (no timings asserted)."""
+"""tools.suite_times: each room of tests run alone, its tests counted and its time written (no timings asserted)."""
 
 from __future__ import annotations
 
-from tools import test_times
+from tools import suite_times
 
 TESTS = """
 import pytest
@@ -23,7 +23,7 @@ def test_a_room_is_run_counted_and_written(tmp_path):
     room.mkdir()
     (room / "test_x.py").write_text(TESTS)
     output = tmp_path / "tests.md"
-    text = test_times.main([str(room), "--output", str(output)])
+    text = suite_times.main([str(room), "--output", str(output)])
     assert output.read_text() == text
     rows = [line.strip("| ").split(" | ") for line in text.splitlines() if line.startswith("| ")]
     assert rows[0] == ["room", "passed", "failed", "skipped", "wall s", "CPU s"]
