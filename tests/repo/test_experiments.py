@@ -21,6 +21,12 @@ PAPER_TRAIN = {
 }
 
 
+def test_the_registry_of_the_papers_experiments_is_its_section_5():
+    """Experiments 1–6: the five trained ones above and the scaling identity (experiment 2), in the paper's order."""
+    assert ex.PAPER_EXPERIMENTS[1] == "scaling_identity"
+    assert [e for e in ex.PAPER_EXPERIMENTS if e != "scaling_identity"] == list(PAPER_TRAIN)
+
+
 def resolved(experiment):
     return [ex.settings(CONFIG, experiment, v) for v in ex.variants(CONFIG, experiment)]
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from onenn.base.io import load_json
+from onenn.plan.experiments import PAPER_EXPERIMENTS
 from tests.helpers import installed_versions, made_with, recorded
 from tests.workflow.helpers import ROOT, snakemake
 
@@ -49,21 +50,13 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
     assert table[["accuracy", "test_loss", "logit_error"]].notna().all().all()
 
 
-EXPERIMENTS = (
-    "convergence",
-    "scaling_identity",
-    "distribution_shift",
-    "number_of_classes",
-    "diagonal_init",
-    "loss_function",
-    "theorem_regime",
-)
-BEYOND = ("binary_sgd", "landscape", "audit", "full_matrix")  # docs/method.md §7
+#: the experiments beyond the paper's six, in config.yaml's order (docs/method.md §7, and Theorem 1's regime)
+OURS = ("theorem_regime", "binary_sgd", "landscape", "audit", "full_matrix")
 
 
 def test_quick_preset_writes_the_headline_table(quick_run):
     summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
-    assert list(dict.fromkeys(summary["experiment"])) == list(EXPERIMENTS) + list(BEYOND)
+    assert list(dict.fromkeys(summary["experiment"])) == [*PAPER_EXPERIMENTS, *OURS]
     ratios = summary[summary["quantity"] == "ratio"]
     assert len(ratios) == 6 + 16 and ratios[["lower", "upper", "reference"]].notna().all().all()
     final = summary[(summary["quantity"] == "accuracy") & (summary["kind"] == "train")]
@@ -72,7 +65,7 @@ def test_quick_preset_writes_the_headline_table(quick_run):
     label_start = summary[(summary["experiment"] == "diagonal_init") & (summary["quantity"] == "label_norm_start")]
     assert label_end["mean"].to_numpy() == pytest.approx(label_start["mean"].to_numpy())  # label columns never move
     markdown = (quick_run / "results/tables/summary.md").read_text()
-    assert all(f"## {e} (" in markdown for e in EXPERIMENTS + BEYOND)
+    assert all(f"## {e} (" in markdown for e in (*PAPER_EXPERIMENTS, *OURS))
 
 
 def test_second_run_has_nothing_to_do(quick_run):
