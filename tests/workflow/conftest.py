@@ -1,7 +1,6 @@
 """The tests that run Snakemake: on the quick preset end to end, its dry-run plans, the profiles, failures and
-interruptions, each in a temporary copy of the workflow. They live here, apart from the unit tests, which import
-onenn and call it directly: `python -m pytest tests --ignore=tests/workflow` runs only those (a minute or two);
-the default `python -m pytest` runs both."""
+interruptions, each in a temporary copy of the workflow. They are marked ``workflow`` (tests/conftest.py):
+`python -m pytest -m "not workflow and not slow"` runs every other room; the default `python -m pytest` runs all."""
 
 from pathlib import Path
 
