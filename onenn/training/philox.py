@@ -9,8 +9,8 @@ written by a bitcast (``_bits``, ``_float``). Their error against float64 (``tes
 the exact value, ``sin`` and ``cos`` within 2 ulp, the normals within 4 ulp of the reference's, an ulp near zero
 counted as no less than 2⁻²⁴.
 
-The draw kernels ask LLVM for 512-bit vectors (``_wide_vectors``): on a processor with AVX-512 a draw then takes
-about four fifths of its time in 256-bit vectors, LLVM's choice otherwise (``python -m tools.bench_stream``).
+The draw kernels ask LLVM for 512-bit vectors (``_wide_vectors``): on a processor with AVX-512 LLVM otherwise keeps
+to 256 bits, half the lanes (``python -m tools.bench_stream`` times the draws).
 
 Compiled on first use and cached on disk next to this file (numba's ``cache=True``), as ``onenn.training.kernels``.
 """
