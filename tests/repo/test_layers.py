@@ -175,6 +175,7 @@ def import_circles(root: Path) -> list[str]:
         reported.update(circle)
         name = {file: str(file.relative_to(root)) for file in circle}
         arrows = [f"{name[a]}:{line} imports {name[b]}" for a in circle for line, b in imports[a] if b in name]
+        arrows = list(dict.fromkeys(arrows))  # one line of ``from m import a, b`` imports m once
         out.append(f"circle between {', '.join(name.values())}: {'; '.join(arrows)}")
     return out
 
