@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from onenn.base.progress import EVERY, FlowProgress, StepProgress
 from onenn.base.settings import Settings
 from onenn.steps import log_spaced_steps
 from onenn.stream import numpy_generator
@@ -148,8 +149,19 @@ def _rows(
     return _derived(out)
 
 
-def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFrame:
-    """All trajectories of one audit run, tidy: one row per (source, recorded time)."""
+def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_every: float = EVERY) -> pd.DataFrame:
+    """All trajectories of one audit run, tidy: one row per (source, recorded time). With ``log``, each stage's
+    start and time, and progress lines (``onenn.base.progress``) while GD and every flow run, at most every
+    ``progress_every`` seconds: ``gd: step 1200/10000 (12%), loss 0.0123, 410 steps/s, ETA 21 s``,
+    ``population 128 x 64: t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s``. Without
+    ``log`` it is silent; the table is the same either way."""
+
+    def steps(stage: str) -> StepProgress | None:
+        return StepProgress(log.info, every=progress_every, prefix=f"{stage}: ", loss_name="loss") if log else None
+
+    def flow(stage: str) -> FlowProgress | None:
+        return FlowProgress(log.info, every=progress_every, prefix=f"{stage}: ") if log else None
+
     sigma = resolve_sigma(s.sigma, s.N, s.d)
     _check_levels(s)
     if not s.lr * s.steps < s.sample_time_end <= s.time_end:
@@ -161,21 +173,20 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
     if log:
         log.info("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
     started = clock.perf_counter()
-    gd = gradient_descent(
-        0.0, sigma, s.lr, s.steps, t, s.d, record_steps=log_spaced_steps(s.steps, s.n_eval), weights=w
-    )
+    record_steps = log_spaced_steps(s.steps, s.n_eval)
+    gd = gradient_descent(0.0, sigma, s.lr, s.steps, t, s.d, record_steps, weights=w, progress=steps("gd"))
     if log:
         log.info("gd: %d steps in %.1f s", s.steps, clock.perf_counter() - started)
-    overlap = gradient_flow(
-        0.0, sigma, 0.0, float(gd.time[-1]), t, s.d, record_times=gd.time, weights=w, rtol=1e-10, atol=1e-12
-    )
     time_gd = float(gd.time[-1])
-    cont = gradient_flow(
-        float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.sample_time_end, t, s.d, n_eval=s.n_eval, weights=w
+    tight = {"rtol": 1e-10, "atol": 1e-12}
+    overlap = gradient_flow(
+        0.0, sigma, 0.0, time_gd, t, s.d, record_times=gd.time, weights=w, **tight, progress=flow("flow")
     )
+    start = (float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.sample_time_end, t, s.d)
+    cont = gradient_flow(*start, n_eval=s.n_eval, weights=w, progress=flow("continuation"))
     times = np.unique(np.concatenate([gd.time, cont.time]))
     t_plain = sample_inner_products(len(t), s.N, s.d, numpy_generator(s.seed, "audit", 2))
-    plain = gradient_flow(0.0, sigma, 0.0, s.sample_time_end, t_plain, s.d, record_times=times)
+    plain = gradient_flow(0.0, sigma, 0.0, s.sample_time_end, t_plain, s.d, record_times=times, progress=flow("plain"))
     parts = [
         _rows("gd", gd.time, gd.xi1, gd.xi2, t, w, step=gd.step).assign(mass=mass),
         _rows("flow", overlap.time, overlap.xi1, overlap.xi2, t, w).assign(mass=mass),
@@ -187,8 +198,9 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None) -> pd.DataFra
     for level in range(s.levels):
         begun = clock.perf_counter()
         q = quadrature(s.N, s.d, s.t1_nodes >> level, s.gap_nodes >> level, s.seed)
-        flow = population_flow(0.0, sigma, s.time_end, q, record)
-        parts.append(_population_rows(population_source(level), flow))
+        name = f"{population_source(level)} {s.t1_nodes >> level} x {s.gap_nodes >> level}"
+        trajectory = population_flow(0.0, sigma, s.time_end, q, record, progress=flow(name))
+        parts.append(_population_rows(population_source(level), trajectory))
         if log:
             log.info(
                 "population flow at %d x %d nodes to t=%g in %.1f s",

@@ -37,6 +37,7 @@ from onenn.training.train import check_finite
 if TYPE_CHECKING:
     import torch
 
+    from onenn.base.progress import Progress
     from onenn.training.engine import Array
 
 # --------------------------------------------------------------------------------------------------------
@@ -145,9 +146,12 @@ class FixedSetSGD:
             self.engines.append((Engine(self.W, batch=remainder, block=1, **common), 1))
         self.steps_per_epoch = s.steps_per_epoch
 
-    def run(self, epochs: int, saved_steps: list[int] | None = None) -> tuple[Array, Array]:
+    def run(
+        self, epochs: int, saved_steps: list[int] | None = None, progress: Progress | None = None
+    ) -> tuple[Array, Array]:
         """``epochs`` epochs from the current ``W``, as ``Engine.run``: ``W`` after each of ``saved_steps`` steps
-        (sorted, in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,)."""
+        (sorted, in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,). ``progress``: as
+        ``Engine.run``'s, called after each engine's share of an epoch (its full minibatches, then the remainder)."""
         steps, W = epochs * self.steps_per_epoch, self.W
         saved_steps = list(saved_steps or [])
         if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
@@ -160,15 +164,20 @@ class FixedSetSGD:
                 saved_here, losses[step : step + n] = engine.run(n, inside)
                 saved[k : k + len(inside)] = saved_here
                 k, step = k + len(inside), step + n
+                if progress is not None:
+                    progress(step, steps, losses[step - 1])
         saved[k:] = W  # the saved steps equal to `steps`
         return saved, losses
 
 
-def train_binary(s: BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def train_binary(
+    s: BinarySettings, train_set: dict[str, np.ndarray], progress: Progress | None = None
+) -> dict[str, np.ndarray]:
     """SGD over the fixed training set, reshuffled every epoch (``FixedSetSGD``). Returns the saved weights
-    ``W`` (S, D, D) at ``saved_steps`` (S,) and the minibatch loss of every step."""
+    ``W`` (S, D, D) at ``saved_steps`` (S,) and the minibatch loss of every step. ``progress``: as ``train``'s
+    (silent by default; it changes no number)."""
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
-    saved, minibatch_loss = FixedSetSGD(s, train_set, numpy=True).run(s.epochs, saved_steps.tolist())
+    saved, minibatch_loss = FixedSetSGD(s, train_set, numpy=True).run(s.epochs, saved_steps.tolist(), progress)
     W_saved, losses = float64_array(saved), float64_array(minibatch_loss)
     check_finite(W_saved, losses, saved_steps)
     return {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses}

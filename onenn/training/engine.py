@@ -33,6 +33,8 @@ from onenn.losses import Loss
 if TYPE_CHECKING:
     import torch
 
+    from onenn.base.progress import Progress
+
     #: a buffer: a torch tensor, or a numpy array (the compiled kernels' buffers on the CPU)
     Array = torch.Tensor | np.ndarray
 
@@ -181,9 +183,13 @@ class Engine:
         labels = H[self.d : self.d + self.m]  # y_j, with y_{N+1} = 0: (m, T, B)
         return H, h_query, h_query.T, labels, self.U[i], self.G[i], self.G[i][:, None, :]
 
-    def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[Array, Array]:
+    def run(
+        self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
+    ) -> tuple[Array, Array]:
         """``steps`` SGD steps from the current ``W``. Return ``W`` after each of ``saved_steps`` steps (sorted,
-        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,), of the kind of ``W``."""
+        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,), of the kind of ``W``.
+        ``progress`` (``onenn.base.progress.Progress``), if given, is called after every block: the steps done,
+        ``steps`` and the minibatch loss of the block's last step (an element of the losses, not read here)."""
         saved_steps = list(saved_steps or [])
         if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
             raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
@@ -202,6 +208,8 @@ class Engine:
                 self.sgd_steps(i, stop)
                 i = stop
             self.block_losses(n, losses[start : start + n])
+            if progress is not None:
+                progress(start + n, steps, losses[start + n - 1])
         for rest in range(k, len(saved_steps)):  # the saved steps equal to `steps`
             saved[rest] = W
         return saved, losses

@@ -34,6 +34,7 @@ same data.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import torch
 import triton
@@ -42,6 +43,9 @@ import triton.language as tl
 from onenn.losses import Loss, loss_code, require_loss
 from onenn.stream import check_minibatch
 from onenn.training.philox_triton import KIND_GAUSSIAN, KIND_INTEGERS, stream_offset
+
+if TYPE_CHECKING:
+    from onenn.base.progress import Progress
 
 #: steps per kernel launch: a speed knob only (a launch also ends at every saved step)
 BLOCK_STEPS = 1024
@@ -377,9 +381,13 @@ class FusedEngine:
                 )
         self.predrawn = minibatches is not None
 
-    def run(self, steps: int, saved_steps: list[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def run(
+        self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``steps`` SGD steps from the current ``W``. Return ``W`` after each of ``saved_steps`` steps (sorted,
-        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,)."""
+        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,). ``progress``: as ``Engine.run``'s,
+        called after every launch with the launch's last loss as a 0-d tensor (read, which waits for the device, only
+        when a line is written)."""
         saved_steps = list(saved_steps or [])
         if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
             raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
@@ -398,6 +406,8 @@ class FusedEngine:
             stop = min(steps, t + self.block, *saved_steps[k : k + 1])
             self.launch(stop - t, losses[t:stop])
             t = stop
+            if progress is not None:
+                progress(t, steps, losses[t - 1])
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
         """The next ``n`` steps of the run's stream in one kernel launch; their minibatch losses into ``losses``.

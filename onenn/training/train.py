@@ -16,21 +16,26 @@ from onenn.training.engine import Engine, device_name, float64_array
 from onenn.training.run_setup import TrainSettings, make_engine
 
 if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
+    from onenn.base.progress import Progress
     from onenn.training.fused import FusedEngine
 
 ON_DIVERGENCE = ("error", "record")
 
 
-def train(settings: TrainSettings, engine: str = "auto") -> dict[str, np.ndarray | str]:
+def train(
+    settings: TrainSettings, engine: str = "auto", progress: Progress | None = None
+) -> dict[str, np.ndarray | str]:
     """Run SGD; return the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), the minibatch loss of every step
     (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``. A run of
     the fused kernel on CUDA is preceded, the first time in a process, by the kernel's check against the CPU engine
     (the fused check, ``onenn.training.fused_check``; it raises if they differ), whose record is returned as
-    ``fused_check``."""
+    ``fused_check``. ``progress`` (``onenn.base.progress.Progress``): called after every block of steps with the
+    steps done, ``settings.steps`` and the last minibatch loss (the jobs pass ``StepProgress``, which logs a line
+    every few seconds); by default the run is silent. It changes no number."""
     sgd = make_engine(settings, engine, numpy=True)
     check = run_fused_check(settings, sgd)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
-    saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist())
+    saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist(), progress)
     W_saved, losses = float64_array(saved), float64_array(minibatch_loss)
     result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": device_name(sgd.W)}
     if check is not None:

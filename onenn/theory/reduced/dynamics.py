@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -16,6 +16,9 @@ from scipy.integrate import solve_ivp
 from onenn.steps import log_spaced_steps
 from onenn.theory.reduced.checks import check_finite, check_integer, check_positive
 from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, loss_scale, prepare
+
+if TYPE_CHECKING:
+    from onenn.base.progress import FlowProgressCallback, Progress
 
 
 def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, lr: float, d: int) -> tuple[float, float]:
@@ -63,11 +66,14 @@ def gradient_descent(
     record_steps: np.ndarray | None = None,
     K: int | None = None,
     weights: np.ndarray | None = None,
+    progress: Progress | None = None,
 ) -> GDTrajectory:
     """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``K``).
 
     ``record_steps`` (default: ``onenn.steps.log_spaced_steps(steps, 60)``) are update counts at which ``xi1``, ``xi2`` and the
-    loss at those parameters are recorded; step 0 is the initial point.
+    loss at those parameters are recorded; step 0 is the initial point. ``progress``
+    (``onenn.base.progress.Progress``), if given, is called after every update: the updates done, ``steps`` and
+    the loss before the last of them.
     """
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
@@ -86,8 +92,10 @@ def gradient_descent(
             k += 1
             if k == rec.size:
                 break
-        _, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
+        loss, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
         xi1, xi2 = gd_update(xi1, xi2, scale * g1, scale * g2, lr, d)
+        if progress is not None:
+            progress(step + 1, steps, scale * loss)
     return GDTrajectory(rec, lr * rec.astype(np.float64), out[0], out[1], out[2])
 
 
@@ -114,6 +122,7 @@ def gradient_flow(
     rtol: float = 1e-8,
     atol: float = 1e-10,
     weights: np.ndarray | None = None,
+    progress: FlowProgressCallback | None = None,
 ) -> FlowTrajectory:
     """Gradient flow ``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` from ``time_start`` to ``time_end``.
 
@@ -121,6 +130,7 @@ def gradient_flow(
     ``d xi/d tau = (1 + time) d xi/dt``. That keeps the step count roughly constant per decade of time, so
     reaching ``time = 1e12`` costs a few hundred gradient evaluations. Records ``n_eval`` log-spaced times
     in ``[time_start, time_end]`` (``time_start`` may be 0), or exactly ``record_times`` when given.
+    ``progress``: ``flow_of``'s.
     """
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
@@ -137,7 +147,7 @@ def gradient_flow(
         _, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
         return scale * g1, scale * g2
 
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, record_times, rtol, atol)
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, record_times, rtol, atol, progress)
     times = (
         np.asarray(record_times, dtype=np.float64)
         if record_times is not None
@@ -159,26 +169,35 @@ def flow_of(
     record_times: np.ndarray | None = None,
     rtol: float = 1e-8,
     atol: float = 1e-10,
+    progress: FlowProgressCallback | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(xi1, xi2)`` at the recorded times of the flow of ``grad`` (``(dL/dxi1, dL/dxi2)`` at a point), solved in
-    ``tau = log(1 + time)`` as ``gradient_flow`` explains."""
+    ``tau = log(1 + time)`` as ``gradient_flow`` explains. ``progress`` (``onenn.base.progress.FlowProgressCallback``),
+    if given, is called at every evaluation of the gradient with its time, ``time_end`` and the share of the
+    log-time span solved, and once more at the end with share 1."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_positive("rtol", rtol)
     check_positive("atol", atol)
 
-    def rhs(tau: float, y: np.ndarray) -> np.ndarray:
-        g1, g2 = grad(float(y[0]), float(y[1]))
-        return -math.exp(tau) * np.array([g1 / d, g2])  # exp(tau) = 1 + time
-
     if record_times is None:
         record_times = _log_spaced_times(time_start, time_end, n_eval)
     record_times = _check_record_times(record_times, time_start, time_end)
     tau_span = (math.log1p(time_start), math.log1p(time_end))
+
+    def rhs(tau: float, y: np.ndarray) -> np.ndarray:
+        g1, g2 = grad(float(y[0]), float(y[1]))
+        if progress is not None:  # below 1: the end is reported once, after the solver
+            share = min((tau - tau_span[0]) / (tau_span[1] - tau_span[0]), 0.999)
+            progress(math.expm1(tau), time_end, share)
+        return -math.exp(tau) * np.array([g1 / d, g2])  # exp(tau) = 1 + time
+
     tau_record = np.clip(np.log1p(record_times), *tau_span)  # clip: log1p(expm1(x)) may miss x by an ulp
     sol = solve_ivp(rhs, tau_span, [xi1_0, xi2_0], method=method, t_eval=tau_record, rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"gradient_flow: solve_ivp ({method}) failed: {sol.message}")
+    if progress is not None:
+        progress(time_end, time_end, 1.0)
     return sol.y[0], sol.y[1]
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from onenn.stream import numpy_generator
 from onenn.theory.reduced.checks import check_finite, check_integer
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all
 from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
+
+if TYPE_CHECKING:
+    from onenn.base.progress import FlowProgressCallback
 
 #: Gauss-Legendre nodes per panel (the node counts must be multiples of it)
 PANEL = 8
@@ -247,16 +250,18 @@ def population_flow(
     method: str = "BDF",
     rtol: float = 1e-7,
     atol: float = 1e-8,
+    progress: FlowProgressCallback | None = None,
 ) -> PopulationTrajectory:
     """The gradient flow of the population loss (``dynamics.flow_of``) from time 0, its gradient by ``q`` at
-    every evaluation; loss, boundary ``r`` and stuck mass ``F(r)^N`` at ``record_times``."""
+    every evaluation; loss, boundary ``r`` and stuck mass ``F(r)^N`` at ``record_times``. ``progress``:
+    ``flow_of``'s (silent by default)."""
     from onenn.theory.reduced.dynamics import flow_of
 
     def grad(xi1: float, xi2: float) -> tuple[float, float]:
         value = population_loss_grad(xi1, xi2, q)
         return value.grad_xi1, value.grad_xi2
 
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, method, record_times, rtol, atol)
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, method, record_times, rtol, atol, progress)
     values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
     return PopulationTrajectory(
         np.asarray(record_times, dtype=np.float64),
