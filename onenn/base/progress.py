@@ -40,6 +40,11 @@ def group(n: float) -> str:
     return f"{round(n):,}".replace(",", " ")
 
 
+def per_second(rate: float) -> str:
+    """A rate: ``41 300`` from 100 up, else three significant digits (``12.5``, ``0.2``)."""
+    return group(rate) if rate >= 100 else f"{rate:.3g}"
+
+
 def duration(seconds: float) -> str:
     """``21 s``, ``3 min 05 s``, ``2 h 07 min``."""
     if not math.isfinite(seconds):
@@ -58,7 +63,7 @@ def step_line(step: int, steps: int, loss: float, rate: float | None, loss_name:
     line = f"step {step}/{steps} ({100 * step // max(steps, 1)}%), {loss_name} {loss:.4g}"
     if rate is None:
         return line
-    return f"{line}, {group(rate)} steps/s, ETA {duration((steps - step) / rate) if rate > 0 else 'unknown'}"
+    return f"{line}, {per_second(rate)} steps/s, ETA {duration((steps - step) / rate) if rate > 0 else 'unknown'}"
 
 
 class Throttle:
@@ -150,7 +155,7 @@ class FlowProgress:
         if pace is None:
             self.evaluations_first = self.evaluations
         else:
-            per_second = (self.evaluations - self.evaluations_first) / (now - t.first[0])
+            rate = (self.evaluations - self.evaluations_first) / (now - t.first[0])
             left = (1.0 - self.fraction) / pace if pace > 0 else math.inf
-            line += f", {group(per_second)} evaluations/s, ETA {duration(left)}"
+            line += f", {per_second(rate)} evaluations/s, ETA {duration(left)}"
         t.write(self.prefix + line)

@@ -7,19 +7,24 @@ import time
 
 from onenn.base.columns import AUDIT_FIRST, FULL_MATRIX_FIRST, normalise_types
 from onenn.base.io import save_table
+from onenn.base.progress import EVERY
 from onenn.base.provenance import code_provenance, versions
 from onenn.jobs.kinds import kind_function
 from onenn.plan.kinds import kind_named
 
 
-def audit_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+def audit_job(
+    settings: dict, *, identity: dict, output: str, log: logging.Logger, progress_every: float = EVERY
+) -> None:
     """One sigma of an audit experiment: its trajectories (``onenn.theory.audit``) as a Parquet table with the
-    settings."""
+    settings. While its stages run (GD on the sample, the flows), the log gets progress lines
+    (``onenn.base.progress``: the step or the flow's time, the rate and an ETA), the first at each stage's start,
+    then at most every ``progress_every`` seconds, and at its end; they go to the log only, never into the table."""
     from onenn.family import XI_RATIO_BOUND
     from onenn.theory.audit import AuditSettings, run_audit
 
     s = AuditSettings.from_dict(settings)
-    table = run_audit(s, log)
+    table = run_audit(s, log, progress_every=progress_every)
     info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
     info |= {**versions(), **code_provenance("onenn.jobs.beyond:audit_job")}
     for key, value in info.items():
