@@ -89,6 +89,19 @@ def test_kernel_equals_the_compiled_engine_on_the_same_minibatches(changes, dtyp
     torch.testing.assert_close(loss_kernel, loss_compiled, rtol=atol, atol=0)
 
 
+def test_progress_is_called_after_each_launch_and_changes_nothing():
+    """``run``'s ``progress`` gets the steps done after each launch (a launch also ends at a saved step) and the
+    launch's last minibatch loss, a 0-d tensor read only by a reporter that writes a line; the run is the same."""
+    W0 = make_engine(SMALL, "compiled").W.clone().to(DEVICE)
+    calls = []
+    quiet = fused(SMALL, W0.clone(), block=4).run(10, [0, 6, 10])
+    reported = fused(SMALL, W0.clone(), block=4).run(10, [0, 6, 10], lambda *args: calls.append(args))
+    for a, b in zip(quiet, reported, strict=True):
+        assert torch.equal(a, b)
+    assert [(step, steps) for step, steps, _ in calls] == [(4, 10), (6, 10), (10, 10)]
+    assert [float(loss) for _, _, loss in calls] == [float(reported[1][t - 1]) for t in (4, 6, 10)]
+
+
 def test_in_kernel_draws_are_the_stream():
     """Training with the minibatches drawn inside the kernel is bit for bit training on ``draw_stream``'s, and
     those are the stream's (``onenn.stream.minibatch``, the numpy reference): the classes bit for bit, the normals
