@@ -16,7 +16,7 @@ The package is layered, and its imports point one way (docs/architecture.md; ``t
 __version__ = "0.4.0"  # the same in pyproject.toml, CITATION.cff and CHANGELOG.md (tests/test_version.py)
 
 #: the names of ``onenn.api`` that ``onenn`` re-exports, imported on first use
-API = ("train", "evaluate", "load", "family", "reduced_loss", "population_flow", "default_settings")
+API = ("train", "evaluate", "load", "family_weights", "reduced_loss", "population_flow", "default_settings")
 
 
 def __getattr__(name: str):

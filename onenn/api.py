@@ -37,7 +37,7 @@ __all__ = [
     "TrainResult",
     "default_settings",
     "evaluate",
-    "family",
+    "family_weights",
     "load",
     "population_flow",
     "reduced_loss",
@@ -46,6 +46,9 @@ __all__ = [
 
 #: the configuration's schema, beside the package in the repository (the workflow reads the same file)
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+#: the test sets of a multiclass run, in the order the workflow's evaluate rule hands them to its job
+#: (``workflow/scripts/evaluate.py``): the order of the rows of its table
+TEST_SET_ORDER = ("uniform", "separated")
 #: the arrays of a run's weights file (``onenn.jobs.inputs.WEIGHTS_ARRAYS``)
 WEIGHTS = ("saved_steps", "W", "minibatch_loss")
 
@@ -179,19 +182,20 @@ def train(
     return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))
 
 
-def evaluate(result: TrainResult, test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
+def evaluate(result: TrainResult, test_set: str | Iterable[str] = TEST_SET_ORDER) -> pd.DataFrame:
     """The metrics of every saved step of every run of ``result`` on the test sets ``test_set`` (``uniform``,
-    ``separated``, or both, the default, as the workflow), one tidy table: for each run, the rows the workflow's
-    ``evaluate`` rule writes to its ``metrics.parquet``, runs in seed order. The test sets are those of the
-    workflow: ``test_size`` prompts, the margin ``delta``, drawn from ``test_sets.seed``."""
+    ``separated``, or both, the default, as the workflow), one tidy table: for one run, the table the workflow's
+    ``evaluate`` rule writes to its ``metrics.parquet``; for several, those tables concatenated as the ``table``
+    rule does (``results/tables/<experiment>.parquet``). The test sets are the workflow's: ``test_size``
+    prompts, the margin ``delta``, drawn from ``test_sets.seed``."""
     from onenn.analysis.tables import concat_tables
     from onenn.base.io import load_table
     from onenn.jobs.datasets import test_set_job
     from onenn.jobs.evaluate import evaluate_job
 
-    names = [test_set] if isinstance(test_set, str) else list(test_set)
-    unknown = [name for name in names if name not in TEST_SETS]
-    if unknown or not names:
+    asked = [test_set] if isinstance(test_set, str) else list(test_set)
+    names = [name for name in TEST_SET_ORDER if name in asked]
+    if set(asked) - set(TEST_SETS) or not names:
         raise ValueError(f"test_set must be one or more of {', '.join(TEST_SETS)}; got {test_set!r}")
     s = result.settings
     tables = []
@@ -269,7 +273,7 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
 # --- the theory's objects, one call each --------------------------------------------------------------------
 
 
-def family(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:
+def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:
     """The weights ``diag{xi1 I_d, 0_K, -xi2}`` of the two-parameter family (``onenn.family``), (D, D),
     ``D = d + K + 1``."""
     from onenn.family import family_matrix
