@@ -182,8 +182,11 @@ def train(
     return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))
 
 
-def evaluate(result: TrainResult, test_set: str | Iterable[str] = TEST_SET_ORDER) -> pd.DataFrame:
-    """The metrics of every saved step of every run of ``result`` on the test sets ``test_set`` (``uniform``,
+def evaluate(
+    result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SET_ORDER
+) -> pd.DataFrame:
+    """The metrics of every saved step of every run of ``result`` (or of several results: the variants of an
+    experiment) on the test sets ``test_set`` (``uniform``,
     ``separated``, or both, the default, as the workflow), one tidy table: for one run, the table the workflow's
     ``evaluate`` rule writes to its ``metrics.parquet``; for several, those tables concatenated as the ``table``
     rule does (``results/tables/<experiment>.parquet``). The test sets are the workflow's: ``test_size``
@@ -197,6 +200,8 @@ def evaluate(result: TrainResult, test_set: str | Iterable[str] = TEST_SET_ORDER
     names = [name for name in TEST_SET_ORDER if name in asked]
     if set(asked) - set(TEST_SETS) or not names:
         raise ValueError(f"test_set must be one or more of {', '.join(TEST_SETS)}; got {test_set!r}")
+    if not isinstance(result, TrainResult):
+        return concat_tables(evaluate(one, test_set) for one in result)
     s = result.settings
     tables = []
     with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp:
