@@ -8,7 +8,24 @@ The package is layered, and its imports point one way (docs/architecture.md; ``t
 - above them, side by side: ``onenn.training`` (SGD engines, torch and numba), ``onenn.theory`` (the reduced
   dynamics and the experiments beyond the paper, numpy and scipy), ``onenn.analysis`` (evaluation, tables,
   statistics, figures) and ``onenn.plan`` (what the Snakefile imports: experiments, validation, resources);
-- on the roof: ``onenn.jobs``, one module per stage, the only code that reads and writes the workflow's files.
+- above them: ``onenn.jobs``, one module per stage, the only code that reads and writes the workflow's files;
+- on the roof: ``onenn.api``, onenn from Python without Snakemake (docs/api.md). Its functions are re-exported
+  here lazily (``onenn.train``, ``onenn.evaluate``, ...), so that ``import onenn`` itself imports nothing heavy.
 """
 
 __version__ = "0.4.0"  # the same in pyproject.toml, CITATION.cff and CHANGELOG.md (tests/test_version.py)
+
+#: the names of ``onenn.api`` that ``onenn`` re-exports, imported on first use
+API = ("train", "evaluate", "load", "family_weights", "reduced_loss", "population_flow", "default_settings")
+
+
+def __getattr__(name: str):
+    if name in API:
+        from onenn import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'onenn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *API])

@@ -6,6 +6,7 @@ sibling part of its own layer:
     0  the mathematics (onenn/*.py)   |  the foundation (onenn.base)
     1  onenn.training  |  onenn.theory  |  onenn.analysis  |  onenn.plan (what the Snakefile imports)
     2  onenn.jobs (one module per stage; the only code that reads and writes the workflow's files)
+    3  onenn.api (onenn from Python without Snakemake: it calls the jobs)
 
 The developer tools (``tools/``) and the tests sit outside: the package imports neither.
 
@@ -28,9 +29,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: part -> its layer (0 at the bottom)
-LAYERS = {"maths": 0, "base": 0, "training": 1, "theory": 1, "analysis": 1, "plan": 1, "jobs": 2}
-#: the sub-packages of onenn that are parts of their own; every other module of onenn is the mathematics
-PACKAGES = {"base", "training", "theory", "analysis", "plan", "jobs"}
+LAYERS = {"maths": 0, "base": 0, "training": 1, "theory": 1, "analysis": 1, "plan": 1, "jobs": 2, "api": 3}
+#: the sub-packages of onenn, and its modules, that are parts of their own; every other module of onenn is the
+#: mathematics
+PACKAGES = {"base", "training", "theory", "analysis", "plan", "jobs", "api"}
 
 
 def part_of(module: str) -> str | None:
@@ -107,6 +109,8 @@ def test_every_import_points_down():
         ("onenn/model.py:from onenn.plan.experiments import runs", "is above"),
         ("onenn/plan/x.py:from ..training import train", "siblings"),
         ("onenn/jobs/x.py:import tools.bench", "never imports the tools"),
+        ("onenn/jobs/x.py:from onenn.api import train", "is above"),
+        ("onenn/family.py:    from onenn import api", "is above"),
     ],
 )
 def test_the_layer_check_finds_a_planted_import(tmp_path, planted, why):
@@ -220,6 +224,14 @@ def test_the_circle_check_finds_a_planted_circle(tmp_path, planted):
     for file, code in planted.items():
         assert f"{file}:{code.count(chr(10)) + 1} imports " in found
     assert "apart.py" not in found and "below.py" not in found
+
+
+def test_importing_onenn_imports_nothing_heavy():
+    """``import onenn`` stays light: the API it re-exports (``onenn.api``) is imported on first use."""
+    code = "import sys, onenn\nprint(sorted({'numpy', 'torch', 'pandas', 'numba'} & set(sys.modules)))\n"
+    code += "onenn.train\nprint('onenn.api' in sys.modules, 'torch' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True False"], out.stderr
 
 
 def test_plan_and_base_do_not_import_torch_or_pandas():

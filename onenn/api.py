@@ -1,0 +1,327 @@
+"""onenn from Python, without Snakemake: train, evaluate, load a finished run, and the theory's objects in one call.
+
+The top floor of the package (docs/architecture.md): it calls the workflow's own jobs (``onenn.jobs``) and the
+layers below, and adds no second implementation. ``train`` checks its settings with the configuration's check
+(``onenn.plan.validate`` and ``workflow/schemas/config.schema.yaml``: the same messages as a bad ``config.yaml``),
+resolves them as the workflow does (``onenn.plan.experiments``) and runs the training job; ``evaluate`` makes the
+test sets and runs the evaluation job, so its table is, for the same settings and seed, the workflow's
+``metrics.parquet``. The jobs read and write files: here they do so in a temporary folder, and the results come
+back in memory. docs/api.md shows each call.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from onenn.base import paths
+from onenn.base.columns import TEST_SETS
+from onenn.base.io import load_arrays, load_json, save_arrays, save_json
+from onenn.plan import experiments as ex
+from onenn.plan.kinds import EVAL_KEYS
+from onenn.plan.validate import ConfigError, check_config, load_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "ConfigError",
+    "Loaded",
+    "Run",
+    "TrainResult",
+    "default_settings",
+    "evaluate",
+    "family_weights",
+    "load",
+    "population_flow",
+    "reduced_loss",
+    "train",
+]
+
+#: the configuration's schema, beside the package in the repository (the workflow reads the same file)
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+#: the test sets of a multiclass run, in the order the workflow's evaluate rule hands them to its job
+#: (``workflow/scripts/evaluate.py``): the order of the rows of its table
+TEST_SET_ORDER = ("uniform", "separated")
+#: the arrays of a run's weights file (``onenn.jobs.inputs.WEIGHTS_ARRAYS``)
+WEIGHTS = ("saved_steps", "W", "minibatch_loss")
+
+log = logging.getLogger("onenn.api")
+
+
+def schema() -> dict:
+    """The configuration's schema (``workflow/schemas/config.schema.yaml``)."""
+    if not SCHEMA_PATH.is_file():
+        raise FileNotFoundError(
+            f"{SCHEMA_PATH} is missing: onenn.api checks settings against the workflow's schema, so it needs the "
+            "repository (pip install -e . in a checkout)"
+        )
+    return load_schema(SCHEMA_PATH)
+
+
+def schema_defaults(section: str) -> dict[str, Any]:
+    """The ``default`` of every key of a section of the schema: ``settings`` (a training experiment's keys) or
+    ``test_sets``."""
+    root = schema()
+    node = root["$defs"]["settings"] if section == "settings" else root["properties"][section]
+    return {k: v["default"] for k, v in node["properties"].items()}
+
+
+def default_settings() -> dict[str, Any]:
+    """Every setting of a training run with its default: the keys of ``defaults`` in ``config.yaml``."""
+    return schema_defaults("settings")
+
+
+def checked_config(experiment: str, settings: dict[str, Any], test_set_seed: int | None = None) -> dict:
+    """A configuration of one training experiment ``experiment`` with ``settings`` as its own keys, checked by the
+    workflow's check (``ConfigError``, with the messages a bad ``config.yaml`` gives, the keys named
+    ``experiments.<experiment>.<key>``)."""
+    for key in (*ex.EXPERIMENT_KEYS, "seed"):
+        if key in settings:
+            raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
+    seed = schema_defaults("test_sets")["seed"] if test_set_seed is None else test_set_seed
+    config = {
+        "defaults": default_settings(),
+        "test_sets": {"seed": seed},
+        "plots": {},
+        "experiments": {experiment: {"kind": "train", "figure": "sweep", **settings}},
+    }
+    problems = check_config(config, schema())
+    if problems:
+        raise ConfigError(problems)
+    return config
+
+
+@dataclass(frozen=True)
+class Run:
+    """One seed's run: the weights ``W`` (S, D, D) at the saved steps ``saved_steps`` (S,), the minibatch loss at
+    every step (steps,), and the run record the training job writes (settings, identity, versions, code)."""
+
+    seed: int
+    saved_steps: np.ndarray
+    W: np.ndarray
+    minibatch_loss: np.ndarray
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What ``train`` returns: the resolved settings (every key of ``config.yaml``'s ``defaults``), the
+    experiment and variant the runs are named by, the test sets' base seed, and one ``Run`` per seed."""
+
+    settings: dict[str, Any]
+    experiment: str
+    variant: str
+    test_set_seed: int
+    runs: tuple[Run, ...] = field(default=())
+
+    @property
+    def seeds(self) -> list[int]:
+        return [run.seed for run in self.runs]
+
+    def run(self, seed: int = 0) -> Run:
+        """The run of ``seed``."""
+        for run in self.runs:
+            if run.seed == seed:
+                return run
+        raise KeyError(f"no run of seed {seed} (seeds: {', '.join(map(str, self.seeds))})")
+
+
+def identity(experiment: str, variant: str, seed: int) -> dict[str, str]:
+    """A run's identity as the workflow's rules hand it to the jobs (their wildcards: strings)."""
+    return {"experiment": experiment, "variant": variant, "seed": str(seed)}
+
+
+def train(
+    *,
+    seed: int | Iterable[int] | None = None,
+    experiment: str = "api",
+    variant: str = "default",
+    test_set_seed: int | None = None,
+    threads: int = 1,
+    **settings: Any,
+) -> TrainResult:
+    """Train SGD runs of one setting, as the workflow's ``train`` rule does.
+
+    ``settings`` are the keys of ``config.yaml``'s ``defaults`` (``d``, ``N``, ``K``, ``steps``, ``seeds``, ...;
+    ``default_settings()``), each missing one at its default, checked as the configuration is. It trains the seeds
+    ``0 .. seeds-1``, or only ``seed`` (one, or several) where given. ``experiment`` and ``variant`` name the
+    runs in their records and tables (as ``results/runs/<experiment>/<variant>``); ``test_set_seed`` is
+    ``test_sets.seed``, the base seed of the test sets ``evaluate`` draws."""
+    from onenn.jobs.train import train_job
+
+    config = checked_config(experiment, settings, test_set_seed)
+    resolved = ex.settings(config, experiment, "default")
+    if seed is None:
+        seeds = list(range(int(resolved["seeds"])))
+    else:
+        seeds = [seed] if isinstance(seed, int) else list(seed)
+        if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+            raise ValueError(f"seed must be a non-negative integer or a list of them; got {seed!r}")
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="onenn-train-") as tmp:
+        for s in seeds:
+            folder = Path(tmp) / f"seed{s}"
+            folder.mkdir()
+            train_job(
+                ex.train_settings(config, experiment, "default", s),
+                identity=identity(experiment, variant, s),
+                weights_path=str(folder / "weights.npz"),
+                run_path=str(folder / "run.json"),
+                threads=threads,
+                log=log,
+            )
+            arrays = load_arrays(folder / "weights.npz")
+            runs.append(Run(s, *(arrays[name] for name in WEIGHTS), record=load_json(folder / "run.json")))
+    return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))
+
+
+def evaluate(
+    result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SET_ORDER
+) -> pd.DataFrame:
+    """The metrics of every saved step of every run of ``result`` (or of several results: the variants of an
+    experiment) on the test sets ``test_set`` (``uniform``,
+    ``separated``, or both, the default, as the workflow), one tidy table: for one run, the table the workflow's
+    ``evaluate`` rule writes to its ``metrics.parquet``; for several, those tables concatenated as the ``table``
+    rule does (``results/tables/<experiment>.parquet``). The test sets are the workflow's: ``test_size``
+    prompts, the margin ``delta``, drawn from ``test_sets.seed``."""
+    from onenn.analysis.tables import concat_tables
+    from onenn.base.io import load_table
+    from onenn.jobs.datasets import test_set_job
+    from onenn.jobs.evaluate import evaluate_job
+
+    asked = [test_set] if isinstance(test_set, str) else list(test_set)
+    names = [name for name in TEST_SET_ORDER if name in asked]
+    if set(asked) - set(TEST_SETS) or not names:
+        raise ValueError(f"test_set must be one or more of {', '.join(TEST_SETS)}; got {test_set!r}")
+    if not isinstance(result, TrainResult):
+        return concat_tables(evaluate(one, test_set) for one in result)
+    s = result.settings
+    tables = []
+    with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp:
+        sets = {}
+        for name in names:
+            sets[name] = str(Path(tmp) / f"{name}.npz")
+            delta = float(s["delta"]) if name == "separated" else None
+            test_set_job(name, s["test_size"], s["d"], s["N"], s["K"], delta, result.test_set_seed, sets[name], log)
+        for run in result.runs:
+            folder = Path(tmp) / f"seed{run.seed}"
+            folder.mkdir()
+            save_arrays(folder / "weights.npz", **{name: getattr(run, name) for name in WEIGHTS})
+            save_json(folder / "run.json", run.record)
+            evaluate_job(
+                {k: s[k] for k in ("K", "loss", "c", *EVAL_KEYS)},
+                identity=identity(result.experiment, result.variant, run.seed),
+                weights_path=str(folder / "weights.npz"),
+                run_path=str(folder / "run.json"),
+                test_set_paths=sets,
+                output=str(folder / "metrics.parquet"),
+                log=log,
+            )
+            tables.append(load_table(folder / "metrics.parquet"))
+    return tables[0] if len(tables) == 1 else concat_tables(tables)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A finished run's files as data: the experiments' tables (``results/tables/<experiment>.parquet``), the
+    run records (``results/runs/*/*/seed*/run.json``, one row each), the headline table and the scorecard
+    (``None`` where the run did not make them)."""
+
+    tables: dict[str, pd.DataFrame]
+    runs: pd.DataFrame
+    summary: pd.DataFrame | None
+    scorecard: pd.DataFrame | None
+
+
+def under(results_dir: Path, pattern: str) -> str:
+    """A path pattern of ``onenn.base.paths`` (``results/...``) under ``results_dir``."""
+    return str(results_dir / pattern.removeprefix("results/"))
+
+
+def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | None = None) -> Loaded:
+    """The tables, run records, headline table and scorecard of a finished run in ``results_dir``, read and
+    checked as the workflow's jobs read them; ``experiment`` (a name or several): only those experiments' tables
+    and records (each must have its table), else every table there is."""
+    import pandas as pd
+
+    from onenn.jobs.inputs import load_checked_table
+
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is no folder: load needs the results/ folder of a finished run")
+    fixed = {Path(under(root, p)).stem for p in (paths.SUMMARY_TABLE, paths.CLAIMS_TABLE)}
+    if experiment is None:
+        found = sorted(p.stem for p in Path(under(root, paths.TABLE.format(experiment="x"))).parent.glob("*.parquet"))
+        names = [name for name in found if name not in fixed]
+    else:
+        names = [experiment] if isinstance(experiment, str) else list(experiment)
+    tables = {name: load_checked_table(under(root, paths.TABLE.format(experiment=name))) for name in names}
+    records = []
+    for name in names if experiment is not None else ["*"]:
+        pattern = paths.RUN_RECORD.format(experiment=name, variant="*", seed="*")
+        records += [load_json(p) for p in sorted(root.glob(pattern.removeprefix("results/")))]
+
+    def optional(pattern: str) -> pd.DataFrame | None:
+        path = Path(under(root, pattern))
+        return load_checked_table(path) if path.exists() else None
+
+    return Loaded(tables, pd.DataFrame(records), optional(paths.SUMMARY_TABLE), optional(paths.CLAIMS_TABLE))
+
+
+# --- the theory's objects, one call each --------------------------------------------------------------------
+
+
+def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:
+    """The weights ``diag{xi1 I_d, 0_K, -xi2}`` of the two-parameter family (``onenn.family``), (D, D),
+    ``D = d + K + 1``."""
+    from onenn.family import family_matrix
+
+    return family_matrix(xi1, xi2, d, K)
+
+
+def reduced_loss(
+    xi1: float, xi2: float, *, d: int = 8, N: int = 32, K: int | None = None, prompts: int = 16384, seed: int = 0
+) -> float:
+    """The reduced loss ``L_bin(xi1, xi2)`` (``L_MC`` with ``K``) on ``prompts`` sampled prompts, the sample of
+    the landscape experiment of the same ``d, N, prompts, seed`` (``onenn.theory.reduced.loss``)."""
+    from onenn.stream import numpy_generator
+    from onenn.theory.reduced.loss import reduced_loss as loss
+    from onenn.theory.reduced.sampling import sample_inner_products
+
+    t = sample_inner_products(prompts, N, d, numpy_generator(seed, "landscape"))
+    return loss(xi1, xi2, t, K)
+
+
+def population_flow(
+    sigma: float | str = 3.0,
+    *,
+    d: int = 8,
+    N: int = 32,
+    time_end: float = 1e20,
+    times: Iterable[float] | None = None,
+    t1_nodes: int = 128,
+    gap_nodes: int = 64,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The audit's gradient flow of the population loss from ``(0, sigma)`` to ``time_end`` (``sigma`` a number,
+    ``theorem1`` or ``lemma12``), one row per recorded time (``times``; else 60 log-spaced from 1 to
+    ``time_end``): ``time, xi1, xi2, loss, boundary, stuck_mass, mass`` (``onenn.theory.reduced.population``,
+    at the audit's finest quadrature, ``t1_nodes x gap_nodes``)."""
+    import pandas as pd
+
+    from onenn.theory.audit import _log_spaced
+    from onenn.theory.reduced.population import population_flow as flow
+    from onenn.theory.reduced.population import quadrature
+    from onenn.theory.reduced.thresholds import resolve_sigma
+
+    start = resolve_sigma(sigma, N, d)
+    record = _log_spaced(1.0, time_end, 60) if times is None else np.asarray(list(times), dtype=np.float64)
+    trajectory = flow(0.0, start, time_end, quadrature(N, d, t1_nodes, gap_nodes, seed), record)
+    return pd.DataFrame(trajectory._asdict())
