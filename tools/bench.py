@@ -35,7 +35,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import torch
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> str:
         "# Training engine benchmark (`python -m tools.bench`)",
         "",
         (
-            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {machine()}; device {args.device}, {args.dtype}, "
             f"1 thread; {clock_name}, median of {args.reps} interleaved repetitions of {args.steps} engine and "
             f"floor steps and {args.baseline_steps} baseline steps; load average {load:.2f} at the start."
         ),

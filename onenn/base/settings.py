@@ -4,11 +4,7 @@ from a config mapping, which may hold only the dataclass's own keys."""
 from __future__ import annotations
 
 from dataclasses import asdict, fields
-from typing import TYPE_CHECKING, ClassVar
-
-if TYPE_CHECKING:
-    from typing import Self  # Python 3.11; the package supports 3.10
-
+from typing import ClassVar, Self
 
 #: the devices a training run may name: ``auto`` (CUDA where torch sees a GPU, else the CPU), ``cpu``, ``cuda``
 DEVICES = ("auto", "cpu", "cuda")

@@ -5,17 +5,12 @@ the changelog's versions run newest first."""
 import datetime
 import itertools
 import re
+import tomllib
 from pathlib import Path
 
-import pytest
 import yaml
 
 import onenn
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    tomllib = pytest.importorskip("tomli")
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADING = re.compile(r"^## \[(\d+)\.(\d+)\.(\d+)\] - (\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
