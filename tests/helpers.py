@@ -85,17 +85,22 @@ def scaling_table() -> pd.DataFrame:
 # --- provenance ---------------------------------------------------------------------------------------------
 
 #: the software a result records, in the order of its sentence
-SOFTWARE = ("python", "torch", "numba", "numpy", "snakemake")
+SOFTWARE = ("python", "torch", "numba", "numpy", "snakemake", "scipy", "pandas", "pyarrow", "seaborn", "triton")
 
 
 def installed_versions() -> dict[str, str]:
     """The versions of this interpreter and of the packages a result records, as the modules themselves report
     them (``sys.version_info``, ``__version__``): not through ``importlib.metadata``, which the code reads."""
-    import numba
-    import snakemake
+    import importlib
 
     python = ".".join(str(part) for part in sys.version_info[:3])
-    return {"python": python} | {m.__name__: str(m.__version__) for m in (torch, numba, np, snakemake)}
+    found = {"python": python}
+    for name in SOFTWARE[1:]:
+        try:
+            found[name] = str(importlib.import_module(name).__version__)
+        except ModuleNotFoundError:
+            found[name] = "not installed"  # triton, off Linux x86_64
+    return found
 
 
 def recorded(record: dict) -> dict:

@@ -9,7 +9,8 @@ paper (docs/method.md §7): the binary experiment's final metrics (mean ± sd ov
 (``onenn.analysis.tables.audit_summary``, ``xi1/xi2`` next to 7/15 in ``reference``) and its reduced loss at
 log-spaced times (``quantity`` ``reduced_loss@t=1e+03`` ...); the landscape's minimum; full-matrix GD's distance
 to the family (over the blocks that can move) and to the reduced trajectory. Every row also records the software that made it (``onenn.base.provenance``: the versions of
-python, torch, numba, numpy and snakemake), which the Markdown states at its end.
+python and of ``provenance.PACKAGES``, and the GPUs its experiment's runs were trained on), which the Markdown
+states at its end.
 """
 
 from __future__ import annotations
@@ -244,7 +245,7 @@ def summarise(
 ) -> pd.DataFrame:
     """The headline table of every experiment, in the order of ``tables``; ``summarisers`` gives each experiment's
     function, its kind's (``onenn.plan.kinds``: ``train_summary``, ``scaling_summary``, ...)."""
-    parts = []
+    parts, used = [], {}
     for name, table in tables.items():
         if name not in summarisers:
             raise ValueError(f"no summariser given for experiment {name!r}")
@@ -252,11 +253,21 @@ def summarise(
         if found != {name}:
             raise ValueError(f"the table given for experiment {name!r} holds experiments {sorted(found)}")
         parts.append(summarisers[name](table))
+        used[name] = {key: gpus(table, key) for key in provenance.ACCELERATOR_KEYS}
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
-    # python, torch, numba, numpy, snakemake: the software that made this table
+    # python and the packages (provenance.KEYS): the software that made this table; gpu, cuda: those its
+    # experiment's runs were trained on
     out = out.assign(**provenance.versions())
+    for key in provenance.ACCELERATOR_KEYS:
+        out[key] = out["experiment"].map(lambda name, key=key: used[name][key])
     return normalise_types(out)
+
+
+def gpus(table: pd.DataFrame, key: str) -> str:
+    """The distinct values of an experiment table's column ``gpu`` (or ``cuda``) other than ``NO_GPU``, joined by
+    ``; ``: the GPUs its runs were trained on; ``NO_GPU`` where none was (or the table predates the column)."""
+    return provenance.gpus_used(table[key]) if key in table.columns else provenance.NO_GPU
 
 
 # -------------------------------------------------------------------------------------------------------
@@ -477,6 +488,10 @@ def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFra
         lines += renderers[kind](rows)
     if set(provenance.KEYS) <= set(summary.columns) and len(summary):
         keys = [*provenance.KEYS, *(k for k in provenance.CODE_KEYS if k in summary.columns)]
-        made_with = provenance.describe(summary.iloc[0][keys].to_dict())
+        found = summary.iloc[0][keys].to_dict()
+        for key in provenance.ACCELERATOR_KEYS:
+            if key in summary.columns:
+                found[key] = provenance.gpus_used(summary[key])
+        made_with = provenance.describe(found)
         lines += ["## Software", "", f"This table was made with {made_with}.", ""]
     return "\n".join(lines)

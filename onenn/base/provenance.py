@@ -4,7 +4,8 @@ from, or onenn's version outside a checkout). Every run record (``run.json``), a
 and the headline table carry them. And, for the benchmarks' headers, which machine: ``processors``.
 
 No torch import: ``importlib.metadata`` reads the installed distributions' metadata, so jobs that do not use
-torch stay free of it.
+torch stay free of it. ``accelerator`` asks torch which GPU a process used only where the process has already
+imported torch, and records it only where the process initialised CUDA.
 """
 
 from __future__ import annotations
@@ -14,17 +15,24 @@ import hashlib
 import os
 import platform
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from onenn.base.fingerprint import SOURCE_ROOT, fingerprint
 
-#: the packages whose versions a result records, besides Python
-PACKAGES = ("torch", "numba", "numpy", "snakemake")
+#: the packages whose versions a result records, besides Python: every one that shapes a number (torch, numba and
+#: triton train; numpy, scipy (the audit's ODE solver) and pandas compute; pyarrow stores; seaborn draws) and
+#: snakemake, which runs the jobs
+PACKAGES = ("torch", "numba", "numpy", "snakemake", "scipy", "pandas", "pyarrow", "seaborn", "triton")
 #: the keys of ``versions()``, in order: python, then ``PACKAGES``
 KEYS = ("python", *PACKAGES)
 #: the value for a package that is not installed
 MISSING = "not installed"
+#: the keys of ``accelerator()``: the GPU a training run used (its model) and the CUDA version of torch's build
+ACCELERATOR_KEYS = ("gpu", "cuda")
+#: their value where the process used no GPU
+NO_GPU = "none"
 
 
 def package_version(name: str) -> str:
@@ -36,15 +44,36 @@ def package_version(name: str) -> str:
 
 
 def versions() -> dict[str, str]:
-    """``{"python": "3.11.7", "torch": ..., "numba": ..., "numpy": ..., "snakemake": ...}`` of this interpreter."""
+    """``{"python": "3.11.7", "torch": ..., "numba": ..., ..., "triton": ...}`` of this interpreter (``KEYS``)."""
     return {"python": platform.python_version(), **{name: package_version(name) for name in PACKAGES}}
 
 
+def accelerator() -> dict[str, str]:
+    """``{"gpu": "NVIDIA H200", "cuda": "12.8"}``: the model of the GPU this process computed on and the CUDA
+    version torch was built for, where the process has imported torch and initialised CUDA; else both ``NO_GPU``.
+    Never imports torch itself."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return {"gpu": torch.cuda.get_device_name(), "cuda": str(torch.version.cuda)}
+    except (AttributeError, RuntimeError):
+        pass
+    return dict.fromkeys(ACCELERATOR_KEYS, NO_GPU)
+
+
+def gpus_used(values: Iterable[object]) -> str:
+    """The distinct values of ``gpu`` (or ``cuda``) records other than ``NO_GPU``, sorted and joined by ``; ``;
+    ``NO_GPU`` where there is none: the GPUs a set of runs was trained on."""
+    return "; ".join(sorted({str(v) for v in values} - {NO_GPU})) or NO_GPU
+
+
 def describe(found: dict[str, str]) -> str:
-    """``python 3.11.7, torch 2.13.0+cpu, numba 0.68.1, numpy 2.4.6, snakemake 9.27.1`` (the keys of ``KEYS``
-    present), then onenn's code where ``found`` has it (``CODE_KEYS``): ``, onenn code 0123456789ab from git
+    """``python 3.11.7, torch 2.13.0+cpu, numba 0.68.1, numpy 2.4.6, snakemake 9.27.1, scipy ...`` (the keys of
+    ``KEYS`` present), then the GPU where ``found`` names one (``, on NVIDIA H200 with CUDA 12.8``), then onenn's code where ``found`` has it (``CODE_KEYS``): ``, onenn code 0123456789ab from git
     0123456789ab (modified)``."""
     text = ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
+    if found.get("gpu", NO_GPU) != NO_GPU:
+        text += f", on {found['gpu']} with CUDA {found.get('cuda')}"
     if "code" in found:
         text += f", onenn code {found['code']}" + (f" from {found['code_from']}" if "code_from" in found else "")
     return text

@@ -50,7 +50,9 @@ def readme_job(
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
     if not len(summary):
         raise ValueError(f"{summary_table} has no rows: the headline table of a finished run has one per quantity")
-    top = header(configs, {key: str(summary[key].iloc[0]) for key in provenance.KEYS})
+    software = {key: str(summary[key].iloc[0]) for key in provenance.KEYS}
+    software |= {k: provenance.gpus_used(summary[k]) for k in provenance.ACCELERATOR_KEYS if k in summary.columns}
+    top = header(configs, software)
     card = load_checked_table(claims_table, {name: ANY for name in COLUMNS})
     read = {name: load_checked_table(path) for name, path in tables.items()}
     pages = {claims_path: claims_markdown(card, read), audit_path: audit_page(summary)}

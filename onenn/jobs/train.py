@@ -8,7 +8,7 @@ import time
 
 from onenn.base.io import save_arrays, save_json
 from onenn.base.progress import EVERY, StepProgress
-from onenn.base.provenance import code_provenance, versions
+from onenn.base.provenance import accelerator, code_provenance, versions
 from onenn.jobs.inputs import WEIGHTS_ARRAYS, load_prompt_set
 
 
@@ -64,6 +64,7 @@ def train_job(
         **s.to_dict(),
         "device_used": result["device"],
         **versions(),
+        **accelerator(),
         **code_provenance("onenn.jobs.train:train_job"),
         "diverged": result["diverged_step"] >= 0,
         "diverged_step": result["diverged_step"],

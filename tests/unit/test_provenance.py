@@ -1,5 +1,6 @@
 """Provenance: every run record, every experiment table and the headline table (and with it the report) carry the
-versions of python, torch, numba, numpy and snakemake that made them, as importlib.metadata reports them.
+versions of python and of every package that shapes a number (torch, numba, numpy, snakemake, scipy, pandas, pyarrow,
+seaborn, triton) that made them, as importlib.metadata reports them; a training run records the GPU it ran on.
 
 The tests install fake distributions of those packages (a ``.dist-info`` folder on ``sys.path``, ahead of the real
 ones) with versions made up here: a record carries exactly those, so it was read from the installed metadata when
@@ -36,7 +37,17 @@ from tests.helpers import made_with, recorded, scaling_table, train_table
 
 LOG = logging.getLogger("test")
 #: the made-up versions of the fake distributions
-FAKE = {"torch": "97.1.2+fake", "numba": "98.3.4", "numpy": "99.5.6rc1", "snakemake": "96.7.8.post9"}
+FAKE = {
+    "torch": "97.1.2+fake",
+    "numba": "98.3.4",
+    "numpy": "99.5.6rc1",
+    "snakemake": "96.7.8.post9",
+    "scipy": "95.0",
+    "pandas": "94.1",
+    "pyarrow": "93.2",
+    "seaborn": "92.3",
+    "triton": "91.4",
+}
 #: this interpreter's version, from sys.version_info (the code reads platform.python_version)
 PYTHON = ".".join(str(part) for part in sys.version_info[:3])
 
@@ -61,7 +72,8 @@ def expected(tmp_path, monkeypatch) -> dict[str, str]:
 
 def test_versions_are_those_of_the_installed_distributions(expected):
     assert provenance.versions() == expected
-    assert tuple(provenance.versions()) == ("python", "torch", "numba", "numpy", "snakemake")
+    assert tuple(provenance.versions()) == provenance.KEYS
+    assert {"scipy", "pandas", "pyarrow", "seaborn", "triton"} <= set(provenance.KEYS)
 
 
 def test_a_package_that_is_not_installed_is_recorded_as_such(tmp_path, monkeypatch):
@@ -78,6 +90,25 @@ def test_reading_the_versions_does_not_import_torch():
     assert done.stdout.strip() == "False"
 
 
+def test_the_gpu_is_recorded_only_where_the_process_used_one(monkeypatch):
+    import torch
+
+    assert provenance.accelerator() == {"gpu": "none", "cuda": "none"}  # CUDA not initialised here
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA Made-Up 9000")
+    monkeypatch.setattr(torch.version, "cuda", "99.9")
+    assert provenance.accelerator() == {"gpu": "NVIDIA Made-Up 9000", "cuda": "99.9"}
+    found = {"python": "3.11.7", "gpu": "NVIDIA Made-Up 9000", "cuda": "99.9"}
+    assert provenance.describe(found) == "python 3.11.7, on NVIDIA Made-Up 9000 with CUDA 99.9"
+    assert provenance.gpus_used(["none", "B", "A", "B"]) == "A; B" and provenance.gpus_used(["none"]) == "none"
+
+
+def test_the_gpu_is_asked_only_of_a_torch_already_imported():
+    code = "import sys, onenn.base.provenance as p; print(p.accelerator(), 'torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "{'gpu': 'none', 'cuda': 'none'} False"
+
+
 def test_training_run_record_carries_the_versions(tmp_path, expected):
     identity = {"experiment": "e", "variant": "default", "seed": "0"}
     train_job(
@@ -88,7 +119,9 @@ def test_training_run_record_carries_the_versions(tmp_path, expected):
         threads=1,
         log=LOG,
     )
-    assert recorded(load_json(tmp_path / "run.json")) == expected
+    record = load_json(tmp_path / "run.json")
+    assert recorded(record) == expected
+    assert (record["gpu"], record["cuda"]) == ("none", "none")  # trained on the CPU
 
 
 def test_binary_run_record_carries_the_versions(tmp_path, expected):
@@ -114,7 +147,7 @@ def test_headline_table_and_its_page_carry_the_versions(expected):
     sentence = made_with(expected)
     assert sentence == (
         f"This table was made with python {PYTHON}, torch 97.1.2+fake, numba 98.3.4, numpy 99.5.6rc1, "
-        "snakemake 96.7.8.post9."
+        "snakemake 96.7.8.post9, scipy 95.0, pandas 94.1, pyarrow 93.2, seaborn 92.3, triton 91.4."
     )
     assert markdown.endswith(f"## Software\n\n{sentence}\n")
     assert f"<p>{sentence}</p>" in markdown_to_html(markdown, title="Headline table")
@@ -185,3 +218,12 @@ def test_run_records_and_the_headline_table_carry_the_code_of_their_job(tmp_path
     code = fingerprint("onenn.jobs.summary:summary_job")
     assert set(pd.read_parquet(summary_path)["code"]) == {code}
     assert f"onenn code {code} from {provenance.source()}." in (tmp_path / "summary.md").read_text()
+
+
+def test_the_headline_names_the_gpus_its_runs_were_trained_on():
+    table = train_table().assign(gpu="NVIDIA Made-Up 9000", cuda="99.9")
+    summary = summarise({"e": table, "s": scaling_table()}, {"e": train_summary, "s": scaling_summary})
+    assert set(summary.query("experiment == 'e'")["gpu"]) == {"NVIDIA Made-Up 9000"}
+    assert set(summary.query("experiment == 's'")["gpu"]) == {"none"}  # no gpu column: not trained on one
+    markdown = to_markdown(summary, {"train": train_markdown, "scaling": scaling_markdown})
+    assert ", on NVIDIA Made-Up 9000 with CUDA 99.9." in markdown

@@ -17,7 +17,20 @@ from onenn.jobs.readme import readme_figure_job, readme_job
 
 LOG = logging.getLogger("test_readme")
 CONFIGS = "mine.yaml (sha256 0123456789ab)"
-SOFTWARE = {"python": "3.0.1", "torch": "9.8.7", "numba": "0.1", "numpy": "5.4", "snakemake": "99.0"}
+SOFTWARE = {
+    "python": "3.0.1",
+    "torch": "9.8.7",
+    "numba": "0.1",
+    "numpy": "5.4",
+    "snakemake": "99.0",
+    "scipy": "8.1",
+    "pandas": "7.2",
+    "pyarrow": "6.3",
+    "seaborn": "5.5",
+    "triton": "not installed",
+    "gpu": "none",
+    "cuda": "none",
+}
 
 
 def claim(name: str, verdict: str, ours: float | None, z: float | None) -> dict:
@@ -100,7 +113,7 @@ def write(tmp_path, out: str, **given) -> tuple[str, str]:
 
 HEADER = (
     "> From the run of mine.yaml (sha256 0123456789ab), made with python 3.0.1, torch 9.8.7, numba 0.1, numpy 5.4, "
-    "snakemake 99.0. Written by `snakemake --cores all readme` (workflow/rules/readme.smk): rerun it rather than "
+    "snakemake 99.0, scipy 8.1, pandas 7.2, pyarrow 6.3, seaborn 5.5, triton not installed. Written by `snakemake --cores all readme` (workflow/rules/readme.smk): rerun it rather than "
     "edit this file.\n\n"
 )
 

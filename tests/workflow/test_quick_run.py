@@ -33,6 +33,8 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
         "label_norm",
         "device",
         "device_used",
+        "gpu",
+        "cuda",
         "diverged",
         "diverged_step",
     ):
