@@ -79,10 +79,37 @@ def test_the_lock_pins_every_package_with_hashes_torch_left_out():
     assert wanted - {"torch"} <= set(entries), sorted(wanted - set(entries))
 
 
+def pinned(name: str) -> tuple[str, list[str]]:
+    """The one requirement of workflow/envs/<name>.txt: its ``name==version`` and the sha256 of its hashes."""
+    text = (ROOT / f"workflow/envs/{name}.txt").read_text()
+    lines = [line for line in text.replace("\\\n", " ").splitlines() if line and not line.startswith("#")]
+    assert len(lines) == 1, lines
+    pin = re.fullmatch(rf"({name}==[0-9.]+)((?:\s+--hash=sha256:[0-9a-f]{{64}})+)", lines[0].strip())
+    assert pin, f"workflow/envs/{name}.txt: {lines[0]!r} is not `{name}==X.Y.Z` with sha256 hashes"
+    return pin[1], re.findall(r"[0-9a-f]{64}", pin[2])
+
+
 def test_the_lock_is_made_for_the_torch_that_is_installed_and_ci_tests():
-    torch = [line for line in (ROOT / "workflow/envs/torch.txt").read_text().splitlines() if line.startswith("torch")]
-    assert len(torch) == 1 and re.fullmatch(r"torch==[0-9.]+", torch[0])
-    assert torch[0] in (ROOT / ".ci/run").read_text()  # the newest-versions step holds torch at the same version
+    torch, hashes = pinned("torch")
+    assert len(hashes) == len(set(hashes)) >= 2  # the CPU build and PyPI's wheels
+    assert torch in (ROOT / ".ci/run").read_text()  # the newest-versions step holds torch at the same version
+
+
+def test_torch_and_triton_are_hash_checked_like_the_lock():
+    install = (ROOT / "workflow/install.sh").read_text()
+    # install_torch: the wheel that pip chooses, then installed from it against torch.txt's hashes
+    assert "pip install --quiet --require-hashes --no-deps --no-index --find-links" in install
+    assert len(re.findall(r"^\s+install_torch\b", install, re.MULTILINE)) == 2  # the CPU index, the default one
+    assert "--require-hashes -r workflow/envs/triton.txt" in install
+
+
+def test_install_knows_the_gpu_driver_files_of_run_setup():
+    """workflow/install.sh picks the CPU build of torch where none of these files is; it cannot import onenn
+    (not installed yet), so it repeats onenn/training/run_setup.py's list."""
+    from onenn.training.run_setup import GPU_DRIVER_FILES
+
+    found = re.search(r"^GPU_DRIVER_FILES=\((.*)\)$", (ROOT / "workflow/install.sh").read_text(), re.MULTILINE)
+    assert found and tuple(found[1].split()) == GPU_DRIVER_FILES
 
 
 def test_the_regenerate_command_is_in_the_lock_header_and_the_install_docs():
@@ -96,12 +123,11 @@ def test_the_regenerate_command_is_in_the_lock_header_and_the_install_docs():
 def test_triton_is_pinned_and_installed_like_torch():
     """The lock leaves triton out with torch's CUDA packages; workflow/envs/triton.txt pins the version torch's
     CUDA build requires, and workflow/install.sh (so both README commands and CI) installs it on Linux x86_64."""
-    pins = [line for line in (ROOT / "workflow/envs/triton.txt").read_text().splitlines() if line.startswith("triton")]
-    assert len(pins) == 1 and re.fullmatch(r"triton==[0-9.]+", pins[0])
+    pin, _ = pinned("triton")
     install = (ROOT / "workflow/install.sh").read_text()
     assert "Linux-x86_64" in install and "-r workflow/envs/triton.txt" in install
-    assert "-r workflow/envs/triton.txt" in (ROOT / ".ci/run").read_text()  # the newest-versions step too
+    assert "workflow/envs/triton.txt" in (ROOT / ".ci/run").read_text()  # the newest-versions step too
     try:
-        assert pins[0] == f"triton=={version('triton')}"
+        assert pin == f"triton=={version('triton')}"
     except PackageNotFoundError:
         pass  # not installed here (not Linux x86_64): the fused kernel's tests skip
