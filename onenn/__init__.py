@@ -13,7 +13,7 @@ The package is layered, and its imports point one way (docs/architecture.md; ``t
   here lazily (``onenn.train``, ``onenn.evaluate``, ...), so that ``import onenn`` itself imports nothing heavy.
 """
 
-__version__ = "0.4.0"  # the same in pyproject.toml, CITATION.cff and CHANGELOG.md (tests/test_version.py)
+__version__ = "0.4.0"  # the same in pyproject.toml, CITATION.cff and CHANGELOG.md (tests/repo/test_version.py)
 
 #: the names of ``onenn.api`` that ``onenn`` re-exports, imported on first use
 API = ("train", "evaluate", "load", "family_weights", "reduced_loss", "population_flow", "default_settings")

@@ -59,8 +59,8 @@ README_RESOLUTION = "results/readme/{experiment}_resolution.md"
 README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
 
 #: the rules that make the files of each pattern. A run's files are made by the multiclass rule, or in a binary
-#: experiment by the binary one (the second): the path alone cannot tell them apart. tests/test_paths.py holds this to the
-#: outputs of workflow/rules/*.smk.
+#: experiment by the binary one (the second): the path alone cannot tell them apart.
+#: tests/unit/test_damaged_files.py holds this to the outputs of workflow/rules/*.smk.
 MADE_BY: dict[str, tuple[str, ...]] = {
     UNIFORM_SET: ("test_set_uniform",),
     SEPARATED_SET: ("test_set_separated",),
