@@ -13,6 +13,8 @@ The package is layered, and its imports point one way (docs/architecture.md; ``t
   here lazily (``onenn.train``, ``onenn.evaluate``, ...), so that ``import onenn`` itself imports nothing heavy.
 """
 
+import importlib
+
 __version__ = "0.4.0"  # the same in pyproject.toml, CITATION.cff and CHANGELOG.md (tests/repo/test_version.py)
 
 #: the names of ``onenn.api`` that ``onenn`` re-exports, imported on first use
@@ -21,9 +23,10 @@ API = ("train", "evaluate", "load", "family_weights", "reduced_loss", "populatio
 
 def __getattr__(name: str):
     if name in API:
-        from onenn import api
-
-        return getattr(api, name)
+        # by name, not by an import statement: every job imports this package, and a job's code fingerprint
+        # (onenn.base.fingerprint) follows import statements, so one here would make every job depend on the API
+        # and all it imports, which no job runs
+        return getattr(importlib.import_module("onenn.api"), name)
     raise AttributeError(f"module 'onenn' has no attribute {name!r}")
 
 

@@ -168,3 +168,22 @@ def test_every_rule_that_runs_a_script_depends_on_its_code():
             if "script:" in body and "get_code" not in body:
                 missing.append(f"{path.name}: rule {name}")
     assert not missing, missing
+
+
+def rule_entries() -> list[str]:
+    """The job functions the rules name for their code (``get_code("module:function")`` in workflow/rules)."""
+    text = "".join(p.read_text() for p in sorted((ROOT / "workflow/rules").glob("*.smk")))
+    return sorted(set(re.findall(r'get_code(?:_by_kind)?\("([\w.]+:\w+)"', text)))
+
+
+def test_no_job_depends_on_the_python_api():
+    """The package re-exports the API lazily; every job imports the package, so an import statement there would
+    make every job's code the whole API's (a change of the API would rerun every job)."""
+    entries = rule_entries()
+    assert "onenn.jobs.datasets:test_set_job" in entries and "onenn.jobs.train:train_job" in entries
+    for entry in entries:
+        assert "onenn.api" not in fp.closure(entry), entry
+    assert fp.closure("onenn.jobs.datasets:test_set_job") == sorted(
+        ["onenn", "onenn.base", "onenn.base.columns", "onenn.base.io", "onenn.base.paths", "onenn.jobs"]
+        + ["onenn.jobs.datasets", "onenn.prompts", "onenn.stream"]
+    )
