@@ -323,7 +323,11 @@ def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, t
     monkeypatch.setattr(fused_check, "RESULTS", {})
     monkeypatch.setattr(fused_check, "STEPS", 16)
     monkeypatch.setattr(fused_check, "CHECKED", ("cuda", "cpu"))
-    monkeypatch.setattr(training, "train", lambda s, engine="auto": train(replace(s, device=DEVICE.type), "fused"))
+    monkeypatch.setattr(
+        training,
+        "train",
+        lambda s, engine="auto", progress=None: train(replace(s, device=DEVICE.type), "fused", progress=progress),
+    )
     record = job("fused")
     assert record["fused_check"] == fused_check.RESULTS[str(DEVICE)] and record["fused_check"]["passed"]
     assert columns("fused") == columns("cpu") and "fused_check" not in columns("cpu")
