@@ -197,7 +197,9 @@ def source(path):
 
 def get_claims_known():
     """What claims may name: this run's experiments and variants, and the repository's (a preset may trim them)."""
-    return claims_file.catalogue(*claims_file.reference_configs(config, source("config.yaml")))
+    return claims_file.catalogue(
+        *claims_file.reference_configs(config, source("config.yaml"))
+    )
 
 
 def get_claims_experiments(wildcards):
