@@ -23,6 +23,7 @@ import numpy as np
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
+from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import EVAL_KEYS
 from onenn.plan.validate import ConfigError, check_config, load_schema
@@ -46,11 +47,6 @@ __all__ = [
 
 #: the configuration's schema, beside the package in the repository (the workflow reads the same file)
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
-#: the test sets of a multiclass run, in the order the workflow's evaluate rule hands them to its job
-#: (``workflow/scripts/evaluate.py``): the order of the rows of its table
-TEST_SET_ORDER = ("uniform", "separated")
-#: the arrays of a run's weights file (``onenn.jobs.inputs.WEIGHTS_ARRAYS``)
-WEIGHTS = ("saved_steps", "W", "minibatch_loss")
 
 log = logging.getLogger("onenn.api")
 
@@ -178,13 +174,11 @@ def train(
                 log=log,
             )
             arrays = load_arrays(folder / "weights.npz")
-            runs.append(Run(s, *(arrays[name] for name in WEIGHTS), record=load_json(folder / "run.json")))
+            runs.append(Run(s, *(arrays[name] for name in WEIGHTS_ARRAYS), record=load_json(folder / "run.json")))
     return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))
 
 
-def evaluate(
-    result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SET_ORDER
-) -> pd.DataFrame:
+def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
     """The metrics of every saved step of every run of ``result`` (or of several results: the variants of an
     experiment) on the test sets ``test_set`` (``uniform``,
     ``separated``, or both, the default, as the workflow), one tidy table: for one run, the table the workflow's
@@ -197,7 +191,7 @@ def evaluate(
     from onenn.jobs.evaluate import evaluate_job
 
     asked = [test_set] if isinstance(test_set, str) else list(test_set)
-    names = [name for name in TEST_SET_ORDER if name in asked]
+    names = [name for name in TEST_SETS if name in asked]  # the order the workflow hands them to its job
     if set(asked) - set(TEST_SETS) or not names:
         raise ValueError(f"test_set must be one or more of {', '.join(TEST_SETS)}; got {test_set!r}")
     if not isinstance(result, TrainResult):
@@ -213,7 +207,7 @@ def evaluate(
         for run in result.runs:
             folder = Path(tmp) / f"seed{run.seed}"
             folder.mkdir()
-            save_arrays(folder / "weights.npz", **{name: getattr(run, name) for name in WEIGHTS})
+            save_arrays(folder / "weights.npz", **{name: getattr(run, name) for name in WEIGHTS_ARRAYS})
             save_json(folder / "run.json", run.record)
             evaluate_job(
                 {k: s[k] for k in ("K", "loss", "c", *EVAL_KEYS)},

@@ -18,13 +18,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from onenn.base.io import write_with
 from onenn.base.provenance import processors
+from tools.repeat_tests import outcomes
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOMS = ("tests/unit", "tests/tools", "tests/repo", "tests/workflow")
@@ -42,15 +43,8 @@ class RoomTime:
 
 def counts(junit_xml: Path) -> tuple[int, int, int]:
     """(passed, failed, skipped) test cases of a JUnit XML report (errors count as failed)."""
-    passed = failed = skipped = 0
-    for case in ET.parse(junit_xml).getroot().iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            failed += 1
-        elif case.find("skipped") is not None:
-            skipped += 1
-        else:
-            passed += 1
-    return passed, failed, skipped
+    found = Counter(outcome for _, outcome in outcomes(junit_xml))
+    return found["passed"], found["failed"], found["skipped"]
 
 
 def children_cpu() -> float:
