@@ -181,9 +181,16 @@ def chance_clause(t: Tally) -> str:
     observed = "none does" if not t.differs else "1 does" if t.differs == 1 else f"{t.differs} do"
     p = f" (the probability of {t.differs} or more by chance alone: {t.p})" if t.differs and t.p else ""
     return (
-        f"; {t.tests} of them are tests at the {t.level}% level, of which chance alone would make "
+        f"; the page counts {t.tests} of them as tests at the {t.level}% level, of which chance alone would make "
         f"{t.expected:.2f} read *differs*: {observed}{p}"
     )
+
+
+#: what the page's chance counts are not (they take in every row of a level check)
+CHANCE_CAVEAT = (
+    " Those counts of tests take in rows that chance cannot make read *differs* (slope and one-sided checks, rows "
+    "with no spread), so the chance figures are not the chance rates they appear to be."
+)
 
 
 def block(root: Path = ROOT) -> str:
@@ -198,7 +205,8 @@ def block(root: Path = ROOT) -> str:
         f"{f'the same machine ([{quick.path}]({quick.path}), {quick.date})' if same else machine(quick)}. "
         f"The scorecard of the run of {run} ([{CLAIMS}]({CLAIMS})): of the paper's {papers.rows} "
         f"claims, {counts(papers)}{chance_clause(papers)}."
-        + (f" Our own {ours.rows} rows: {counts(ours)}{chance_clause(ours)}." if ours else ""),
+        + (f" Our own {ours.rows} rows: {counts(ours)}{chance_clause(ours)}." if ours else "")
+        + (CHANCE_CAVEAT if papers.tests is not None else ""),
     ]
     return "\n".join(lines)
 
