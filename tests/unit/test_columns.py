@@ -126,6 +126,7 @@ def test_every_kind_has_its_tables_descriptions():
 @pytest.mark.parametrize("name", list(columns.TABLES))
 def test_a_table_has_exactly_the_columns_described(written, name):
     described = columns.descriptions(name)
+    assert written[name], f"no job of table {name!r} runs here: add it to the fixture `written`"
     for path in written[name]:
         found = pq.read_schema(path).names
         assert not set(found) - set(described), f"{path.name}: columns without a description"
