@@ -87,7 +87,7 @@ def _sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
 #: what the columns of an audit table mean (``run_audit``'s, and ``sigma_rule`` the audit job adds)
 DESCRIPTIONS = {
     "sigma_rule": "the config's `sigma` that gave `sigma`: a number, `theorem1` or `lemma12`",
-    "sigma": "the initial scale σ it resolves to: every trajectory starts at `(ξ1, ξ2) = (0, σ)`",
+    "sigma": "the initial scale σ it resolves to: the trajectories start at `(ξ1, ξ2) = (0, σ)` (`continuation` at GD's end)",
     "source": "the trajectory: `gd`, `flow`, `continuation`, `plain`, `population`, `population/2`, ... (method.md §7)",
     "step": "the GD step on the rows of `gd`, −1 on the flows' rows",
     "time": "the flow's time (`lr · step` on the rows of `gd`)",
