@@ -8,6 +8,16 @@ import numpy as np
 XI_RATIO_BOUND = 7.0 / 15.0
 
 
+#: what the columns of ``diagnostics`` mean, where a table has them
+DIAGNOSTICS_DESCRIPTIONS = {
+    "xi1": "ξ1 of the Frobenius projection of `W` onto the family `diag{ξ1·I, 0, −ξ2}`",
+    "xi2": "ξ2 of that projection",
+    "dist_family": "Frobenius distance of `W` to the family, over the whole matrix",
+    "dist_family_active": "the same over the blocks the loss depends on (all but the label columns)",
+    "label_norm": "Frobenius norm of the label columns of `W`",
+}
+
+
 def label_columns(d: int, m: int) -> slice:
     """Columns of ``W`` that multiply the query's zero label block (``W12, W22, W32``)."""
     return slice(d, d + m)

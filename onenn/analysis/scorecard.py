@@ -30,33 +30,34 @@ from onenn.analysis.verdict import (
 from onenn.base.claim import Claim, ClaimPoint
 from onenn.base.columns import se_column, variant_name
 
-#: the scorecard's columns (docs/claims.md)
-COLUMNS = (
-    "claim",
-    "source",
-    "figure",
-    "experiment",
-    "check",
-    "quantity",
-    "paper",
-    "paper_value",
-    "paper_spread",
-    "ours_mean",
-    "ours_sd",
-    "test_se",
-    "paper_se",
-    "n",
-    "z",
-    "statistic",
-    "dof",
-    "limit",
-    "points",
-    "points_run",
-    "verdict",
-    "reading",
-    "detail",
-    "note",
-)
+#: the scorecard's columns, in order, and what each means (docs/claims.md)
+DESCRIPTIONS = {
+    "claim": "the claim's id (workflow/claims.yaml), or our own row's",
+    "source": "`paper`, or `ours` for a question of this project",
+    "figure": "the paper's figure the claim is read from",
+    "experiment": "the experiment that measures it",
+    "check": "the claim's check: `equal`, `constant`, `increasing`, ... ([claims.md](claims.md))",
+    "quantity": "what the claim is about (e.g. `accuracy`, `ratio`)",
+    "paper": "what the paper says, in its words",
+    "paper_value": "the paper's value",
+    "paper_spread": "the paper's ±, where it gives one",
+    "ours_mean": "our value: mean over seeds (or the estimate)",
+    "ours_sd": "its sd over seeds (or its standard error)",
+    "test_se": "the test set's sampling error",
+    "paper_se": "the paper's sampling error at the test size assumed for it",
+    "n": "seeds (or prompts) behind our value",
+    "z": "difference in units of the combined spread, at the point farthest from agreeing",
+    "statistic": "χ² over all the claim's points",
+    "dof": "its degrees of freedom",
+    "limit": "its limit at the verdict's level",
+    "points": "how many points the claim has",
+    "points_run": "how many of them this run has",
+    "verdict": "`agrees`, `agrees in direction`, `differs` or `not run` (docs/claims.md)",
+    "reading": "what a *differs* reads as (e.g. `still rising`)",
+    "detail": "every point, ours against the paper's (or what is not in this run)",
+    "note": "the claim's note: what we compare and why",
+}
+COLUMNS = tuple(DESCRIPTIONS)
 
 
 # --- measuring a claim: our value at each of its points ------------------------------------------------------

@@ -34,24 +34,33 @@ from onenn.base import provenance
 from onenn.base.columns import METRICS, variant_name
 from onenn.family import XI_RATIO_BOUND
 
-COLUMNS = (
-    "experiment",
-    "kind",
-    "variant",
-    "K",
-    "panel",
-    "xi1",
-    "xi2",
-    "test_set",
-    "quantity",
-    "mean",
-    "sd",
-    "n",
-    "se",
-    "lower",
-    "upper",
-    "reference",
-)
+#: the headline table's columns, in order, and what each means (the software's columns follow them:
+#: ``onenn.base.provenance``)
+DESCRIPTIONS = {
+    "experiment": "the experiment's name (a key of `experiments:` in the config)",
+    "kind": "the experiment's kind (its `kind:` in the config, [configuration.md](configuration.md))",
+    "variant": "the variant's name: `default`, or the settings it overrides as `key=value` joined by `+`",
+    "K": "number of classes `K`, where the row is of one",
+    "panel": "the scaling identity's figure panel",
+    "xi1": "ξ1 of the scaling identity's point `(ξ1, ξ2)` on the family, where the row is of one",
+    "xi2": "ξ2 of that point",
+    "test_set": "the test set, where the row is of one",
+    "quantity": "what the row measures (e.g. `accuracy` at the last step, `dist_family_ratio`, `ratio`)",
+    "mean": "its mean over seeds (or its estimate)",
+    "sd": "its sample sd over seeds",
+    "n": "seeds (or prompts) behind it",
+    "se": "its standard error, where it has one",
+    "lower": "lower end of its interval",
+    "upper": "upper end of its interval",
+    "reference": "the value it is compared with: (K−1)/K for the scaling identity, 7/15 for the audit's ξ1/ξ2",
+}
+COLUMNS = tuple(DESCRIPTIONS)
+#: what the software's columns that mean something else here than in a run's table mean
+SOFTWARE_DESCRIPTIONS = {
+    "python": "the Python version of the job that made this table",
+    "gpu": f"the GPU models the experiment's runs were trained on, `; `-joined; `{provenance.NO_GPU}` on the CPU",
+    "cuda": f"the CUDA versions of torch's build on those GPUs, `; `-joined; `{provenance.NO_GPU}` on the CPU",
+}
 #: metrics at the last saved step, per test set, in the summary's row order (alphabetical)
 FINAL_METRICS = tuple(sorted(METRICS))
 #: parameter diagnostics at the first and the last saved step

@@ -12,6 +12,11 @@ import pandas as pd
 from onenn.base.columns import ID_COLUMNS, normalise_types
 from onenn.family import XI_RATIO_BOUND
 
+#: what the columns ``run_table`` adds to a run's metrics mean (besides the run's identity and its record)
+RUN_TABLE_DESCRIPTIONS = {
+    "minibatch_loss": "mean minibatch loss of the SGD steps since the previous saved step (at step 0: the first)",
+}
+
 
 def window_means(minibatch_loss: np.ndarray, saved_steps: np.ndarray) -> np.ndarray:
     """For each saved step ``s_k``: the mean minibatch loss of the steps ``[s_{k−1}, s_k)`` that led to

@@ -1,8 +1,16 @@
-"""The names and types of the tables' columns, and the spelling of a variant's name: one definition, used by
-the layers that write tables (training, theory, analysis), the plan and the jobs that check them."""
+"""The names and types of the tables' columns, what they mean, and the spelling of a variant's name: one
+definition, used by the layers that write tables (training, theory, analysis), the plan and the jobs that check
+them.
+
+What a column means is a one-line description, kept beside the code that makes the column: the registries
+``*_DESCRIPTIONS`` here, in ``onenn.family``, ``onenn.base.provenance``, ``onenn.theory.*``, ``onenn.analysis.*``
+and ``onenn.jobs.train``. ``onenn.jobs.columns`` puts together each table's, which go into the Parquet schema as the
+fields' metadata (``onenn.base.io.save_table``) and into docs/columns.md (``python -m tools.column_docs``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -14,6 +22,24 @@ ID_COLUMNS = ("experiment", "variant", "seed", "step", "test_set")
 #: binary run's (no argmax accuracy with real-valued labels)
 METRICS = ("logit_error", "accuracy", "test_loss")
 BINARY_RUN_METRICS = ("nn_mse", "test_loss")
+
+#: what the identity columns of a run's table mean
+ID_DESCRIPTIONS = {
+    "experiment": "the experiment's name (a key of `experiments:` in the config)",
+    "variant": "the variant's name: `default`, or the settings it overrides as `key=value` joined by `+`",
+    "seed": "the run's seed",
+    "step": "the SGD step of the saved weights `W` (0: the start)",
+    "test_set": "the test set: `uniform` or `separated` (method.md §3)",
+}
+#: what the metrics of ``METRICS`` and ``BINARY_RUN_METRICS`` mean
+METRIC_DESCRIPTIONS = {
+    "logit_error": "mean over the test prompts of `‖ℓ − u_{c_{i*}}‖²` (method.md §5.1)",
+    "accuracy": "share of test prompts with `argmax ℓ = c_{i*}`: agreement with the 1-NN classifier",
+    "nn_mse": "mean over the prompts of `(ŷ − y_{i*})²`: the squared distance of the output to the 1-NN label",
+    "test_loss": "the run's own loss (its `loss`) on the test set",
+}
+#: what the standard error beside a metric means (``se_column``)
+SE_DESCRIPTION = "standard error over the test prompts (sample sd / √n) of the column it follows"
 
 
 def se_column(metric: str) -> str:
@@ -29,9 +55,50 @@ def se_column(metric: str) -> str:
 #: them too (the mathematics does not import the foundation); a test holds the two equal
 TEST_SETS = ("uniform", "separated")
 BINARY_TEST_SETS = ("train", *TEST_SETS)
+#: the ``test_set`` column of a binary run's table
+BINARY_TEST_SET_DESCRIPTION = "the prompt set: the fixed training set `train`, `uniform` or `separated` (method.md §3)"
 #: the first columns of an audit variant's table and of a full-matrix one, in order
 AUDIT_FIRST = ("experiment", "variant", "sigma_rule", "sigma", "source", "step", "time")
 FULL_MATRIX_FIRST = ("experiment", "variant", "step")
+
+
+def setting_description(key: str) -> str:
+    """What a column that holds the setting ``key`` of a run or a job means: the setting, documented with the
+    config."""
+    return f"the setting `{key}` ([configuration.md](configuration.md))"
+
+
+def metric_descriptions(metrics: Iterable[str]) -> dict[str, str]:
+    """``{metric: ..., metric_se: ...}`` for each of ``metrics``, in the order a run's table has them."""
+    return {
+        c: m
+        for metric in metrics
+        for c, m in ((metric, METRIC_DESCRIPTIONS[metric]), (se_column(metric), SE_DESCRIPTION))
+    }
+
+
+def first_wins(*registries: Mapping[str, str]) -> dict[str, str]:
+    """The registries in one: each column where it first appears, with its first description (a table's own
+    meaning goes before a shared one)."""
+    out: dict[str, str] = {}
+    for registry in registries:
+        for column, description in registry.items():
+            out.setdefault(column, description)
+    return out
+
+
+class Undescribed(KeyError):
+    """A table has a column that no registry describes."""
+
+
+def check_described(columns: Iterable[str], descriptions: Mapping[str, str], table: str) -> None:
+    """``Undescribed`` naming every column of ``columns`` that ``descriptions`` lacks (or describes as empty)."""
+    missing = [c for c in columns if not descriptions.get(c)]
+    if missing:
+        raise Undescribed(
+            f"the columns {missing} of {table} have no description: add a one-line one to the registry beside the "
+            "code that makes them (onenn/base/columns.py says where they are), then run `python -m tools.column_docs`"
+        )
 
 
 def normalise_types(table: pd.DataFrame) -> pd.DataFrame:

@@ -17,13 +17,14 @@ import os
 import shlex
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from onenn.base.columns import check_described
 from onenn.base.paths import rules_making
 
 #: the suffix of a file's checksum, beside it
@@ -197,9 +198,24 @@ def save_json(path: str | os.PathLike, obj: Any) -> None:
     write_with(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n"))
 
 
-def save_table(path: str | os.PathLike, frame) -> None:
-    """Write a pandas DataFrame to Parquet with pyarrow, atomically."""
-    write_with(path, lambda tmp: frame.to_parquet(tmp, engine="pyarrow", index=False))
+#: the key of a Parquet field's metadata that holds what the column means
+DESCRIPTION = b"description"
+
+
+def save_table(path: str | os.PathLike, frame, descriptions: Mapping[str, str] | None = None) -> None:
+    """Write a pandas DataFrame to Parquet with pyarrow, atomically. With ``descriptions`` (``{column: one line}``,
+    ``onenn.jobs.columns``), each column's goes into the schema as its field's metadata ``{b"description": ...}``
+    (``pyarrow.parquet.read_schema(path).field(name).metadata``); a column without one is refused with
+    ``Undescribed``, before anything is written. The same frame and descriptions give the same bytes."""
+    import pyarrow as pa  # here, not at the top: the Snakefile imports this module
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if descriptions is not None:
+        check_described(frame.columns, descriptions, os.fspath(path))
+        fields = [f.with_metadata({DESCRIPTION: descriptions[f.name].encode()}) for f in table.schema]
+        table = pa.Table.from_arrays(table.columns, schema=pa.schema(fields, metadata=table.schema.metadata))
+    write_with(path, lambda tmp: pq.write_table(table, tmp))
 
 
 # --------------------------------------------------------------------------------------------------------

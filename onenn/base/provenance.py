@@ -81,6 +81,16 @@ def describe(found: dict[str, str]) -> str:
 
 #: the keys of ``code_provenance()``: the fingerprint of the code a job ran, and where that code came from
 CODE_KEYS = ("code", "code_from")
+
+#: what the columns of ``versions()``, ``accelerator()`` and ``code_provenance()`` mean, where a table has them
+DESCRIPTIONS = {
+    "python": "the Python version",
+    **{package: f"the installed version of {package} (`{MISSING}` where it is not)" for package in PACKAGES},
+    "gpu": f"the GPU model the run trained on, `{NO_GPU}` on the CPU",
+    "cuda": f"the CUDA version of torch's build on that GPU, `{NO_GPU}` on the CPU",
+    "code": "fingerprint of the onenn code the job ran (onenn.base.fingerprint)",
+    "code_from": "where that code came from: `git <commit>`, `(modified)` if the checkout differed, else the version",
+}
 #: the files of a checkout whose uncommitted changes make its code ``modified``
 CODE_PATHS = ("onenn", "workflow", "Snakefile")
 

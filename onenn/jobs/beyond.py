@@ -9,6 +9,7 @@ from onenn.base.columns import AUDIT_FIRST, FULL_MATRIX_FIRST, normalise_types
 from onenn.base.io import save_table
 from onenn.base.progress import EVERY
 from onenn.base.provenance import code_provenance, versions
+from onenn.jobs.columns import descriptions
 from onenn.jobs.kinds import kind_function
 from onenn.plan.kinds import kind_named
 
@@ -30,7 +31,9 @@ def audit_job(
     for key, value in info.items():
         table[key] = value
     first = list(AUDIT_FIRST)
-    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    save_table(
+        output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions("audit")
+    )
     end = table[table["source"] == "population"].iloc[-1]
     log.info(
         "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
@@ -54,7 +57,8 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     for key, value in {**identity, **s.to_dict(), **software}.items():
         table[key] = value
     first = list(FULL_MATRIX_FIRST)
-    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]))
+    ordered = normalise_types(table[first + [c for c in table.columns if c not in first]])
+    save_table(output, ordered, descriptions("full_matrix"))
     log.info(
         "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
         s.steps,

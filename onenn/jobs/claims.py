@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from onenn.base.io import save_table, write_with
+from onenn.jobs.columns import descriptions
 from onenn.jobs.inputs import load_checked_table
 
 
@@ -27,6 +28,6 @@ def claims_job(
     claims = load_claims(claims_path, known, schema_path)
     read = {name: load_checked_table(path) for name, path in tables.items()}
     card = scorecard(claims, read)
-    save_table(table_path, card)
+    save_table(table_path, card, descriptions("claims"))
     write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(card, read), encoding="utf-8"))
     log.info("scored %d claims: %s", len(card), card["verdict"].value_counts().to_dict())

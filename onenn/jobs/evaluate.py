@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from onenn.base.io import save_table
+from onenn.jobs.columns import descriptions
 from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
 
 #: run-record entries that are no column of the tables: the fused check (a nested record, in the records of CUDA
@@ -62,7 +63,8 @@ def evaluate_job(
     )
     columns = {k: v for k, v in run.items() if k not in RECORD_ONLY}
     info = {**columns, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"]))
+    table = run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"])
+    save_table(output, table, descriptions("train"))
     log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(test_sets))
 
 
@@ -94,5 +96,6 @@ def binary_evaluate_job(
 
     metrics = evaluate_binary(weights["saved_steps"], weights["W"], sets, run["d"])
     info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    save_table(output, run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"]))
+    table = run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"])
+    save_table(output, table, descriptions("binary"))
     log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(sets))

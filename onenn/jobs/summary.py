@@ -7,6 +7,7 @@ import logging
 from onenn.base.columns import normalise_types
 from onenn.base.io import load_text, save_table, write_with
 from onenn.base.provenance import code_provenance
+from onenn.jobs.columns import descriptions
 from onenn.jobs.inputs import load_checked_table
 from onenn.jobs.kinds import kind_function, table_columns
 
@@ -21,7 +22,7 @@ def summary_job(
     summary = summarise(tables, {name: kind_function(kinds[name], "summarise") for name in tables})
     summary = normalise_types(summary.assign(**code_provenance("onenn.jobs.summary:summary_job")))  # the code
     renderers = {kind: kind_function(kind, "markdown") for kind in set(kinds.values())}
-    save_table(table_path, summary)
+    save_table(table_path, summary, descriptions("summary"))
     write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(summary, renderers)))
     log.info("summarised %d experiments into %d rows", len(paths), len(summary))
 

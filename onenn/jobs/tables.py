@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
 from onenn.base.provenance import code_provenance, versions
+from onenn.jobs.columns import LANDSCAPE_SETTING_COLUMNS, descriptions
 from onenn.jobs.inputs import load_checked_table
 from onenn.jobs.kinds import kind_function, table_columns
 from onenn.plan.kinds import kind_named
@@ -29,7 +30,7 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
     from onenn.theory.scaling import scaling_table
 
     table = scaling_table(settings, experiment)
-    save_table(output, with_software(table, "onenn.jobs.tables:scaling_job"))
+    save_table(output, with_software(table, "onenn.jobs.tables:scaling_job"), descriptions("scaling"))
     for row in table.itertuples():
         log.info(
             "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
@@ -53,9 +54,9 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
     started = time.perf_counter()
     table = landscape(s)
     table.insert(0, "experiment", experiment)
-    for key in ("d", "N", "prompts", "seed"):
+    for key in LANDSCAPE_SETTING_COLUMNS:
         table[key] = getattr(s, key)
-    save_table(output, with_software(table, "onenn.jobs.tables:landscape_job"))
+    save_table(output, with_software(table, "onenn.jobs.tables:landscape_job"), descriptions("landscape"))
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 
@@ -65,7 +66,7 @@ def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: 
 
     tables = [load_checked_table(p, table_columns(kind)) for p in paths]  # all checked before any is used
     table = concat_tables(tables)
-    save_table(output, table)
+    save_table(output, table, descriptions(kind))
     log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
 
 

@@ -11,6 +11,17 @@ from onenn.base.progress import EVERY, StepProgress
 from onenn.base.provenance import accelerator, code_provenance, versions
 from onenn.jobs.inputs import WEIGHTS_ARRAYS, load_prompt_set
 
+#: what the entries of a multiclass run's record that are no setting mean (columns of its table)
+RECORD_DESCRIPTIONS = {
+    "device_used": "the device the run trained on (`cpu`, `cuda:0`); `device` is the one asked for",
+    "diverged": "whether the run diverged (kept with `on_divergence: record`)",
+    "diverged_step": "the step it diverged at, −1 if it did not",
+}
+#: the same of a binary run's record
+BINARY_RECORD_DESCRIPTIONS = {
+    "steps": "the run's SGD steps: `epochs` passes over the `train_size` prompts in minibatches of `batch`",
+}
+
 
 def use_threads(threads: int) -> None:
     """Give torch the job's ``threads`` (at least one): a run that trains in torch (on CUDA) calls it. The compiled

@@ -84,6 +84,28 @@ def _sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
     return audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, numpy_generator(s.seed, "audit", 0), s.gap_min)
 
 
+#: what the columns of an audit table mean (``run_audit``'s, and ``sigma_rule`` the audit job adds)
+DESCRIPTIONS = {
+    "sigma_rule": "the config's `sigma` that gave `sigma`: a number, `theorem1` or `lemma12`",
+    "sigma": "the initial scale σ it resolves to: the trajectories start at `(ξ1, ξ2) = (0, σ)` (`continuation` at GD's end)",
+    "source": "the trajectory: `gd`, `flow`, `continuation`, `plain`, `population`, `population/2`, ... (method.md §7)",
+    "step": "the GD step on the rows of `gd`, −1 on the flows' rows",
+    "time": "the flow's time (`lr · step` on the rows of `gd`)",
+    "xi1": "ξ1 on the trajectory",
+    "xi2": "ξ2 on the trajectory",
+    "reduced_loss": "the reduced binary loss at `(ξ1, ξ2)`: on the trajectory's sample, or the population quadrature's",
+    "reduced_loss_se": "its standard error on the sample (NaN on the population's rows: no sampling)",
+    "grad_xi1": "∂/∂ξ1 of the reduced loss on the sample (NaN on the population's rows)",
+    "grad_xi2": "∂/∂ξ2 of the reduced loss on the sample (NaN on the population's rows)",
+    "xi_ratio": "`ξ1/ξ2`, against the binary paper's bound 7/15",
+    "xi2_minus_xi1": "`ξ2 − ξ1`",
+    "loss_log_time": "`reduced_loss · log(time)` where `time > 1` (NaN before): bounded if the loss is `O(1/log t)`",
+    "mass": "the quadrature's total weight at the point (≈ 1) on the population's rows, NaN elsewhere",
+    "boundary": "`r = 1 − ξ2/ξ1` (−∞ where `ξ1 ≤ 0`)",
+    "stuck_mass": "`F(r)^N`: the mass of prompts beyond the boundary",
+}
+
+
 def _check_levels(s: AuditSettings) -> None:
     """``t1_nodes`` and ``gap_nodes`` must stay multiples of the quadrature's panels at every coarser level."""
     check_integer("levels", s.levels, minimum=1)

@@ -94,6 +94,21 @@ class FullMatrixSettings(Settings):
     seed: int = 0
 
 
+#: what the columns of ``full_matrix_vs_reduced`` mean
+DESCRIPTIONS = {
+    "step": "the GD step (both trajectories)",
+    "time": "`lr · step`",
+    "train_loss": "the loss of full-matrix GD on the fixed prompts",
+    "xi1": "ξ1 of the Frobenius projection of the full-matrix `W` onto the family",
+    "xi2": "ξ2 of that projection",
+    "dist_family_active": "Frobenius distance of `W` to the family over the blocks that can move",
+    "xi1_reduced": "ξ1 of reduced GD on the same prompts",
+    "xi2_reduced": "ξ2 of reduced GD",
+    "train_loss_reduced": "the loss of reduced GD on the same prompts",
+    "xi_gap": "`‖(ξ1, ξ2) − (ξ1, ξ2)_reduced‖`: how far the two trajectories are apart",
+}
+
+
 def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side: the
     loss on the fixed prompts (``train_loss``, ``train_loss_reduced``), ``xi1, xi2`` of ``Π(W)`` and the reduced

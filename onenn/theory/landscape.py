@@ -33,6 +33,15 @@ class LandscapeSettings(Settings):
         return super().from_dict({**values, **ranges})
 
 
+#: what the columns of ``landscape`` mean
+DESCRIPTIONS = {
+    "xi1": "ξ1 of the grid point `W = diag{ξ1·I, 0, −ξ2}` (`xi1_range`, outer)",
+    "xi2": "ξ2 of the grid point (`xi2_range`, inner)",
+    "reduced_loss": "the reduced binary loss at the point (method.md §4), mean over the sampled prompts",
+    "reduced_loss_se": "its standard error over the prompts",
+}
+
+
 def landscape(s: LandscapeSettings) -> pd.DataFrame:
     """One row per grid point (``xi1`` outer, ``xi2`` inner): ``xi1, xi2``, the reduced binary loss
     ``reduced_loss`` and its standard error ``reduced_loss_se``."""

@@ -112,6 +112,25 @@ def point_generator(seed: int, point: Point, d: int, N: int) -> np.random.Genera
     return seeded_generator(seed, "scaling", point.panel, point.xi1, point.xi2, point.K, point.prompts, d, N)
 
 
+#: what the columns of ``scaling_table`` mean (``d``, ``N``, ``seed``, ``ci_level`` are its settings)
+DESCRIPTIONS = {
+    "panel": "the scaling identity's figure panel (a key of its `panels`)",
+    "xi1": "ξ1 of the point `W = diag{ξ1·I, 0, −ξ2}` on the family",
+    "xi2": "ξ2 of that point",
+    "K": "number of classes `K` of the multiclass loss",
+    "prompts": "prompts sampled at the point (the panel's `prompts`)",
+    "L_MC": "the multiclass square loss at the point, mean over the prompts (simplex codes, uniform classes)",
+    "L_MC_se": "its standard error over the prompts",
+    "L_bin": "the binary square loss on the same prompts (independent uniform ±1 labels)",
+    "L_bin_se": "its standard error over the prompts",
+    "ratio": "`L_MC / L_bin`",
+    "ratio_se": "its delta-method standard error, from the covariance of the paired per-prompt losses",
+    "ratio_lower": "lower end of its interval `ratio − z·ratio_se` at `ci_level`",
+    "ratio_upper": "upper end of that interval",
+    "reference": "Lemma 2's prediction `(K−1)/K`",
+}
+
+
 def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity") -> pd.DataFrame:
     """One row per point: both losses, the ratio with its interval, and the prediction ``(K−1)/K`` (``reference``)."""
     d, N, seed, level = int(settings["d"]), int(settings["N"]), int(settings["seed"]), float(settings["ci_level"])
