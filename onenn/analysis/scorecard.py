@@ -501,8 +501,7 @@ def chance_line(card: pd.DataFrame) -> str:
         f"chance alone would make {expected:.2f} of them read *differs* on average "
         f"(m × {100 * (1 - LEVEL):.2f}%); {observed} Counted: the level tests (checks equal and constant) with a "
         f"spread on our side at one point at least, not post-hoc: {', '.join(counted)}. The other rows cannot "
-        "read *differs* by chance at that rate (one-sided checks, slopes, orderings, values with no spread)."
-        + left_out
+        "read *differs* by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
     )
 
 
@@ -515,7 +514,9 @@ INTRODUCTION = (
     "seeds; for the scaling identity the estimate ± its standard error over n prompts), the difference z in "
     "units of the combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the "
     "paper's sampling error at the test size assumed for it, half its printed precision), and the verdict by the "
-    "rule of docs/claims.md. Where a claim covers several points, the row shows the one farthest from agreeing "
+    "rule of docs/claims.md. A slope row (change per decade of steps) shows the slope ± sd over seeds and no z: "
+    "its sign is read by the rule's sign rule. Where a claim covers several points, the row shows the one farthest "
+    "from agreeing "
     "and the test is χ² over all of them; every point is listed below. Our own rows (questions of this project, "
     "not the paper's) follow, scored by the same rule."
 )

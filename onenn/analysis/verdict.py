@@ -280,10 +280,7 @@ def is_chance_test(points: list[Measured], claim: Claim) -> bool:
     test (check equal or constant) with a spread on our side at one point at least (sd over seeds or the test
     set's error; with none, our value is fixed and only the paper's numbers decide), run, and not post-hoc."""
     return (
-        claim.check in CHANCE_CHECKS
-        and not claim.post_hoc
-        and bool(points)
-        and any(ours_spread(m) > 0 for m in points)
+        claim.check in CHANCE_CHECKS and not claim.post_hoc and bool(points) and any(ours_spread(m) > 0 for m in points)
     )
 
 

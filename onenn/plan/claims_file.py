@@ -104,7 +104,9 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
     if "over" in quantity and (column not in RUN_COLUMNS or quantity["over"] not in RUN_COLUMNS):
         problems.append(
-            Problem((*at, "over"), f"`over` divides one column of the weights by another: both of {', '.join(RUN_COLUMNS)}")
+            Problem(
+                (*at, "over"), f"`over` divides one column of the weights by another: both of {', '.join(RUN_COLUMNS)}"
+            )
         )
     if "over" in quantity and "divide_by" in quantity:
         problems.append(Problem((*at, "over"), "give `over` or `divide_by`, not both"))
