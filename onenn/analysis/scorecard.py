@@ -90,9 +90,13 @@ def at_step(steps: np.ndarray, values: np.ndarray, step: float) -> float:
 
 def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
     """The least-squares slope of ``values`` against ``log10(step)`` over the last decade of steps
-    (steps ≥ last / 10): the change per decade of steps."""
+    (steps ≥ last / 10): the change per decade of steps. Written as ``Σ (x − x̄)(y − y_0) / Σ (x − x̄)²`` (the
+    same slope, since ``Σ (x − x̄) = 0``), so that a series that does not move has a slope of exactly 0, not a
+    rounding error whose sign the sign rule would read."""
     keep = (steps >= steps.max() / 10.0) & (steps > 0)
-    return float(np.polyfit(np.log10(steps[keep]), values[keep], 1)[0])
+    x, y = np.log10(steps[keep]), values[keep]
+    centred = x - x.mean()
+    return float(np.sum(centred * (y - y[0])) / np.sum(centred**2))
 
 
 def per_seed(

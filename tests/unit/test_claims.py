@@ -434,6 +434,14 @@ def test_the_slope_per_decade_of_steps_over_the_last_decade(slopes, check, verdi
     assert math.isnan(row["z"])  # a slope's sign is read, not a z
 
 
+def test_a_series_that_does_not_move_has_a_slope_of_exactly_0_and_no_sign():
+    """ξ2 held at 47 (σ = 47 in float32): the slope is exactly 0, so the sign rule reads neither + nor −."""
+    table = train_table({"a": [[47.0] * len(DECADE)] * 2}, "xi2", steps=DECADE)
+    card = scorecard([claim("rising", ["a"], "xi2"), claim("flat", ["a"], "xi2")], {"exp": table})
+    assert card["ours_mean"].tolist() == [0.0, 0.0] and card["ours_sd"].tolist() == [0.0, 0.0]
+    assert card["verdict"].tolist() == ["differs", "agrees"] and card["reading"].tolist() == ["not rising", ""]
+
+
 def test_versus_subtracts_the_same_seeds_slope_of_the_other_variant():
     """Slopes 0.10, 0.20 against 0.09, 0.19 at the same seeds: paired differences 0.01, 0.01 (sd 0), rising. The
     unpaired difference of means would be 0.01 with an sd of about 0.1: pairing by seed number is the test."""
