@@ -88,6 +88,15 @@ MEANINGS = {
     "points_run": "how many of them this run has",
     "verdict": "`agrees`, `agrees in direction`, `differs` or `not run` (docs/claims.md)",
     "reading": "what a *differs* reads as (e.g. `still rising`)",
+    "why": "a *differs*: `explained` (a reason in docs/claims.md), `marginal` (χ² within its 99.73% limit) or "
+    "`not explained`",
+    "reason": "the anchor of the claim's reason in docs/claims.md, where it has one",
+    "post_hoc": "why the row is post-hoc (a hypothesis chosen after seeing a run); empty otherwise",
+    "chance": "counted in the chance line: a level test with a spread on our side, run, not post-hoc",
+    "test_sizes": "the verdicts at the other test sizes assumed for the paper, where they differ",
+    "paper_test_size": "the test size assumed for the paper's numbers (workflow/claims.yaml; 0: none)",
+    "paper_test_sizes": "the other assumed test sizes the verdict is recomputed at",
+    "untested": "a part of the paper's sentence the check does not test",
     "detail": "every point, ours against the paper's (or what is not in this run)",
     "note": "the claim's note: what we compare and why",
 }

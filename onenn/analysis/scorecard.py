@@ -65,10 +65,24 @@ COLUMNS = (
     "post_hoc",
     "chance",
     "test_sizes",
+    "paper_test_size",
+    "paper_test_sizes",
     "untested",
     "detail",
     "note",
 )
+#: the columns a scorecard written before them lacks (or leaves empty), and their value there (``with_defaults``)
+LATER_COLUMNS = {
+    "reading": "",
+    "why": "",
+    "reason": "",
+    "post_hoc": "",
+    "chance": False,
+    "test_sizes": "",
+    "paper_test_size": 0,
+    "paper_test_sizes": "",
+    "untested": "",
+}
 
 #: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
 REASONS = "../../docs/claims.md"
@@ -345,6 +359,8 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
         "post_hoc": claim.post_hoc,
         "untested": claim.untested,
         "chance": is_chance_test(found, claim),
+        "paper_test_size": claim.paper_test_size,
+        "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
         "note": claim.note,
     }
     if not found:
@@ -388,11 +404,11 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
         "limit",
     ):
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
-    for column in ("figure", "points", "points_run"):
+    for column in ("figure", "points", "points_run", "paper_test_size"):
         out[column] = out[column].astype("int64")
     for column in ("n", "dof"):
         out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
-    for column in ("reading", "why", "reason", "post_hoc", "test_sizes", "untested"):
+    for column in ("reading", "why", "reason", "post_hoc", "test_sizes", "paper_test_sizes", "untested"):
         out[column] = out[column].astype("object").where(out[column].notna(), "")
     out["chance"] = out["chance"].astype("bool")
     for column in (
@@ -408,6 +424,7 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
         "reason",
         "post_hoc",
         "test_sizes",
+        "paper_test_sizes",
         "untested",
         "detail",
         "note",
@@ -546,11 +563,24 @@ def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     return markdown_table(header, body)
 
 
-def assumptions(claims: Sequence[Claim]) -> list[str]:
-    """The paragraph above the rows: the test size assumed for the paper and the range it is varied over, and the
-    correlation taken for points on one test set."""
-    sizes = sorted({c.paper_test_size for c in claims if c.paper_test_size})
-    ranges = sorted({s for c in claims for s in c.paper_test_sizes})
+def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
+    """``card`` with the columns a scorecard written before them lacks (``LATER_COLUMNS``), at their defaults."""
+    out = card.copy()
+    for column, default in LATER_COLUMNS.items():
+        if column not in out:
+            out[column] = default
+        elif isinstance(default, str):
+            out[column] = out[column].astype("object").where(out[column].notna(), default)
+        else:
+            out[column] = out[column].astype("object").where(out[column].notna(), default).astype(type(default))
+    return out
+
+
+def assumptions(card: pd.DataFrame) -> list[str]:
+    """The paragraph above the rows: the test size assumed for the paper and the other sizes its verdicts are
+    recomputed at, and the correlation taken for points on one test set."""
+    sizes = sorted({int(n) for n in card["paper_test_size"] if n})
+    ranges = sorted({int(n) for text in card["paper_test_sizes"] for n in str(text).split(", ") if n})
     text = ""
     if sizes:
         text = (
@@ -570,7 +600,8 @@ def assumptions(claims: Sequence[Claim]) -> list[str]:
     return [text.strip(), ""]
 
 
-def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame], claims: Sequence[Claim] = ()) -> str:
+def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
+    card = with_defaults(card)
     papers = card[card["source"] != "ours"]
     ours = card[card["source"] == "ours"]
     lines = [
@@ -586,7 +617,7 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame], claims: Seq
     ]
     if len(ours):
         lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
-    lines += ["## Scorecard", "", *assumptions(claims), scorecard_table(papers, HEADER), ""]
+    lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
     if len(ours):
         header = ["row", "fig.", "the question", *HEADER[3:5], *HEADER[5:]]
         header[4] = "hypothesis"

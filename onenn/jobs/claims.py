@@ -28,5 +28,5 @@ def claims_job(
     read = {name: load_checked_table(path) for name, path in tables.items()}
     card = scorecard(claims, read)
     save_table(table_path, card)
-    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(card, read, claims), encoding="utf-8"))
+    write_with(markdown_path, lambda tmp: tmp.write_text(to_markdown(card, read), encoding="utf-8"))
     log.info("scored %d claims: %s", len(card), card["verdict"].value_counts().to_dict())

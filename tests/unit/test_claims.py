@@ -20,6 +20,7 @@ from onenn.base.claim import Claim, ClaimPoint, Quantity
 from onenn.plan.claims_file import catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
+from tools import readme_numbers
 
 CLAIMS = ROOT / "workflow/claims.yaml"
 SCHEMA = ROOT / "workflow/schemas/claims.schema.yaml"
@@ -631,6 +632,7 @@ def test_the_chance_count_takes_only_level_tests_with_a_spread_and_no_post_hoc_r
     assert expected == pytest.approx(1.0 - LEVEL)
     text = to_markdown(card, {"exp": table})
     assert "not post-hoc: counted." in text and "Post-hoc rows, not counted: post_hoc." in text
+    assert readme_numbers.COUNTED in text  # the words by which the README's tool knows the count
     assert "| post_hoc (post-hoc) |" in text and "Post-hoc: chosen after a run" in text
 
 
@@ -670,7 +672,7 @@ def test_a_row_whose_verdict_moves_with_the_assumed_test_size_says_so():
     assert row["z"] == pytest.approx(-0.01 / math.sqrt(0.91 * 0.09 / 4096), rel=1e-6)
     assert row["verdict"] == "differs"
     assert row["test_sizes"] == "agrees at 2000, differs at 4096, differs at 10000"
-    text = to_markdown(card := scorecard([c], {"exp": table}), {"exp": table}, [c])
+    text = to_markdown(card := scorecard([c], {"exp": table}), {"exp": table})
     assert "assumes a test size of 4096 prompts" in text and "2000 or 10000 prompts" in text
     assert "by the paper's assumed test size: agrees at 2000" in text and len(card) == 1
     steady = replace(c, points=(ClaimPoint("a", value=0.95),))  # z ≥ 11 at every size
