@@ -342,6 +342,14 @@ def describe_quantity(claim: Claim) -> str:
     return q.describe() + versus
 
 
+def shows_z(points: list[Measured], claim: Claim) -> bool:
+    """Whether the row's z is a z (docs/claims.md): not for a fall (decays) or a slope (its sign is read), nor for a
+    bound (below, above) whose spread is the sd of seeds that share ``W0`` alone (no test set's error)."""
+    if claim.check in ("decays", *SLOPE_CHECKS):
+        return False
+    return claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
+
+
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     """The scorecard's row of one claim."""
     found, missing = measure(table, claim)
@@ -379,8 +387,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
             "ours_sd": worst.sd,
             "test_se": worst.test_se,
             "paper_se": worst.paper_se,
-            # decays: a fall, not a distance to a value; a slope: its sign is read, not a z (docs/claims.md)
-            "z": math.nan if claim.check in ("decays", *SLOPE_CHECKS) else worst.z,
+            "z": worst.z if shows_z(found, claim) else math.nan,
         }
     row["n"] = min(m.n for m in found)
     detail = "; ".join(describe_point(m, claim.check, claim.versus) for m in found)
