@@ -65,6 +65,7 @@ class Tally:
     expected: float | None  # differs expected by chance alone
     differs: int | None
     p: str | None  # probability of that many or more by chance alone
+    named: bool = False  # the page names the rows it counts (level tests with a spread, not post-hoc)
 
     @property
     def rows(self) -> int:
@@ -135,6 +136,7 @@ def chance(text: str) -> dict:
         "expected": float(found["expected"]),
         "differs": int(found["differs"] or 0),
         "p": found["p"],
+        "named": COUNTED in text,
     }
 
 
@@ -186,10 +188,20 @@ def chance_clause(t: Tally) -> str:
     )
 
 
-#: what the page's chance counts are not (they take in every row of a level check)
+#: the words with which a scorecard names the rows its chance count takes in (one that does counts only level
+#: tests with a spread, not post-hoc; one written before counted every row of a level check)
+COUNTED = "Counted: the level tests (checks equal and constant) with a spread on our side"
+#: what the chance counts of a scorecard that does not name its rows are not
 CHANCE_CAVEAT = (
     " Those counts of tests take in rows that chance cannot make read *differs* (slope and one-sided checks, rows "
     "with no spread), so the chance figures are not the chance rates they appear to be."
+)
+
+
+#: what the chance counts of a scorecard that names its rows are
+NAMED = (
+    " Those counts of tests take in only the level tests whose values have a spread, not the post-hoc rows; the "
+    "scorecard names them."
 )
 
 
@@ -206,7 +218,8 @@ def block(root: Path = ROOT) -> str:
         f"The scorecard of the run of {run} ([{CLAIMS}]({CLAIMS})): of the paper's {papers.rows} "
         f"claims, {counts(papers)}{chance_clause(papers)}."
         + (f" Our own {ours.rows} rows: {counts(ours)}{chance_clause(ours)}." if ours else "")
-        + (CHANCE_CAVEAT if papers.tests is not None else ""),
+        + (CHANCE_CAVEAT if papers.tests is not None and not papers.named else "")
+        + (NAMED if papers.tests is not None and papers.named else ""),
     ]
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,15 +18,20 @@ import pandas as pd
 from onenn.analysis.markdown import cell, markdown_table, number
 from onenn.analysis.verdict import (
     LEVEL,
+    MARGINAL_LEVEL,
     SLOPE_CHECKS,
     TEST_SET_KEY,
     VERDICTS,
     Measured,
     expected_by_chance,
+    is_chance_test,
     is_level,
     judge,
     metric_bound,
+    ratio,
     sampling_error,
+    verdicts_at_test_sizes,
+    why_differs,
 )
 from onenn.base.claim import Claim, ClaimPoint
 from onenn.base.columns import se_column, variant_name
@@ -54,10 +60,34 @@ DESCRIPTIONS = {
     "points_run": "how many of them this run has",
     "verdict": "`agrees`, `agrees in direction`, `differs` or `not run` (docs/claims.md)",
     "reading": "what a *differs* reads as (e.g. `still rising`)",
+    "why": "a *differs*: `explained` (a reason in docs/claims.md), `marginal` (χ² within its 99.73% limit) or "
+    "`not explained`",
+    "reason": "the anchor of the claim's reason in docs/claims.md, where it has one",
+    "post_hoc": "why the row is post-hoc (a hypothesis chosen after seeing a run); empty otherwise",
+    "chance": "counted in the chance line: a level test with a spread on our side, run, not post-hoc",
+    "test_sizes": "the verdicts at the other test sizes assumed for the paper, where they differ",
+    "paper_test_size": "the test size assumed for the paper's numbers (workflow/claims.yaml; 0: none)",
+    "paper_test_sizes": "the other assumed test sizes the verdict is recomputed at",
+    "untested": "a part of the paper's sentence the check does not test",
     "detail": "every point, ours against the paper's (or what is not in this run)",
     "note": "the claim's note: what we compare and why",
 }
 COLUMNS = tuple(DESCRIPTIONS)
+#: the columns a scorecard written before them lacks (or leaves empty), and their value there (``with_defaults``)
+LATER_COLUMNS = {
+    "reading": "",
+    "why": "",
+    "reason": "",
+    "post_hoc": "",
+    "chance": False,
+    "test_sizes": "",
+    "paper_test_size": 0,
+    "paper_test_sizes": "",
+    "untested": "",
+}
+
+#: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
+REASONS = "../../docs/claims.md"
 
 
 # --- measuring a claim: our value at each of its points ------------------------------------------------------
@@ -76,9 +106,13 @@ def at_step(steps: np.ndarray, values: np.ndarray, step: float) -> float:
 
 def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
     """The least-squares slope of ``values`` against ``log10(step)`` over the last decade of steps
-    (steps ≥ last / 10): the change per decade of steps."""
+    (steps ≥ last / 10): the change per decade of steps. Written as ``Σ (x − x̄)(y − y_0) / Σ (x − x̄)²`` (the
+    same slope, since ``Σ (x − x̄) = 0``), so that a series that does not move has a slope of exactly 0, not a
+    rounding error whose sign the sign rule would read."""
     keep = (steps >= steps.max() / 10.0) & (steps > 0)
-    return float(np.polyfit(np.log10(steps[keep]), values[keep], 1)[0])
+    x, y = np.log10(steps[keep]), values[keep]
+    centred = x - x.mean()
+    return float(np.sum(centred * (y - y[0])) / np.sum(centred**2))
 
 
 def per_seed(
@@ -90,6 +124,8 @@ def per_seed(
     as the claim's own."""
     q = claim.quantity
     values = rows[column or q.column] * (rows["K"] / (rows["K"] - 1) if q.divide_by else 1.0)
+    if q.over and column is None:
+        values = values / rows[q.over]
     runs = rows.assign(value=values).sort_values(["seed", "step"], kind="stable").groupby("seed", sort=True)
     first, last = runs["value"].first(), runs["value"].last()
     if claim.check in SLOPE_CHECKS:
@@ -149,6 +185,10 @@ def train_point(
     if not len(rows):
         return None
     seeds = per_seed(rows, claim, rescaled_time)
+    if claim.versus is not None:
+        seeds = paired_difference(seeds, versus_rows(table, claim, rows), claim, rescaled_time)
+        if not len(seeds):
+            return None
     mean = float(seeds["value"].mean())
     sd = float(seeds["value"].std(ddof=1)) if len(seeds) > 1 else 0.0
     first = rows.iloc[0]
@@ -177,6 +217,28 @@ def train_point(
         level=float(seeds["last"].mean()),
         **paper,
     )
+
+
+def versus_rows(table: pd.DataFrame, claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the claim's ``versus`` variant, on the same test set as ``rows``."""
+    other = table[table["variant"] == claim.versus]
+    return other[other["test_set"] == rows["test_set"].iloc[0]]
+
+
+def paired_difference(
+    seeds: pd.DataFrame, other: pd.DataFrame, claim: Claim, rescaled_time: float | None
+) -> pd.DataFrame:
+    """Per seed, the point's value minus the ``versus`` variant's at the same seed number: the runs of one seed
+    number share ``W0`` and the minibatch stream (``stream_key(seed, "minibatches")``), so they pair."""
+    if not len(other):
+        return seeds.iloc[0:0]
+    theirs = per_seed(other, claim, rescaled_time).set_index("seed")
+    ours = seeds.set_index("seed")
+    both = ours.index.intersection(theirs.index)
+    out = ours.loc[both].copy()
+    out["value"] = ours.loc[both, "value"] - theirs.loc[both, "value"]
+    out["last"] = ours.loc[both, "last"] - theirs.loc[both, "last"]
+    return out.rename_axis("seed").reset_index()
 
 
 def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
@@ -244,13 +306,15 @@ def shown(points: list[Measured], check: str) -> Measured | None:
     if check == "decays":  # the smallest fall relative to the start
         return max(points, key=lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf)
     if check == "rising":
-        return min(points, key=lambda m: m.z)
+        return min(points, key=lambda m: ratio(m.mean, m.sd))
     if check == "falling":
-        return max(points, key=lambda m: m.z)
+        return max(points, key=lambda m: ratio(m.mean, m.sd))
+    if check == "flat":
+        return max(points, key=lambda m: abs(m.mean))
     return max(points, key=lambda m: abs(m.z))
 
 
-def describe_point(m: Measured, check: str) -> str:
+def describe_point(m: Measured, check: str, versus: str | None = None) -> str:
     ours = f"{number(m.mean)} ± {m.sd:.2g}"
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
@@ -260,7 +324,8 @@ def describe_point(m: Measured, check: str) -> str:
             + factor
         )
     if check in SLOPE_CHECKS:
-        return f"{m.label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps (last step: {number(m.level)})"
+        label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
+        return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) else f" (z = {m.z:+.2f})"
     return f"{m.label}: {ours}{paper}{z}"
@@ -271,11 +336,20 @@ def describe_quantity(claim: Claim) -> str:
     if claim.kind == "scaling":
         return f"{q.column} ± se"
     if claim.check == "decays":
-        return f"{q.column}" + (f" ({q.test_set})" if q.test_set else "") + ", over the last decade of steps"
+        return f"{q.name()}" + (f" ({q.test_set})" if q.test_set else "") + ", over the last decade of steps"
+    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
     if claim.check in SLOPE_CHECKS:
         where = f" ({q.test_set})" if q.test_set else ""
-        return f"{q.column}{where}: change per decade of steps, over the last decade"
-    return q.describe()
+        return f"{q.name()}{where}: change per decade of steps, over the last decade{versus}"
+    return q.describe() + versus
+
+
+def shows_z(points: list[Measured], claim: Claim) -> bool:
+    """Whether the row's z is a z (docs/claims.md): not for a fall (decays) or a slope (its sign is read), nor for a
+    bound (below, above) whose spread is the sd of seeds that share ``W0`` alone (no test set's error)."""
+    if claim.check in ("decays", *SLOPE_CHECKS):
+        return False
+    return claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
 
 
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
@@ -291,11 +365,21 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
         "paper": claim.paper,
         "points": len(found) + len(missing),
         "points_run": len(found),
+        "reason": claim.reason,
+        "post_hoc": claim.post_hoc,
+        "untested": claim.untested,
+        "chance": is_chance_test(found, claim),
+        "paper_test_size": claim.paper_test_size,
+        "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
         "note": claim.note,
     }
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
+    sizes = verdicts_at_test_sizes([replace(m) for m in found], claim)
     row |= judge(found, claim)
+    row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
+    if len(set(sizes.values())) > 1:
+        row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
     worst = shown(found, claim.check)
     if worst is not None:
         row |= {
@@ -305,10 +389,10 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
             "ours_sd": worst.sd,
             "test_se": worst.test_se,
             "paper_se": worst.paper_se,
-            "z": math.nan if claim.check == "decays" else worst.z,  # decays: a fall, not a distance to a value
+            "z": worst.z if shows_z(found, claim) else math.nan,
         }
     row["n"] = min(m.n for m in found)
-    detail = "; ".join(describe_point(m, claim.check) for m in found)
+    detail = "; ".join(describe_point(m, claim.check, claim.versus) for m in found)
     row["detail"] = detail + ("; not in this run: " + ", ".join(missing) if missing else "")
     return row
 
@@ -329,11 +413,13 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
         "limit",
     ):
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
-    for column in ("figure", "points", "points_run"):
+    for column in ("figure", "points", "points_run", "paper_test_size"):
         out[column] = out[column].astype("int64")
     for column in ("n", "dof"):
         out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
-    out["reading"] = out["reading"].astype("object").where(out["reading"].notna(), "")
+    for column in ("reading", "why", "reason", "post_hoc", "test_sizes", "paper_test_sizes", "untested"):
+        out[column] = out[column].astype("object").where(out[column].notna(), "")
+    out["chance"] = out["chance"].astype("bool")
     for column in (
         "claim",
         "source",
@@ -343,6 +429,12 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
         "paper",
         "verdict",
         "reading",
+        "why",
+        "reason",
+        "post_hoc",
+        "test_sizes",
+        "paper_test_sizes",
+        "untested",
         "detail",
         "note",
     ):
@@ -380,9 +472,29 @@ def partly_run(row: pd.Series) -> str:
     return f" ({row['points_run']} of {row['points']} points run)"
 
 
+def anchor_link(anchor: str) -> str:
+    return f"[reason]({REASONS}#{anchor})"
+
+
 def verdict_cell(row: pd.Series) -> str:
-    reading = "" if pd.isna(row["reading"]) or not row["reading"] else f": {row['reading']}"
-    return str(row["verdict"]) + reading + partly_run(row)
+    """The verdict and its reading; a *differs* says whether it is explained (the reason's link), marginal or not
+    explained; a part of the sentence the check does not test; the verdicts at other assumed test sizes."""
+    text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "") + partly_run(row)
+    if row["why"] == "explained":
+        text += f" (explained: {anchor_link(str(row['reason']))})"
+    elif row["why"] == "marginal":
+        text += f" (marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit)"
+    elif row["why"]:
+        text += f" ({row['why']})"
+    if row["untested"] and row["verdict"] != "not run":
+        text += f"; not tested: {row['untested']} (note)"
+    if row["test_sizes"]:
+        text += f"; by the paper's assumed test size: {row['test_sizes']} prompts"
+    return text
+
+
+def claim_cell(row: pd.Series) -> str:
+    return str(row["claim"]) + (" (post-hoc)" if row["post_hoc"] else "")
 
 
 def scale_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -402,9 +514,13 @@ def tally(card: pd.DataFrame) -> str:
 
 
 def chance_line(card: pd.DataFrame) -> str:
+    """The chance paragraph: the count, then which rows it counts and which post-hoc rows it leaves out."""
     m, expected, differs, p = expected_by_chance(card)
+    counted = card[card["chance"] & (card["verdict"] != "not run")]["claim"]
+    post_hoc = card[card["post_hoc"] != ""]["claim"]
+    left_out = f" Post-hoc rows, not counted: {', '.join(post_hoc)}." if len(post_hoc) else ""
     if not m:
-        return "No row is a test at a level in this run."
+        return "No row is a level test with a spread in this run." + left_out
     observed = (
         "none does."
         if not differs
@@ -413,8 +529,14 @@ def chance_line(card: pd.DataFrame) -> str:
     return (
         f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
         f"chance alone would make {expected:.2f} of them read *differs* on average "
-        f"(m × {100 * (1 - LEVEL):.2f}%); {observed}"
+        f"(m × {100 * (1 - LEVEL):.2f}%); {observed} Counted: the level tests (checks equal and constant) with a "
+        f"spread on our side at one point at least, not post-hoc: {', '.join(counted)}. The other rows cannot "
+        "read *differs* by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
     )
+
+
+def post_hoc_note(row: pd.Series) -> str:
+    return f"Post-hoc: {row['post_hoc']}" if row["post_hoc"] else ""
 
 
 INTRODUCTION = (
@@ -422,7 +544,9 @@ INTRODUCTION = (
     "seeds; for the scaling identity the estimate ± its standard error over n prompts), the difference z in "
     "units of the combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the "
     "paper's sampling error at the test size assumed for it, half its printed precision), and the verdict by the "
-    "rule of docs/claims.md. Where a claim covers several points, the row shows the one farthest from agreeing "
+    "rule of docs/claims.md. A slope row (change per decade of steps) shows the slope ± sd over seeds and no z: "
+    "its sign is read by the rule's sign rule. Where a claim covers several points, the row shows the one farthest "
+    "from agreeing "
     "and the test is χ² over all of them; every point is listed below. Our own rows (questions of this project, "
     "not the paper's) follow, scored by the same rule."
 )
@@ -433,7 +557,7 @@ HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "
 def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     body = [
         [
-            str(r["claim"]),
+            claim_cell(r),
             str(r["figure"]) if r["figure"] else "–",
             cell(r["paper"]),
             cell(f"{r['experiment']}: {r['quantity']}"),
@@ -448,7 +572,45 @@ def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     return markdown_table(header, body)
 
 
+def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
+    """``card`` with the columns a scorecard written before them lacks (``LATER_COLUMNS``), at their defaults."""
+    out = card.copy()
+    for column, default in LATER_COLUMNS.items():
+        if column not in out:
+            out[column] = default
+        elif isinstance(default, str):
+            out[column] = out[column].astype("object").where(out[column].notna(), default)
+        else:
+            out[column] = out[column].astype("object").where(out[column].notna(), default).astype(type(default))
+    return out
+
+
+def assumptions(card: pd.DataFrame) -> list[str]:
+    """The paragraph above the rows: the test size assumed for the paper and the other sizes its verdicts are
+    recomputed at, and the correlation taken for points on one test set."""
+    sizes = sorted({int(n) for n in card["paper_test_size"] if n})
+    ranges = sorted({int(n) for text in card["paper_test_sizes"] for n in str(text).split(", ") if n})
+    text = ""
+    if sizes:
+        text = (
+            f"The paper's sampling error assumes a test size of {', '.join(map(str, sizes))} prompts (the paper "
+            "states none; workflow/claims.yaml, `paper_test_size`)"
+        )
+        text += (
+            f"; a row whose verdict changes when {' or '.join(map(str, ranges))} prompts are assumed instead says so."
+            if ranges
+            else "."
+        )
+    text += (
+        " Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
+        "lowers χ² where their differences have one sign and raises it where they have opposite signs, so the "
+        "assumption can push χ² either way."
+    )
+    return [text.strip(), ""]
+
+
 def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
+    card = with_defaults(card)
     papers = card[card["source"] != "ours"]
     ours = card[card["source"] == "ours"]
     lines = [
@@ -464,7 +626,7 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     ]
     if len(ours):
         lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
-    lines += ["## Scorecard", "", scorecard_table(papers, HEADER), ""]
+    lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
     if len(ours):
         header = ["row", "fig.", "the question", *HEADER[3:5], *HEADER[5:]]
         header[4] = "hypothesis"
@@ -472,7 +634,11 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     lines += ["## Every point", ""]
     body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
     lines += [markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
-    notes = [[str(r["claim"]), cell(r["note"])] for _, r in card.iterrows() if not pd.isna(r["note"]) and r["note"]]
+    notes = [
+        [claim_cell(r), cell(" ".join(x for x in (str(r["note"] or ""), post_hoc_note(r)) if x))]
+        for _, r in card.iterrows()
+        if (not pd.isna(r["note"]) and r["note"]) or r["post_hoc"]
+    ]
     if notes:
         lines += ["## What is compared", "", markdown_table(["claim", "note"], notes), ""]
     return "\n".join(lines)

@@ -11,13 +11,15 @@ its verdicts into the scorecard's rows and page.
   it (``metric_bound``, ``sampling_error``).
 - *Variants that share a test set*: ``TEST_SET_KEY``, the covariance of the differences and the χ² statistic
   (``covariance``, ``chi_square``).
-- *How many "differs" chance alone gives*: ``expected_by_chance``.
+- *The assumed test size*: the verdict at other test sizes assumed for the paper (``verdicts_at_test_sizes``).
+- *How many "differs" chance alone gives*: which rows count (``is_chance_test``), why a *differs* reads as it does
+  (``why_differs``), and ``expected_by_chance``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,17 +34,22 @@ if TYPE_CHECKING:
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
-#: checks judged at LEVEL: a true claim reads "differs" with probability 1 − LEVEL (orderings have no level)
-LEVEL_CHECKS = ("equal", "constant", "below", "above", "decays", "flat", "rising", "falling")
+#: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the
+#: one-sided checks below, above, decays, rising and falling ask for a margin of 2 spreads, so their chance of a
+#: false "differs" is not 1 − LEVEL; the orderings and the slopes' signs have no level)
+CHANCE_CHECKS = ("equal", "constant")
 SLOPE_CHECKS = ("flat", "rising", "falling")
+#: a "differs" whose χ² is within the limit at three standard deviations (99.73%) reads "marginal"
+MARGINAL_LEVEL = math.erf(3.0 / math.sqrt(2.0))
 
 
 # --- the verdict rule: one function per check ---------------------------------------------------------------------
 
 
-def chi2_limit(dof: int) -> float:
-    """The ``LEVEL`` quantile of χ² with ``dof`` degrees of freedom (4 for one)."""
-    return float(2.0 * gammaincinv(dof / 2.0, LEVEL))
+def chi2_limit(dof: int, level: float = LEVEL) -> float:
+    """The ``level`` quantile of χ² with ``dof`` degrees of freedom (4 for one at ``LEVEL``, 9 at
+    ``MARGINAL_LEVEL``)."""
+    return float(2.0 * gammaincinv(dof / 2.0, level))
 
 
 @dataclass
@@ -126,14 +133,19 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     return {"verdict": "agrees" if all(falling) and all(m.z < -2.0 for m in points) else "differs"}
 
 
+def slope_sign(m: Measured) -> int:
+    """The sign of a point's slope per decade: +1 when the mean over seeds is more than 2 sd over seeds above 0,
+    −1 when more than 2 sd below, 0 (undetermined) otherwise. The seeds share ``W0`` and the test set, so their
+    sd is small and ``mean / sd`` is no z: only the sign is read."""
+    return 1 if m.mean > 2.0 * m.sd else -1 if m.mean < -2.0 * m.sd else 0
+
+
 def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising (falling): every one above
-    ``2 sd`` (below ``−2 sd``)."""
-    for m in points:
-        m.z = ratio(m.mean, m.sd)
+    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising (falling): every slope's sign
+    + (−) by ``slope_sign``. No z."""
     if claim.check in ("rising", "falling"):
-        sign = 1.0 if claim.check == "rising" else -1.0
-        moving = all(sign * m.mean > 2.0 * m.sd for m in points)
+        sign = 1 if claim.check == "rising" else -1
+        moving = all(slope_sign(m) == sign for m in points)
         return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
     margin = [claim.resolution + 2.0 * m.sd for m in points]
     up = any(m.mean > w for m, w in zip(points, margin))
@@ -219,7 +231,8 @@ TEST_SET_KEY = ("test_set", "d", "N", "K", "delta", "test_size")
 def covariance(points: list[Measured], resolution: float) -> np.ndarray:
     """Check equal: the covariance of the differences ours − paper. Diagonal ``s²``; two points scored on one
     test set share its sampling error, taken as fully correlated (the most Cauchy–Schwarz allows), on our side
-    and on the paper's (assumed to share its test sets as ours do)."""
+    and on the paper's (assumed to share its test sets as ours do). Not conservative: against independence it
+    lowers χ² for differences of one sign and raises it for differences of opposite signs."""
     spreads = np.array([combined_spread(m, resolution) for m in points])
     cov = np.diag(spreads**2)
     for i, a in enumerate(points):
@@ -242,14 +255,53 @@ def chi_square(points: list[Measured], resolution: float) -> float:
     return float(d @ np.linalg.pinv(c) @ d) if len(d) else 0.0
 
 
+# --- the assumed test size ---------------------------------------------------------------------------------------
+
+
+def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, str]:
+    """Check equal: the verdict with the paper's sampling error at each test size of ``claim.paper_test_sizes``
+    and at ``claim.paper_test_size`` (the one assumed), in increasing size. The sampling error of a mean over
+    ``n`` prompts goes as ``1/√n``, so each point's ``paper_se`` is rescaled by ``√(assumed / n)``. Empty where
+    the check or the claim has no such error."""
+    if claim.check != "equal" or not claim.paper_test_size or not any(m.paper_se for m in points):
+        return {}
+    out = {}
+    for size in sorted({claim.paper_test_size, *claim.paper_test_sizes}):
+        scale = math.sqrt(claim.paper_test_size / size)
+        out[size] = judge([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
+    return out
+
+
 # --- how many "differs" chance alone gives ------------------------------------------------------------------------
 
 
+def is_chance_test(points: list[Measured], claim: Claim) -> bool:
+    """A row that chance alone makes read *differs* with probability ``1 − LEVEL`` if its claim is true: a level
+    test (check equal or constant) with a spread on our side at one point at least (sd over seeds or the test
+    set's error; with none, our value is fixed and only the paper's numbers decide), run, and not post-hoc."""
+    return (
+        claim.check in CHANCE_CHECKS and not claim.post_hoc and bool(points) and any(ours_spread(m) > 0 for m in points)
+    )
+
+
+def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
+    """A *differs*: ``explained`` where docs/claims.md gives a reason (``claim.reason``), else ``marginal`` where
+    its χ² is within the ``MARGINAL_LEVEL`` limit (three standard deviations; 9 for one point), else
+    ``not explained``; empty for other verdicts."""
+    if verdict != "differs":
+        return ""
+    if claim.reason:
+        return "explained"
+    if dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL):
+        return "marginal"
+    return "not explained"
+
+
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
-    """Over the rows judged at ``LEVEL`` (checks with a level, run): their number ``m``, the number of *differs*
-    that chance alone would give if every claim they test were true, ``m·(1 − LEVEL)``, the number that reads
-    *differs*, and the binomial probability of that many or more by chance."""
-    tested = card[card["check"].isin(LEVEL_CHECKS) & (card["verdict"] != "not run")]
+    """Over the rows that count (column ``chance``, ``is_chance_test``): their number ``m``, the number of
+    *differs* that chance alone would give if every claim they test were true, ``m·(1 − LEVEL)``, the number
+    that reads *differs*, and the binomial probability of that many or more by chance."""
+    tested = card[card["chance"].fillna(False).astype(bool) & (card["verdict"] != "not run")]
     m = len(tested)
     differs = int((tested["verdict"] == "differs").sum())
     p_false = 1.0 - LEVEL

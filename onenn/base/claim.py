@@ -10,8 +10,9 @@ from typing import Any
 @dataclass(frozen=True)
 class Quantity:
     """A column of an experiment's table, at the first or the last saved step, or per seed last/first or
-    last − first; optionally divided by (K − 1)/K; with ``time: rescaled``, read at the same rescaled time
-    ``((K − 1)/K)·step`` for every point instead of at the last step."""
+    last − first; optionally divided by (K − 1)/K or, row by row, by another column (``over``); with
+    ``time: rescaled``, read at the same rescaled time ``((K − 1)/K)·step`` for every point instead of at the
+    last step."""
 
     column: str
     test_set: str | None = None
@@ -19,13 +20,18 @@ class Quantity:
     of: str = "value"
     divide_by: str | None = None
     time: str = "steps"
+    over: str | None = None
+
+    def name(self) -> str:
+        """The column, or ``column/over``."""
+        return f"{self.column}/{self.over}" if self.over else self.column
 
     def describe(self) -> str:
         where = f" ({self.test_set})" if self.test_set else ""
         scaled = " / ((K−1)/K)" if self.divide_by else ""
         at = {"value": f"at the {self.step} step", "ratio": "last / first step", "change": "last − first step"}
         when = "at the same rescaled time ((K−1)/K)·step" if self.time == "rescaled" else at[self.of]
-        return f"{self.column}{where}{scaled}, {when}"
+        return f"{self.name()}{where}{scaled}, {when}"
 
 
 @dataclass(frozen=True)
@@ -56,3 +62,13 @@ class Claim:
     source: str = "paper"
     #: the test size assumed for the paper's numbers (their sampling error); 0: none
     paper_test_size: int = 0
+    #: the range of test sizes the verdict is recomputed at (docs/claims.md: the assumed test size); () none
+    paper_test_sizes: tuple[int, ...] = ()
+    #: a hypothesis chosen after seeing a run: why (kept out of the chance count); "" for none
+    post_hoc: str = ""
+    #: the anchor of the reason in docs/claims.md why the claim may differ ("" for none)
+    reason: str = ""
+    #: a part of the paper's sentence the check does not test, and why ("" for none)
+    untested: str = ""
+    #: a variant whose per-seed values (same seed number) are subtracted from each point's: a comparison
+    versus: str | None = None

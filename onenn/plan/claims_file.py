@@ -102,6 +102,14 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         )
     if column in RUN_COLUMNS and "test_set" in quantity:
         problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
+    if "over" in quantity and (column not in RUN_COLUMNS or quantity["over"] not in RUN_COLUMNS):
+        problems.append(
+            Problem(
+                (*at, "over"), f"`over` divides one column of the weights by another: both of {', '.join(RUN_COLUMNS)}"
+            )
+        )
+    if "over" in quantity and "divide_by" in quantity:
+        problems.append(Problem((*at, "over"), "give `over` or `divide_by`, not both"))
     if quantity.get("of", "value") != "value" and "step" in quantity:
         problems.append(Problem((*at, "step"), f"`of: {quantity['of']}` uses the first and the last step; drop `step`"))
     if check in SERIES_CHECKS and ("step" in quantity or quantity.get("of", "value") != "value"):
@@ -166,6 +174,22 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     return problems
 
 
+def versus_problems(path: tuple, kind: str, claim: dict, entry: dict[str, Any]) -> list[Problem]:
+    """``versus`` names a variant of the same experiment (kind train), not one of the claim's points."""
+    if "versus" not in claim:
+        return []
+    at, versus = (*path, "versus"), claim["versus"]
+    if kind != "train":
+        return [Problem(at, "kind train only: a variant whose same-seed values are subtracted")]
+    if versus not in entry["variants"]:
+        return [unknown(at, "variant", versus, entry["variants"])]
+    if claim["check"] in (*ORDER_CHECKS, "decays", "constant"):
+        return [Problem(at, f"check {claim['check']!r} does not compare with another variant")]
+    if versus in [p if isinstance(p, str) else p.get("variant") for p in claim["points"]]:
+        return [Problem(at, f"{versus!r} is also a point of the claim")]
+    return []
+
+
 def by_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     if "by" not in claim:
         return []
@@ -185,6 +209,8 @@ def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> lis
     kind = known[name]["kind"]
     if kind not in SCORED_KINDS:
         return [Problem((*path, "experiment"), f"{name!r} has kind {kind!r}; the scorecard reads kinds {SCORED_KINDS}")]
+    if bool(claim.get("post_hoc", False)) != ("post_hoc_reason" in claim):
+        return [Problem((*path, "post_hoc"), "`post_hoc: true` and `post_hoc_reason` go together")]
     if claim["quantity"].get("divide_by") and kind != "train":
         return [Problem((*path, "quantity", "divide_by"), "kind scaling: the ratio is already per K")]
     return (
@@ -192,6 +218,7 @@ def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> lis
         + point_problems(path, kind, claim["points"], known[name])
         + value_problems(path, kind, claim)
         + by_problems(path, kind, claim)
+        + versus_problems(path, kind, claim, known[name])
     )
 
 
@@ -231,7 +258,9 @@ def to_point(point: str | dict, claim: dict) -> ClaimPoint:
     )
 
 
-def to_claim(claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int = 0) -> Claim:
+def to_claim(
+    claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int = 0, paper_test_sizes: tuple[int, ...] = ()
+) -> Claim:
     return Claim(
         id=claim["id"],
         figure=int(claim.get("figure", 0)),
@@ -246,6 +275,11 @@ def to_claim(claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int
         note=claim.get("note", ""),
         source=claim.get("source", "paper"),
         paper_test_size=paper_test_size,
+        paper_test_sizes=paper_test_sizes,
+        post_hoc=claim["post_hoc_reason"] if claim.get("post_hoc") else "",
+        reason=claim.get("reason", ""),
+        untested=claim.get("untested", ""),
+        versus=claim.get("versus"),
     )
 
 
@@ -255,8 +289,9 @@ def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path:
     problems = check_claims(data, known, load_schema(schema_path))
     if problems:
         raise ClaimsError(problems, [path])
-    paper_test_size = int((data.get("paper_test_size") or {}).get("prompts", 0))
-    return [to_claim(c, known, paper_test_size) for c in data["claims"]]
+    assumed = data.get("paper_test_size") or {}
+    sizes = tuple(int(n) for n in assumed.get("range", ()))
+    return [to_claim(c, known, int(assumed.get("prompts", 0)), sizes) for c in data["claims"]]
 
 
 def claim_experiments(

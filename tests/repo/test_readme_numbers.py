@@ -68,6 +68,17 @@ def test_a_new_scorecard_makes_the_block_stale(copy):
     assert readme_numbers.main(["--check"], root=copy) == 1
 
 
+def test_a_scorecard_that_names_the_rows_it_counts_drops_the_caveat(copy):
+    """The committed page may predate the count of level tests with a spread: the caveat goes with it, and a page
+    that names its counted rows (the words the scorecard writes, ``COUNTED``) gets the sentence that says so."""
+    path = copy / readme_numbers.CLAIMS
+    text = path.read_text()
+    old = readme_numbers.CHANCE.search(text).group(0)
+    path.write_text(text.replace(old, f"{old} {readme_numbers.COUNTED} at one point at least, not post-hoc: a, b."))
+    block = readme_numbers.block(copy)
+    assert readme_numbers.NAMED in block and readme_numbers.CHANCE_CAVEAT not in block
+
+
 @pytest.mark.parametrize(
     ("name", "old", "new", "message"),
     [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from onenn.base.claim import Claim, ClaimPoint, Quantity
 from onenn.plan.claims_file import catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
+from tools import readme_numbers
 
 CLAIMS = ROOT / "workflow/claims.yaml"
 SCHEMA = ROOT / "workflow/schemas/claims.schema.yaml"
@@ -66,6 +68,10 @@ def claim(
     by=None,
     paper_test_size=0,
     source="paper",
+    paper_test_sizes=(),
+    post_hoc="",
+    reason="",
+    versus=None,
     **quantity,
 ):
     return Claim(
@@ -81,6 +87,10 @@ def claim(
         by=by,
         paper_test_size=paper_test_size,
         source=source,
+        paper_test_sizes=paper_test_sizes,
+        post_hoc=post_hoc,
+        reason=reason,
+        versus=versus,
     )
 
 
@@ -333,6 +343,13 @@ def test_a_valid_claim_has_no_problem(known, schema):
         ({"check": "increasing"}, "claims[0].value: check 'increasing' takes no value"),
         ({"vaule": 1.0}, "claims[0].vaule: unknown key 'vaule'; did you mean 'value'?"),
         ({"check": "equals"}, "claims[0].check: 'equals' is not one of"),
+        ({"post_hoc": True}, "claims[0].post_hoc: `post_hoc: true` and `post_hoc_reason` go together"),
+        ({"versus": "epsilon=0.7"}, "claims[0].versus: unknown variant 'epsilon=0.7'"),
+        ({"versus": "epsilon=0"}, "claims[0].versus: 'epsilon=0' is also a point of the claim"),
+        (
+            {"quantity": {"column": "accuracy", "test_set": "separated", "over": "xi2"}},
+            "claims[0].quantity.over: `over` divides one column of the weights by another",
+        ),
     ],
 )
 def test_a_bad_claim_is_refused_by_its_key_path(known, schema, changes, expected):
@@ -415,6 +432,43 @@ def test_the_slope_per_decade_of_steps_over_the_last_decade(slopes, check, verdi
     assert row["ours_sd"] == pytest.approx(abs(slopes[0] - slopes[1]) / math.sqrt(2), abs=1e-12)
     assert (row["verdict"], row["reading"]) == (verdict, reading)
     assert "per decade" in row["quantity"]
+    assert math.isnan(row["z"])  # a slope's sign is read, not a z
+
+
+def test_a_series_that_does_not_move_has_a_slope_of_exactly_0_and_no_sign():
+    """ξ2 held at 47 (σ = 47 in float32): the slope is exactly 0, so the sign rule reads neither + nor −."""
+    table = train_table({"a": [[47.0] * len(DECADE)] * 2}, "xi2", steps=DECADE)
+    card = scorecard([claim("rising", ["a"], "xi2"), claim("flat", ["a"], "xi2")], {"exp": table})
+    assert card["ours_mean"].tolist() == [0.0, 0.0] and card["ours_sd"].tolist() == [0.0, 0.0]
+    assert card["verdict"].tolist() == ["differs", "agrees"] and card["reading"].tolist() == ["not rising", ""]
+
+
+def test_versus_subtracts_the_same_seeds_slope_of_the_other_variant():
+    """Slopes 0.10, 0.20 against 0.09, 0.19 at the same seeds: paired differences 0.01, 0.01 (sd 0), rising. The
+    unpaired difference of means would be 0.01 with an sd of about 0.1: pairing by seed number is the test."""
+    table = train_table(
+        {
+            "a": [linear_in_log_step(0.5, 0.10), linear_in_log_step(0.5, 0.20)],
+            "b": [linear_in_log_step(0.5, 0.09), linear_in_log_step(0.5, 0.19)],
+        },
+        "xi1",
+        steps=DECADE,
+    )
+    row = one(scorecard([claim("rising", ["a"], "xi1", versus="b")], {"exp": table}))
+    assert row["ours_mean"] == pytest.approx(0.01, abs=1e-12) and row["ours_sd"] == pytest.approx(0.0, abs=1e-12)
+    assert row["verdict"] == "agrees" and row["n"] == 2
+    assert "minus the same seed's of b" in row["quantity"] and "a − b: +0.01" in row["detail"]
+    falling = one(scorecard([claim("rising", ["b"], "xi1", versus="a")], {"exp": table}))
+    assert (falling["verdict"], falling["reading"]) == ("differs", "not rising")
+
+
+def test_over_divides_one_column_by_another_row_by_row():
+    """ξ1 at the last step 2 and 3 with ξ2 = 4: ratios 0.5 and 0.75, mean 0.625, sd 0.25/√2."""
+    table = train_table({"a": last_step(2.0, 3.0)}, "xi1").assign(xi2=4.0)
+    row = one(scorecard([claim("below", [ClaimPoint("a", value=7 / 15)], "xi1", over="xi2")], {"exp": table}))
+    assert row["ours_mean"] == pytest.approx(0.625) and row["ours_sd"] == pytest.approx(0.25 / math.sqrt(2))
+    assert row["verdict"] == "differs" and "xi1/xi2" in row["quantity"]
+    assert math.isnan(row["z"])  # a bound on a quantity of the weights: the seeds' sd alone, no z shown
 
 
 def test_the_rescaled_time_reads_every_K_at_the_same_time_times_the_prefactor():
@@ -551,5 +605,92 @@ def test_the_verdict_module_follows_the_rule_of_docs_claims_section_by_section()
     page = (ROOT / "docs/claims.md").read_text(encoding="utf-8").lower()
     rule = page[page.index("## the verdict rule") : page.index("## where the paper is ambiguous")]
     places = [rule.find(title.split(":")[0].lower()) for title in titles]
-    assert len(titles) == 4 and -1 not in places, dict(zip(titles, places))
+    assert len(titles) == 5 and -1 not in places, dict(zip(titles, places))
     assert places == sorted(places), dict(zip(titles, places))
+
+
+def test_the_chance_count_takes_only_level_tests_with_a_spread_and_no_post_hoc_row():
+    """Five rows: an equal with a spread (counted; z = 3, differs), an equal at exactly 1 with no spread (not:
+    chance cannot move it), a post-hoc equal with a spread (not; it differs too), a one-sided bound and a slope
+    (not: no level; it falls, so it differs). m = 1, and the one counted row differs."""
+    flat = [[1.0] * len(DECADE)] * 2
+    spread = [[v] * len(DECADE) for v in seeds_with(1.0, 0.1)]
+    down = [linear_in_log_step(0.5, -0.02)] * 2
+    table = train_table({"spread": spread, "exact": flat, "down": down}, "dist_family_active", steps=DECADE)
+    claims = [
+        claim("equal", [ClaimPoint("spread", value=1.3)]),
+        claim("equal", [ClaimPoint("exact", value=1.0)]),
+        claim("equal", [ClaimPoint("spread", value=1.3)], post_hoc="chosen after a run"),
+        claim("below", [ClaimPoint("spread", value=2.0)]),
+        claim("rising", ["down"]),
+    ]
+    ids = ["counted", "no_spread", "post_hoc", "bound", "slope"]
+    card = scorecard([replace(c, id=i) for c, i in zip(claims, ids)], {"exp": table})
+    assert card["chance"].tolist() == [True, False, False, False, False]
+    assert card["verdict"].tolist() == ["differs", "agrees", "differs", "agrees", "differs"]
+    m, expected, differs, _ = expected_by_chance(card)
+    assert (m, differs) == (1, 1)
+    assert expected == pytest.approx(1.0 - LEVEL)
+    text = to_markdown(card, {"exp": table})
+    assert "not post-hoc: counted." in text and "Post-hoc rows, not counted: post_hoc." in text
+    assert readme_numbers.COUNTED in text  # the words by which the README's tool knows the count
+    assert "| post_hoc (post-hoc) |" in text and "Post-hoc: chosen after a run" in text
+
+
+@pytest.mark.parametrize(
+    "ours, reason, why",
+    [
+        (1.25, "a-reason", "explained"),  # z = 2.5 but a reason is given
+        (1.25, "", "marginal"),  # χ² = 6.25 ≤ 9, the limit at three standard deviations for one point
+        (1.4, "", "not explained"),  # χ² = 16 > 9
+        (1.1, "", ""),  # agrees
+    ],
+)
+def test_a_differs_says_whether_it_is_explained_or_marginal(ours, reason, why):
+    """Our sd 0.1 (two seeds), no other spread: z = (ours − 1)/0.1."""
+    table = train_table({"a": last_step(*seeds_with(ours, 0.1))}, "dist_family_active")
+    card = scorecard([claim("equal", [ClaimPoint("a", value=1.0)], reason=reason)], {"exp": table})
+    assert one(card)["why"] == why
+    text = to_markdown(card, {"exp": table})
+    assert ("(explained: [reason](../../docs/claims.md#a-reason))" in text) == (why == "explained")
+    assert ("(marginal: χ² within its 99.73% limit)" in text) == (why == "marginal")
+
+
+def test_a_row_whose_verdict_moves_with_the_assumed_test_size_says_so():
+    """Ours 0.9 with no spread of our own (an enormous test set, sd 0) against the paper's 0.91; the paper's
+    binomial error √(0.91·0.09/n): z = 0.01/0.00640 = 1.56 at 2000 prompts, 0.01/0.00447 = 2.24 at 4096,
+    0.01/0.00286 = 3.49 at 10000."""
+    table = train_table({"a": last_step(0.9, 0.9)}, "accuracy", size=10**12)
+    c = claim(
+        "equal",
+        [ClaimPoint("a", value=0.91)],
+        "accuracy",
+        test_set="uniform",
+        paper_test_size=4096,
+        paper_test_sizes=(2000, 10000),
+    )
+    row = one(scorecard([c], {"exp": table}))
+    assert row["z"] == pytest.approx(-0.01 / math.sqrt(0.91 * 0.09 / 4096), rel=1e-6)
+    assert row["verdict"] == "differs"
+    assert row["test_sizes"] == "agrees at 2000, differs at 4096, differs at 10000"
+    text = to_markdown(card := scorecard([c], {"exp": table}), {"exp": table})
+    assert "assumes a test size of 4096 prompts" in text and "2000 or 10000 prompts" in text
+    assert "by the paper's assumed test size: agrees at 2000" in text and len(card) == 1
+    steady = replace(c, points=(ClaimPoint("a", value=0.95),))  # z ≥ 11 at every size
+    assert one(scorecard([steady], {"exp": table}))["test_sizes"] == ""
+
+
+def test_the_repositorys_reasons_are_headings_of_docs_claims(known):
+    """Every `reason` of workflow/claims.yaml is the anchor of a heading of docs/claims.md (GitHub's rule: lower
+    case, spaces to hyphens, punctuation dropped)."""
+    page = (ROOT / "docs/claims.md").read_text(encoding="utf-8")
+    anchors = {
+        "".join(ch for ch in line.lstrip("#").strip().lower().replace(" ", "-") if ch.isalnum() or ch in "-_")
+        for line in page.splitlines()
+        if line.startswith("#")
+    }
+    claims = load_claims(CLAIMS, known, SCHEMA)
+    reasons = {c.reason for c in claims if c.reason}
+    assert reasons and reasons <= anchors, reasons - anchors
+    assert [c.id for c in claims if c.post_hoc] == ["theorem_distance_to_family_falling"]
+    assert {c.paper_test_sizes for c in claims} == {(2000, 10000)}

@@ -28,7 +28,7 @@ def lemma12(N: int, d: int) -> float:
     return 3.0 * math.log(2.0 * N**4 * d / a)
 
 
-def test_the_theorem_regime_runs_sigma_just_above_theorem_1s_explicit_threshold(config):
+def test_the_theorem_regime_runs_sigma_just_above_theorem_1s_explicit_part_and_lemma_12s_bound(config):
     exp = config["experiments"]["theorem_regime"]
     settings = {**config["defaults"], **exp}
     N, d = settings["N"], settings["d"]
@@ -36,8 +36,10 @@ def test_the_theorem_regime_runs_sigma_just_above_theorem_1s_explicit_threshold(
     assert threshold == pytest.approx(theorem1(N, d)) == pytest.approx(sigma_threshold_theorem1(N, d))
     sigmas = exp["sweep"]["sigma"]
     assert config["defaults"]["sigma"] in sigmas  # the paper's σ as the control
-    inside = [s for s in sigmas if s > threshold]
-    assert len(inside) == 1 and inside[0] - threshold < 0.01
+    above = sorted(s for s in sigmas if s > threshold)
+    assert len(above) == 2 and above[0] - threshold < 0.01  # just above the explicit part
+    bound = lemma12(N, d)  # 46.995 at N = 16, d = 8
+    assert [s for s in sigmas if s >= bound] == [above[1]] and above[1] - bound < 0.01  # just above Lemma 12's
     assert exp["kind"] == "train" and len(ex.variants(config, "theorem_regime")) == len(sigmas)
 
 
