@@ -6,7 +6,9 @@ over ``lr``). The Jensen step at the population flow's points, its expectations 
 it fails from the weighted sample. Reuses the audit's table; recomputes only the rates at its points.
 
 One row per (variant, source, reading, inequality, point): ``left``, ``right``, ``margin`` (positive where it
-holds), ``c_d_bound`` (Lemmas 8 and 10: the largest ``C_d`` for which the point satisfies it), ``inside``
+holds), ``c_d_bound`` (Lemmas 8 and 10: the largest ``C_d`` for which the point satisfies it; their sides are
+evaluated at the smallest of these along the trajectory, the largest ``C_d`` for which the lemma holds on all of
+it), ``inside``
 (before the trajectory's first crossing of ``xi1/xi2 = 7/15``: where the proof uses the lemma) and, for the
 Jensen step, ``fail_share`` (the population's share of prompts where it fails). Lemma 12's conditions also at the
 crossing (point ``crossing``) and at ``(7 sigma/15, sigma)`` (point ``start``), where the crossing would come first.
@@ -56,8 +58,9 @@ def _rows(
         for ineq in ps.INEQUALITIES:
             if not ineq.needs_rate and factor != ps.LOSS_FACTORS[0]:
                 continue
-            left, right = ps.sides(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d)
             bound = ps.largest_c_d(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d) if ineq.c_d else np.nan
+            c_d = float(np.min(bound)) if ineq.c_d else 1.0  # the largest C_d for the whole trajectory
+            left, right = ps.sides(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d, c_d)
             frame = {"left": left, "right": right, "margin": ps.margin(left, right, ineq.upper), "c_d_bound": bound}
             out.append(
                 pd.DataFrame(
@@ -65,6 +68,7 @@ def _rows(
                         "source": source,
                         "reading": reading(factor) if ineq.needs_rate else NO_READING,
                         "inequality": ineq.name,
+                        "label": ineq.label,
                         "point": "trajectory",
                         "time": time,
                         "xi1": xi1,
@@ -94,6 +98,7 @@ def _lemma12_points(source: str, time: np.ndarray, xi1: np.ndarray, xi2: np.ndar
                         "source": source,
                         "reading": NO_READING,
                         "inequality": name,
+                        "label": ps.BY_NAME[name].label,
                         "point": point,
                         "time": t,
                         "xi1": a,
@@ -123,6 +128,7 @@ def _jensen_rows(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray, inside: np.
             rows.append(
                 {
                     "inequality": name,
+                    "label": ps.JENSEN[name],
                     "time": time[k],
                     "xi1": xi1[k],
                     "xi2": xi2[k],
@@ -137,6 +143,30 @@ def _jensen_rows(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray, inside: np.
     return out.assign(source="population", reading=NO_READING, point="trajectory", c_d_bound=np.nan)
 
 
+def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
+    """The rows of one variant: its population flow at both resolutions, its GD, its Jensen step."""
+    sigma = resolve_sigma(s.sigma, s.N, s.d)
+    pop = mine[mine["source"] == "population"].sort_values("time")
+    time, xi1, xi2 = (pop[c].to_numpy(dtype=np.float64) for c in ("time", "xi1", "xi2"))
+    parts = []
+    for source, divisor in (("population", 1), ("population/2", 2)):
+        q = quadrature(s.N, s.d, s.t1_nodes // divisor, s.gap_nodes // divisor, s.seed)
+        grads = np.array([ps.mean_gradient(a, b, nodes(a, b, q).prepared) for a, b in zip(xi1, xi2, strict=True)])
+        parts += _rows(source, time, xi1, xi2, grads, s)
+    parts += _lemma12_points("population", time, xi1, xi2, s, sigma)
+    t, w = weighted_sample(s)
+    prep = prepare(t, w)
+    gd = mine[mine["source"] == "gd"].sort_values("time")
+    g_time, g_xi1, g_xi2 = (gd[c].to_numpy(dtype=np.float64) for c in ("time", "xi1", "xi2"))
+    grads = np.array([ps.mean_gradient(a, b, prep) for a, b in zip(g_xi1, g_xi2, strict=True)])
+    parts += _rows("gd", g_time, g_xi1, g_xi2, grads, s)
+    parts += _lemma12_points("gd", g_time, g_xi1, g_xi2, s, sigma)
+    t_cross = ps.crossing(time, xi1, xi2)[0]
+    inside = ~(time >= t_cross) if not math.isnan(t_cross) else np.ones(time.size, dtype=bool)
+    parts.append(_jensen_rows(time, xi1, xi2, inside, t, w / w.sum(), s))
+    return [p.assign(sigma=sigma, sigma_rule=str(s.sigma)) for p in parts]
+
+
 def proof_steps(table: pd.DataFrame, settings: dict[str, dict]) -> pd.DataFrame:
     """The inequalities along the trajectories of an audit's ``table`` (``run_audit``'s rows with ``variant``),
     each variant's audit settings from ``settings`` (variant -> settings)."""
@@ -144,29 +174,19 @@ def proof_steps(table: pd.DataFrame, settings: dict[str, dict]) -> pd.DataFrame:
     for variant, mine in table.groupby("variant", sort=True):
         if variant not in settings:
             raise ValueError(f"variant {variant!r} of the audit table has no settings (known: {', '.join(settings)})")
-        s = AuditSettings.from_dict(settings[variant])
-        sigma = resolve_sigma(s.sigma, s.N, s.d)
-        pop = mine[mine["source"] == "population"].sort_values("time")
-        time, xi1, xi2 = (pop[c].to_numpy(dtype=np.float64) for c in ("time", "xi1", "xi2"))
-        for source, divisor in (("population", 1), ("population/2", 2)):
-            q = quadrature(s.N, s.d, s.t1_nodes // divisor, s.gap_nodes // divisor, s.seed)
-            grads = np.array([ps.mean_gradient(a, b, nodes(a, b, q).prepared) for a, b in zip(xi1, xi2, strict=True)])
-            parts += _rows(source, time, xi1, xi2, grads, s)
-        parts += _lemma12_points("population", time, xi1, xi2, s, sigma)
-        t, w = weighted_sample(s)
-        prep = prepare(t, w)
-        gd = mine[mine["source"] == "gd"].sort_values("time")
-        g_time, g_xi1, g_xi2 = (gd[c].to_numpy(dtype=np.float64) for c in ("time", "xi1", "xi2"))
-        grads = np.array([ps.mean_gradient(a, b, prep) for a, b in zip(g_xi1, g_xi2, strict=True)])
-        parts += _rows("gd", g_time, g_xi1, g_xi2, grads, s)
-        parts += _lemma12_points("gd", g_time, g_xi1, g_xi2, s, sigma)
-        t_cross = ps.crossing(time, xi1, xi2)[0]
-        inside = ~(time >= t_cross) if not math.isnan(t_cross) else np.ones(time.size, dtype=bool)
-        parts.append(_jensen_rows(time, xi1, xi2, inside, t, w / w.sum(), s))
-        for k in range(len(parts)):
-            if "variant" not in parts[k]:
-                parts[k] = parts[k].assign(variant=variant, sigma=sigma, sigma_rule=str(s.sigma))
+        parts += [p.assign(variant=variant) for p in _variant(mine, AuditSettings.from_dict(settings[variant]))]
     out = pd.concat(parts, ignore_index=True)
-    first = ["variant", "sigma", "sigma_rule", "source", "reading", "inequality", "point", "time", "xi1", "xi2"]
-    out["fail_share"] = out["fail_share"] if "fail_share" in out else np.nan
+    first = [
+        "variant",
+        "sigma",
+        "sigma_rule",
+        "source",
+        "reading",
+        "inequality",
+        "label",
+        "point",
+        "time",
+        "xi1",
+        "xi2",
+    ]
     return out[first + [c for c in out.columns if c not in first]]

@@ -4,9 +4,12 @@ Jensen step on prompts computed by hand and in closed form, a lemma where it hol
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
+from onenn.analysis.proof_steps import figure, first_in_region, page
 from onenn.theory.audit import AuditSettings, _sample, run_audit
 from onenn.theory.proof_steps import proof_steps, weighted_sample
 from onenn.theory.reduced import proof_steps as ps
@@ -202,7 +205,7 @@ def test_gd_rate_is_gd_increment_over_lr(tiny_audit):
 
 
 def test_table_holds_every_inequality_and_the_start_point(tiny_audit):
-    settings, _, steps = tiny_audit
+    _, _, steps = tiny_audit
     pop = steps[(steps["source"] == "population") & (steps["point"] == "trajectory")]
     assert set(pop["inequality"]) == set(ps.BY_NAME) | {"jensen_population", "jensen_prompt"}
     start = pop[(pop["inequality"] == "lemma11") & (pop["reading"] == "L") & (pop["time"] == 0)]
@@ -212,3 +215,55 @@ def test_table_holds_every_inequality_and_the_start_point(tiny_audit):
     assert float(doubled["left"].iloc[0]) == pytest.approx(2 * float(start["left"].iloc[0]), rel=1e-12)
     jensen = pop[pop["inequality"] == "jensen_population"]
     assert jensen["fail_share"].between(0, 1).all()
+
+
+def _hand_rows(name: str, reading: str, margins: list[float], inside: list[bool]) -> pd.DataFrame:
+    n = len(margins)
+    return pd.DataFrame(
+        {
+            "variant": "v",
+            "sigma": 3.0,
+            "sigma_rule": "3.0",
+            "source": "population",
+            "reading": reading,
+            "inequality": name,
+            "label": name,
+            "point": "trajectory",
+            "time": np.arange(n, dtype=float),
+            "xi1": np.arange(n, dtype=float),
+            "xi2": np.full(n, 10.0),
+            "inside": inside,
+            "left": 1.0,
+            "right": 1.0,
+            "margin": margins,
+            "c_d_bound": np.nan,
+            "fail_share": np.nan,
+        }
+    )
+
+
+def test_first_in_region_is_the_earliest_failure_before_the_crossing():
+    """Lemma 7 fails first but after the crossing; the Jensen step fails at t = 2, Lemma 9 at t = 3, both before."""
+    inside = [True, True, True, True, False]
+    steps = pd.concat(
+        [
+            _hand_rows("lemma7", "L", [1, 1, 1, 1, -1], inside),
+            _hand_rows("lemma7", "2L", [1, -1, 1, 1, 1], inside),  # the reading the verdict does not use
+            _hand_rows("jensen_population", "–", [1, 1, -0.5, -1, -1], inside),
+            _hand_rows("lemma9", "L", [1, 1, 1, -2, -2], inside),
+        ]
+    )
+    assert first_in_region(steps) == ("jensen_population", 2.0)
+    assert first_in_region(steps[steps["inequality"] != "jensen_population"]) == ("lemma9", 3.0)
+    assert first_in_region(steps[steps["inequality"] == "lemma7"]) is None
+
+
+def test_page_and_figure_of_a_small_audit(tiny_audit):
+    _, _, steps = tiny_audit
+    text = page(steps)
+    assert text.count("## sigma=3") == 1
+    for label in ps.BY_NAME.values():
+        assert label.label.split(":")[0] in text
+    fig = figure(steps)
+    assert len(fig.axes) == 8
+    plt.close(fig)

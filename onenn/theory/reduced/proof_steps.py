@@ -175,6 +175,12 @@ def crossing(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray) -> tuple[float,
 
 # --- the Jensen step of Lemma 9's proof (Eq. C.18) -------------------------------------------------------------
 
+#: the Jensen step's two readings of ``E[s_j]``: the population mean, and the prompt's own mean
+JENSEN = {
+    "jensen_population": "Jensen step (Lemma 9, C.18): Σ_j s_j e^{−2ξ1 s_j} ≤ N e^{−2ξ1 E[s]} E[s], E[s] = 1",
+    "jensen_prompt": "Jensen step (Lemma 9, C.18), E[s] read as the prompt's mean s̄",
+}
+
 
 def jensen_term(xi1: float, s: np.ndarray) -> np.ndarray:
     """``s e^{-2 xi1 s}`` at the distance terms ``s = 1 - t`` (``= |x_j - x_q|^2 / 2`` in ``[0, 2]``)."""
@@ -210,5 +216,7 @@ def jensen_mean_left(xi1: float, N: int, d: int) -> float:
 
     top = 2.0 * scale
     cut = min(top, 80.0)
-    value, _ = quad(integrand, 0.0, cut, limit=200, points=[p for p in (1.0, 10.0) if p < cut], epsabs=0.0, epsrel=1e-11)
+    value, _ = quad(
+        integrand, 0.0, cut, limit=200, points=[p for p in (1.0, 10.0) if p < cut], epsabs=0.0, epsrel=1e-11
+    )
     return N * value
