@@ -221,6 +221,13 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
         "",
         markdown_table(LEMMA12_HEADER, _lemma12_rows(steps)),
         "",
+        (
+            "On the line ξ1 = (7/15)·ξ2 the condition from Lemma 9 and the one with the first term (2N/d)·e^{−ξ1/2} "
+            "hold nowhere (docs/method.md §7.6); the printed form holds exactly where ξ2 > 6·log(2N⁴e/a) = "
+            f"{value(float(steps['printed_threshold'].iloc[0]))}, against Lemma 12's threshold on σ, "
+            f"3·log(2N⁴d/a) = {value(float(steps['lemma12_threshold'].iloc[0]))}."
+        ),
+        "",
     ]
     return lines
 

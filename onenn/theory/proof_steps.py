@@ -12,6 +12,8 @@ it), ``inside``
 (before the trajectory's first crossing of ``xi1/xi2 = 7/15``: where the proof uses the lemma) and, for the
 Jensen step, ``fail_share`` (the population's share of prompts where it fails). Lemma 12's conditions also at the
 crossing (point ``crossing``) and at ``(7 sigma/15, sigma)`` (point ``start``), where the crossing would come first.
+Every row also carries ``N``, ``d``, ``printed_threshold`` (the ``xi2`` above which the printed form of Lemma 12's
+condition holds on the line ``xi1 = (7/15) xi2``) and ``lemma12_threshold`` (Lemma 12's bound on ``sigma``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from onenn.theory.reduced import proof_steps as ps
 from onenn.theory.reduced.loss import prepare
 from onenn.theory.reduced.population import nodes, quadrature
 from onenn.theory.reduced.sampling import audit_sample
-from onenn.theory.reduced.thresholds import resolve_sigma
+from onenn.theory.reduced.thresholds import resolve_sigma, sigma_threshold_lemma12
 
 #: the sources: the population flow's points at the audit's nodes and at half of them, GD's points on the sample
 SOURCES = ("population", "population/2", "gd")
@@ -164,7 +166,13 @@ def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
     t_cross = ps.crossing(time, xi1, xi2)[0]
     inside = ~(time >= t_cross) if not math.isnan(t_cross) else np.ones(time.size, dtype=bool)
     parts.append(_jensen_rows(time, xi1, xi2, inside, t, w / w.sum(), s))
-    return [p.assign(sigma=sigma, sigma_rule=str(s.sigma)) for p in parts]
+    constants = {
+        "N": s.N,
+        "d": s.d,
+        "printed_threshold": ps.printed_threshold(s.N, s.d),
+        "lemma12_threshold": sigma_threshold_lemma12(s.N, s.d),
+    }
+    return [p.assign(sigma=sigma, sigma_rule=str(s.sigma), **constants) for p in parts]
 
 
 def proof_steps(table: pd.DataFrame, settings: dict[str, dict]) -> pd.DataFrame:

@@ -132,6 +132,7 @@ def test_lemma12_from_lemma9_never_holds_on_the_line_and_the_printed_form_holds_
         left, right = ps.sides(name, xi1, xi2, None, None, N, D)
         assert np.all(ps.margin(left, right, ps.BY_NAME[name].upper) < 0), name
     threshold = 6 * math.log(2 * N**4 * math.e / ps.lemma12_a(N, D))
+    assert ps.printed_threshold(N, D) == pytest.approx(threshold, rel=1e-15)
     left, right = ps.sides("lemma12_printed", xi1, xi2, None, None, N, D)
     holds = ps.margin(left, right, upper=False) > 0
     np.testing.assert_array_equal(holds, xi2 > threshold)
@@ -238,6 +239,8 @@ def _hand_rows(name: str, reading: str, margins: list[float], inside: list[bool]
             "margin": margins,
             "c_d_bound": np.nan,
             "fail_share": np.nan,
+            "printed_threshold": 100.0,
+            "lemma12_threshold": 50.0,
         }
     )
 

@@ -93,6 +93,12 @@ BY_NAME = {i.name: i for i in INEQUALITIES}
 LEMMA12 = ("lemma12", "lemma12_replaced", "lemma12_printed")
 
 
+def printed_threshold(N: int, d: int) -> float:
+    """``6 log(2 N^4 e / a)``: on the line ``xi1 = (7/15) xi2`` the printed form ``2.5 xi1 > log(2N^4 e/a) + xi2``
+    reads ``xi2 / 6 > log(2N^4 e/a)``."""
+    return 6.0 * math.log(2 * N**4 * math.e / lemma12_a(N, d))
+
+
 def _exp(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         return np.exp(x)
