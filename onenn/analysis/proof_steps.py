@@ -108,7 +108,7 @@ MAIN_HEADER = [
     "worst margin",
     "at t",
     "(ξ1, ξ2) there",
-    "first t it fails",
+    "first recorded t it fails",
     "(ξ1, ξ2) there",
     "in the proof's region?",
     "worst margin in the region",
@@ -209,6 +209,12 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
             "No inequality fails before it."
             if first is None
             else f"The first inequality to fail before it: {first[0]}, at t = {value(first[1])}."
+        ),
+        "",
+        (
+            "The Jensen step's expectations (E[s] = 1) fail exactly where ξ1 > "
+            f"{value(float(steps['jensen_threshold'].iloc[0]))} (docs/method.md §7.6), whatever σ; the table's "
+            "times are the flow's recorded ones, the first failure lies between the one given and the one before."
         ),
         "",
         markdown_table(MAIN_HEADER, _main_rows(steps)),

@@ -13,7 +13,8 @@ it), ``inside``
 Jensen step, ``fail_share`` (the population's share of prompts where it fails). Lemma 12's conditions also at the
 crossing (point ``crossing``) and at ``(7 sigma/15, sigma)`` (point ``start``), where the crossing would come first.
 Every row also carries ``N``, ``d``, ``printed_threshold`` (the ``xi2`` above which the printed form of Lemma 12's
-condition holds on the line ``xi1 = (7/15) xi2``) and ``lemma12_threshold`` (Lemma 12's bound on ``sigma``).
+condition holds on the line ``xi1 = (7/15) xi2``), ``lemma12_threshold`` (Lemma 12's bound on ``sigma``) and
+``jensen_threshold`` (the ``xi1`` above which the Jensen step's expectations fail, population reading).
 """
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
         "d": s.d,
         "printed_threshold": ps.printed_threshold(s.N, s.d),
         "lemma12_threshold": sigma_threshold_lemma12(s.N, s.d),
+        "jensen_threshold": ps.jensen_threshold(s.d),
     }
     return [p.assign(sigma=sigma, sigma_rule=str(s.sigma), **constants) for p in parts]
 

@@ -155,6 +155,21 @@ def test_jensen_mean_left_in_closed_form_at_d3(xi1):
     assert ps.jensen_mean_left(xi1, 5, 3) == pytest.approx(5 * expected, rel=1e-9)
 
 
+@pytest.mark.parametrize("d", [3, 8])
+def test_jensen_threshold_is_where_the_expectations_meet(d):
+    """Below the root the population reading holds, above it fails; at d = 3 against the closed form."""
+    root = ps.jensen_threshold(d)
+    for xi1, holds in ((0.5 * root, True), (root, None), (1.5 * root, False)):
+        left, right = ps.jensen_mean_left(xi1, 1, d), math.exp(-2 * xi1)
+        if holds is None:
+            assert left == pytest.approx(right, rel=1e-9)
+        else:
+            assert (left <= right) is holds
+    if d == 3:
+        a = 2 * root
+        assert (1 - math.exp(-2 * a) * (1 + 2 * a)) / (2 * a * a) == pytest.approx(math.exp(-a), rel=1e-9)
+
+
 def test_crossing_interpolates_the_ratio():
     time, xi1, xi2 = np.array([0.0, 1.0, 2.0]), np.array([0.0, 0.4, 0.6]), np.array([1.0, 1.0, 1.0])
     t, a, b = ps.crossing(time, xi1, xi2)
@@ -241,6 +256,7 @@ def _hand_rows(name: str, reading: str, margins: list[float], inside: list[bool]
             "fail_share": np.nan,
             "printed_threshold": 100.0,
             "lemma12_threshold": 50.0,
+            "jensen_threshold": 1.0,
         }
     )
 

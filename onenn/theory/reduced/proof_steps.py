@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import quad
+from scipy.optimize import brentq
 
 from onenn.family import XI_RATIO_BOUND
 from onenn.theory.reduced.loss import Prepared
@@ -226,3 +227,15 @@ def jensen_mean_left(xi1: float, N: int, d: int) -> float:
         integrand, 0.0, cut, limit=200, points=[p for p in (1.0, 10.0) if p < cut], epsabs=0.0, epsrel=1e-11
     )
     return N * value
+
+
+def jensen_threshold(d: int) -> float:
+    """The ``xi1`` above which the Jensen step's expectations fail in the population reading: the root of
+    ``E[s e^{-2 xi1 s}] = e^{-2 xi1}`` (``E[s] = 1``; ``N`` cancels). Below it the left side is the smaller
+    (``E[s^2] = 1 + 1/d > 1`` at first order in ``xi1``); at large ``xi1`` ``E[s e^{-2 xi1 s}]`` falls only like a
+    power of ``xi1``."""
+
+    def gap(xi1: float) -> float:
+        return math.log(jensen_mean_left(xi1, 1, d)) + 2.0 * xi1
+
+    return float(brentq(gap, 1e-3, 20.0, xtol=1e-12))
