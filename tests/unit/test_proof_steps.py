@@ -286,3 +286,11 @@ def test_page_and_figure_of_a_small_audit(tiny_audit):
     fig = figure(steps)
     assert len(fig.axes) == 8
     plt.close(fig)
+
+
+def test_nodes_too_few_to_halve_give_no_resolution_rows():
+    settings = {"sigma": 3.0, "steps": 5, "sample_time_end": 1.0, "time_end": 10.0, "levels": 1}
+    settings |= {"n_plain": 64, "n_max": 4, "n_gap": 4, "t1_nodes": 32, "gap_nodes": 8, "n_eval": 6}
+    table = run_audit(AuditSettings.from_dict(settings)).assign(variant="v")
+    steps = proof_steps(table, {"v": settings})
+    assert set(steps["source"]) == {"population", "gd"}
