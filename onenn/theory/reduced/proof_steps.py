@@ -147,7 +147,7 @@ def margin(left: np.ndarray, right: np.ndarray, upper: bool) -> np.ndarray:
     ``left >= right``; positive where the inequality holds (``inf`` where ``left`` is 0 and it holds)."""
     left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
     slack = right - left if upper else left - right
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return slack / np.abs(left)
 
 
