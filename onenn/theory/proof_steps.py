@@ -49,12 +49,17 @@ def weighted_sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray]:
     return t, w
 
 
+def _inside(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray) -> np.ndarray:
+    """Where the proof uses its lemmas: before the trajectory's first crossing of ``xi1/xi2 = 7/15``."""
+    t_cross = ps.crossing(time, xi1, xi2)[0]
+    return np.ones(time.size, dtype=bool) if math.isnan(t_cross) else time < t_cross
+
+
 def _rows(
     source: str, time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray, grads: np.ndarray, s: AuditSettings
 ) -> list[pd.DataFrame]:
     """Every rate inequality, in both readings, and Lemma 12's conditions, at the points of one trajectory."""
-    t_cross = ps.crossing(time, xi1, xi2)[0]
-    inside = ~(time >= t_cross) if not math.isnan(t_cross) else np.ones(time.size, dtype=bool)
+    inside = _inside(time, xi1, xi2)
     out = []
     for factor in ps.LOSS_FACTORS:
         xi1_dot, xi2_dot = ps.rate(grads[:, 0], grads[:, 1], s.d, factor)
@@ -167,9 +172,7 @@ def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
     grads = np.array([ps.mean_gradient(a, b, prep) for a, b in zip(g_xi1, g_xi2, strict=True)])
     parts += _rows("gd", g_time, g_xi1, g_xi2, grads, s)
     parts += _lemma12_points("gd", g_time, g_xi1, g_xi2, s, sigma)
-    t_cross = ps.crossing(time, xi1, xi2)[0]
-    inside = ~(time >= t_cross) if not math.isnan(t_cross) else np.ones(time.size, dtype=bool)
-    parts.append(_jensen_rows(time, xi1, xi2, inside, t, w / w.sum(), s))
+    parts.append(_jensen_rows(time, xi1, xi2, _inside(time, xi1, xi2), t, w / w.sum(), s))
     constants = {
         "N": s.N,
         "d": s.d,
