@@ -55,6 +55,10 @@ README_FIGURE = "results/readme/{experiment}.png"
 #: an audit experiment's resolution test (``snakemake results/readme/audit_resolution.md``, also under the
 #: preset workflow/presets/audit_convergence.yaml)
 README_RESOLUTION = "results/readme/{experiment}_resolution.md"
+#: the convergence proof's inequalities along an audit experiment's flow: the page and its figure (rule
+#: ``audit_lemmas``; the target ``readme`` makes them)
+README_LEMMAS = "results/readme/{experiment}_lemmas.md"
+README_LEMMAS_FIGURE = "results/readme/{experiment}_lemmas.png"
 #: the experiments whose figures results/readme/ keeps: the README's three, and docs/experiments.md's worked example
 README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
 
@@ -78,6 +82,8 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     CLAIMS_HTML: ("claims_page",),
     README_CLAIMS: ("readme",),
     README_AUDIT: ("readme",),
+    README_LEMMAS: ("audit_lemmas",),
+    README_LEMMAS_FIGURE: ("audit_lemmas",),  # before README_FIGURE, which it would match too
     README_FIGURE: ("readme_figure",),
     README_RESOLUTION: ("audit_resolution",),
     TABLE: ("table",),  # after the fixed names of results/tables/ (summary, claims), which it would match too

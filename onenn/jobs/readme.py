@@ -162,3 +162,34 @@ def sample_agreement(table: pd.DataFrame) -> str:
             f"{np.max(z):.3g} standard errors of the sample"
         )
     return "\n".join([*lines, ""])
+
+
+def lemmas_job(
+    table_path: str, settings: dict[str, dict], configs: str, page_path: str, figure_path: str, *, log: logging.Logger
+) -> None:
+    """The convergence proof's inequalities along an audit experiment's trajectories (``theory.proof_steps``, its
+    variants' audit ``settings``): the page (``analysis.proof_steps.page``) under the header naming the run, and
+    the figure of each inequality's two sides along the flow at Lemma 12's threshold."""
+    import matplotlib.pyplot as plt
+
+    from onenn.analysis.proof_steps import figure, figure_variant, first_in_region, page
+    from onenn.theory.proof_steps import proof_steps
+
+    table = load_checked_table(table_path)
+    steps = proof_steps(table, settings)
+    text = (
+        f"> From the run of {configs}. Written by `snakemake results/readme/<experiment>_lemmas.md` "
+        "(workflow/rules/readme.smk; the target `readme` makes it too): rerun it rather than edit this file.\n\n"
+        + page(steps)
+    )
+    write_with(page_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    fig = figure(steps)
+    try:
+        fig.tight_layout()
+        meta = {"Title": f"onenn figure: the convergence proof's inequalities, {figure_variant(steps)}"}
+        write_with(figure_path, lambda tmp: fig.savefig(tmp, format="png", dpi=150, metadata=meta))
+    finally:
+        plt.close(fig)
+    for variant, mine in steps.groupby("variant", sort=True):
+        log.info("%s: first inequality to fail in the proof's region: %s", variant, first_in_region(mine))
+    log.info("wrote %s and %s (%d rows)", page_path, figure_path, len(steps))

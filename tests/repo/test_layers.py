@@ -264,8 +264,8 @@ def test_the_snakefile_imports_only_the_plan_and_the_foundation():
 
 #: the jobs that train, the only ones that may import torch and numba (the engine's compiled kernels)
 TRAINING_JOBS = {"train.train_job", "train.binary_train_job", "train.use_threads"}
-#: the only job that draws, and so may import matplotlib and seaborn
-DRAWING_JOBS = {"figures.figure_job"}
+#: the jobs that draw, and so may import matplotlib and seaborn
+DRAWING_JOBS = {"figures.figure_job", "readme.lemmas_job"}
 #: jobs that neither read nor write a table, and so must not import pandas
 NO_TABLE_JOBS = {"datasets.test_set_job", "datasets.binary_set_job", "summary.report_page_job"}
 

@@ -252,6 +252,11 @@ def get_readme_inputs(wildcards):
         "figures": [
             paths.README_FIGURE.format(experiment=e) for e in README_EXPERIMENTS
         ],
+        "lemmas": [
+            pattern.format(experiment=e)
+            for e in audits
+            for pattern in (paths.README_LEMMAS, paths.README_LEMMAS_FIGURE)
+        ],
     }
 
 
@@ -261,6 +266,20 @@ def get_readme_settings(wildcards):
     return {
         "experiments": get_claims_experiments(wildcards),
         # the Snakefile's configfile applies first, then those of the command line
+        "configs": provenance.config_files(
+            ["config.yaml", *workflow.configfiles], workflow.basedir
+        ),
+    }
+
+
+def get_audit_lemmas_settings(wildcards):
+    """Each variant's audit settings (the quadrature's nodes, the weighted sample) and the run's configuration
+    files, for the page's header."""
+    return {
+        "variants": {
+            v: ex.variant_settings(config, wildcards.experiment, v)
+            for v in ex.variants(config, wildcards.experiment)
+        },
         "configs": provenance.config_files(
             ["config.yaml", *workflow.configfiles], workflow.basedir
         ),

@@ -62,3 +62,25 @@ rule audit_resolution:
         experiment=one_of(ex.experiment_names(config, kind="audit")),
     script:
         "../scripts/audit_resolution.py"
+
+
+# The convergence proof's inequalities (Lemmas 7-12, the review's Jensen step) along an audit experiment's flow
+# and GD (docs/method.md §7.6): the page and the figure of each inequality's two sides at Lemma 12's threshold.
+rule audit_lemmas:
+    input:
+        paths.TABLE,
+    output:
+        page=paths.README_LEMMAS,
+        figure=paths.README_LEMMAS_FIGURE,
+    log:
+        "logs/audit_lemmas/{experiment}.log",
+    benchmark:
+        "benchmarks/audit_lemmas/{experiment}.tsv"
+    params:
+        **get_code("onenn.jobs.readme:lemmas_job"),
+        settings=get_audit_lemmas_settings,
+    threads: 1
+    wildcard_constraints:
+        experiment=one_of(ex.experiment_names(config, kind="audit")),
+    script:
+        "../scripts/audit_lemmas.py"

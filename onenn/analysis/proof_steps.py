@@ -1,0 +1,325 @@
+"""The page and the figure of the convergence proof's inequalities along the audit's flow (docs/method.md §7.6),
+from the table of ``onenn.theory.proof_steps`` (one row per variant, source, reading, inequality and point). They
+only read it: which inequality fails first, where, by how much, and how much that moves at half the nodes."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from onenn.analysis.markdown import cell, markdown_table
+
+#: the rows of a variant's main table: the rate inequalities (Lemmas 8 and 10 at their largest C_d), the Jensen step
+RATE_STEPS = ("lemma8", "lemma9", "lemma10", "lemma11", "lemma7")
+JENSEN_STEPS = ("jensen_population", "jensen_prompt")
+LEMMA12_STEPS = ("lemma12", "lemma12_replaced", "lemma12_printed")
+#: the sample's GD ends at this source's last time
+GD = "gd"
+MAIN, HALF = "population", "population/2"
+
+
+def value(x: float) -> str:
+    """A number to four significant digits (``−∞``, ``∞``, ``–`` for none)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.4g}"
+
+
+def point(row: pd.Series | None) -> str:
+    return "–" if row is None else f"({value(float(row['xi1']))}, {value(float(row['xi2']))})"
+
+
+def _trajectory(steps: pd.DataFrame, source: str, reading: str, name: str) -> pd.DataFrame:
+    mine = steps[(steps["source"] == source) & (steps["inequality"] == name) & (steps["point"] == "trajectory")]
+    return mine[mine["reading"] == reading].sort_values("time") if reading else mine.sort_values("time")
+
+
+def worst(rows: pd.DataFrame) -> pd.Series | None:
+    """The row of the smallest margin (the first of equal ones), None if there is none."""
+    rows = rows[rows["margin"].notna()]
+    return None if not len(rows) else rows.loc[rows["margin"].idxmin()]
+
+
+def first_failure(rows: pd.DataFrame) -> pd.Series | None:
+    failed = rows[rows["margin"] < 0]
+    return None if not len(failed) else failed.iloc[0]
+
+
+def largest_change(main: pd.DataFrame, half: pd.DataFrame, inside: bool) -> float:
+    """The largest relative change of the left side (the rate) at half the nodes, at the same points."""
+    a = main.set_index("time")["left"]
+    b = half.set_index("time")["left"]
+    keep = main.set_index("time")["inside"] if inside else pd.Series(True, index=a.index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = ((b - a).abs() / a.abs())[keep.reindex(a.index).to_numpy(dtype=bool)]
+    change = change[np.isfinite(change)]
+    return float(change.max()) if len(change) else math.nan
+
+
+def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
+    body = []
+    for name in RATE_STEPS + JENSEN_STEPS:
+        for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
+            rows = _trajectory(steps, MAIN, reading, name)
+            if not len(rows):
+                continue
+            half = _trajectory(steps, HALF, reading, name)
+            gd = _trajectory(steps, GD, reading, name)
+            low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
+            at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
+            if name in JENSEN_STEPS:
+                share = "–" if fail is None else value(float(fail["fail_share"]))
+                resolution = f"share failing: {share}"
+            else:
+                change = (largest_change(rows, half, True), largest_change(rows, half, False))
+                resolution = " / ".join(value(c) for c in change)
+            gd_fail = first_failure(gd)
+            body.append(
+                [
+                    cell(rows["label"].iloc[0]),
+                    reading,
+                    value(float(low["margin"])),
+                    value(float(low["time"])),
+                    point(low),
+                    "never" if fail is None else value(float(fail["time"])),
+                    point(fail),
+                    "–" if fail is None else ("yes" if bool(fail["inside"]) else "no"),
+                    "–" if inner is None else value(float(inner["margin"])),
+                    value(float(at_half.iloc[0])) if len(at_half) else "–",
+                    resolution,
+                    "–" if not len(gd) else value(float(worst(gd)["margin"])),
+                    "–" if not len(gd) else ("never" if gd_fail is None else value(float(gd_fail["time"]))),
+                ]
+            )
+    return body
+
+
+MAIN_HEADER = [
+    "inequality",
+    "reading",
+    "worst margin",
+    "at t",
+    "(ξ1, ξ2) there",
+    "first recorded t it fails",
+    "(ξ1, ξ2) there",
+    "in the proof's region?",
+    "worst margin in the region",
+    "worst margin at half the nodes",
+    "rate's largest change at half the nodes (region / all) · Jensen: share of prompts failing at its first failure",
+    "GD (t ≤ 1000): worst margin",
+    "GD: first t it fails",
+]
+
+
+def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
+    body = []
+    for name in ("lemma8", "lemma10"):
+        for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
+            rows = _trajectory(steps, MAIN, reading, name)
+            if not len(rows):
+                continue
+            bind = rows.loc[rows["c_d_bound"].idxmin()]
+            inside = rows[rows["inside"]]
+            half, gd = _trajectory(steps, HALF, reading, name), _trajectory(steps, GD, reading, name)
+            body.append(
+                [
+                    name.replace("lemma", "Lemma "),
+                    reading,
+                    value(float(bind["c_d_bound"])),
+                    value(float(bind["time"])),
+                    point(bind),
+                    value(float(inside["c_d_bound"].min())) if len(inside) else "–",
+                    value(float(half["c_d_bound"].min())) if len(half) else "–",
+                    value(float(gd["c_d_bound"].min())) if len(gd) else "–",
+                ]
+            )
+    return body
+
+
+C_D_HEADER = [
+    "lemma",
+    "reading",
+    "largest C_d, whole flow",
+    "binding at t",
+    "(ξ1, ξ2) there",
+    "largest C_d in the region",
+    "at half the nodes",
+    "GD (t ≤ 1000)",
+]
+
+
+def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
+    body = []
+    for name in LEMMA12_STEPS:
+        mine = steps[(steps["inequality"] == name) & (steps["point"] != "trajectory")]
+        label = cell(mine["label"].iloc[0]) if len(mine) else name
+        cells = [label]
+        for source, where in ((MAIN, "crossing"), (GD, "crossing"), (MAIN, "start")):
+            row = mine[(mine["source"] == source) & (mine["point"] == where)]
+            if not len(row):
+                cells += ["–", "–"]
+                continue
+            r = row.iloc[0]
+            cells += [f"{point(r)}, t = {value(float(r['time']))}" if where == "crossing" else point(r)]
+            cells += [f"{value(float(r['margin']))} ({'holds' if r['margin'] > 0 else 'fails'})"]
+        body.append(cells)
+    return body
+
+
+LEMMA12_HEADER = [
+    "condition",
+    "flow's crossing of 7/15",
+    "margin there",
+    "GD's crossing",
+    "margin there",
+    "(7σ/15, σ)",
+    "margin there",
+]
+
+
+def first_in_region(steps: pd.DataFrame) -> tuple[str, float] | None:
+    """The inequality (label) that fails first, in time, inside the proof's region along the population flow
+    (reading ``L`` for the rates; Lemmas 8 and 10 hold by their C_d), and when."""
+    found = []
+    for order, name in enumerate(("lemma9", "lemma11", "lemma7", *JENSEN_STEPS)):
+        rows = _trajectory(steps, MAIN, "L" if name not in JENSEN_STEPS else "", name)
+        fail = first_failure(rows[rows["inside"]])
+        if fail is not None:
+            found.append((float(fail["time"]), order, str(fail["label"])))
+    return None if not found else (min(found)[2], min(found)[0])
+
+
+def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
+    sigma = float(steps["sigma"].iloc[0])
+    cross = steps[(steps["source"] == MAIN) & (steps["point"] == "crossing")]
+    t_cross = value(float(cross["time"].iloc[0])) if len(cross) else "never"
+    first = first_in_region(steps)
+    lines = [f"## {variant} (σ = {value(sigma)})", ""]
+    lines += [
+        f"The population flow first crosses ξ1/ξ2 = 7/15 at t = {t_cross}. "
+        + (
+            "No inequality fails before it."
+            if first is None
+            else f"The first inequality to fail before it: {first[0]}, at t = {value(first[1])}."
+        ),
+        "",
+        (
+            "The Jensen step's expectations (E[s] = 1) fail exactly where ξ1 > "
+            f"{value(float(steps['jensen_threshold'].iloc[0]))} (docs/method.md §7.6), whatever σ; the table's "
+            "times are the flow's recorded ones, the first failure lies between the one given and the one before."
+        ),
+        "",
+        markdown_table(MAIN_HEADER, _main_rows(steps)),
+        "",
+        "The largest C_d for which Lemmas 8 and 10 hold (the rows above evaluate them there):",
+        "",
+        markdown_table(C_D_HEADER, _c_d_rows(steps)),
+        "",
+        "Lemma 12's condition where ξ1 = (7/15)·ξ2 is reached, and at (7σ/15, σ), where it would be reached first:",
+        "",
+        markdown_table(LEMMA12_HEADER, _lemma12_rows(steps)),
+        "",
+        (
+            "On the line ξ1 = (7/15)·ξ2 the condition from Lemma 9 and the one with the first term (2N/d)·e^{−ξ1/2} "
+            "hold nowhere (docs/method.md §7.6); the printed form holds exactly where ξ2 > 6·log(2N⁴e/a) = "
+            f"{value(float(steps['printed_threshold'].iloc[0]))}, against Lemma 12's threshold on σ, "
+            f"3·log(2N⁴d/a) = {value(float(steps['lemma12_threshold'].iloc[0]))}."
+        ),
+        "",
+    ]
+    return lines
+
+
+def page(steps: pd.DataFrame) -> str:
+    """The page: what the rows mean, then one section per variant (in increasing σ)."""
+    lines = [
+        "# The convergence proof's inequalities along the audit's flow",
+        "",
+        (
+            "Each inequality of the binary paper's convergence proof (Lemmas 7–12, the review's Jensen step in "
+            "Lemma 9's proof, Eq. C.18) at every recorded point of the population flow, its rate ξ̇ from the "
+            "population quadrature at the audit's nodes (docs/method.md §7.6 for the readings). Margin: the slack "
+            "over |left side|, positive where the inequality holds. Reading L: ξ̇ of the project's loss (½ in the "
+            "square loss); 2L: of the loss without the ½. The proof's region: before the flow first crosses "
+            "ξ1/ξ2 = 7/15. 'At half the nodes': the same points, the rate from the quadrature at half its nodes in "
+            "each variable. GD: exact gradient descent on the weighted sample (t ≤ 1000), its rate its own step "
+            "over η. Lemmas 8 and 10 are evaluated at the largest C_d for which they hold along the whole flow."
+        ),
+        "",
+    ]
+    order = steps.groupby("variant")["sigma"].first().sort_values()
+    for variant in order.index:
+        lines += variant_section(variant, steps[steps["variant"] == variant])
+    return "\n".join(lines)
+
+
+# --- the figure ------------------------------------------------------------------------------------------------
+
+FIGURE_STEPS = ("lemma8", "lemma9", "lemma10", "lemma11", "lemma7", "lemma12", *JENSEN_STEPS)
+
+
+def figure_variant(steps: pd.DataFrame) -> str:
+    """The variant the figure draws: the one at Lemma 12's threshold (``sigma_rule`` ``lemma12``), else the
+    largest σ."""
+    rules = steps.groupby("variant")["sigma_rule"].first()
+    at_rule = rules[rules == "lemma12"]
+    if len(at_rule):
+        return str(at_rule.index[0])
+    return str(steps.groupby("variant")["sigma"].first().idxmax())
+
+
+def _side(ax: plt.Axes, time: np.ndarray, side: np.ndarray, colour: str, ls: str, label: str) -> None:
+    """A side on a log axis: its positive part as it is, its negative part as |side| dotted."""
+    positive = np.where(side > 0, side, np.nan)
+    negative = np.where(side < 0, -side, np.nan)
+    ax.plot(time, positive, color=colour, ls=ls, label=label)
+    if np.isfinite(negative).any():
+        ax.plot(time, negative, color=colour, ls=":", label=f"−({label}), where negative")
+
+
+def _limits(left: np.ndarray, right: np.ndarray) -> tuple[float, float]:
+    """The y range of a panel: from a thousandth of the smallest |left| to a million times the largest (a right
+    side that falls to e^-hundreds or grows to e^hundreds leaves the panel rather than squash it)."""
+    sizes = np.abs(left[np.isfinite(left) & (left != 0)])
+    if not sizes.size:
+        sizes = np.abs(right[np.isfinite(right) & (right != 0)])
+    if not sizes.size:
+        return 1e-3, 1.0
+    return max(float(sizes.min()) / 1e3, 1e-300), min(float(sizes.max()) * 1e6, 1e300)
+
+
+def figure(steps: pd.DataFrame, width: float = 10.0, height: float = 4.0) -> plt.Figure:
+    """Each inequality's two sides along the population flow of ``figure_variant`` (reading L), against t: left
+    side solid, right side dashed, shaded where it fails, the crossing of 7/15 a vertical line."""
+    variant = figure_variant(steps)
+    mine = steps[steps["variant"] == variant]
+    sigma = float(mine["sigma"].iloc[0])
+    cross = mine[(mine["source"] == MAIN) & (mine["point"] == "crossing")]
+    fig, axes = plt.subplots(4, 2, figsize=(width, 4 * height))
+    for ax, name in zip(axes.ravel(), FIGURE_STEPS, strict=True):
+        rows = _trajectory(mine, MAIN, "" if name in JENSEN_STEPS or name == "lemma12" else "L", name)
+        rows = rows[rows["time"] > 0]
+        time = rows["time"].to_numpy()
+        _side(ax, time, rows["left"].to_numpy(dtype=np.float64), "C0", "-", "left")
+        _side(ax, time, rows["right"].to_numpy(dtype=np.float64), "C3", "--", "right")
+        fails = (rows["margin"] < 0).to_numpy()
+        if fails.any():
+            ax.fill_between(time, 0, 1, where=fails, color="red", alpha=0.1, transform=ax.get_xaxis_transform())
+        if len(cross):
+            ax.axvline(float(cross["time"].iloc[0]), color="black", lw=0.8, ls="-.")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(*_limits(rows["left"].to_numpy(dtype=np.float64), rows["right"].to_numpy(dtype=np.float64)))
+        ax.set_title(str(rows["label"].iloc[0]) if len(rows) else name, fontsize="small")
+        ax.set_xlabel("time t")
+        ax.legend(fontsize="x-small")
+    fig.suptitle(f"{variant} (σ = {sigma:.4g}): left (solid) and right (dashed) sides; red: fails; dash-dot: 7/15")
+    return fig
