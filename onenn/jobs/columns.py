@@ -9,6 +9,7 @@ own columns, the settings it carries, then the software that made it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 
 from onenn.base import provenance
@@ -28,6 +29,14 @@ from onenn.plan.kinds import kind_named
 LANDSCAPE_SETTING_COLUMNS = ("d", "N", "prompts", "seed")
 
 
+def registry(module: str, name: str) -> dict[str, str]:
+    """The descriptions ``name`` of ``module``, imported by name: a job's code fingerprint (onenn.base.fingerprint)
+    follows imports, and a table's job already runs the module that makes its columns (its kind's job, the
+    concatenation, the summary or the scorecard), so that one kind's table does not rerun when another kind's code
+    changes. An import statement here would put every table's code into every table job's fingerprint."""
+    return getattr(importlib.import_module(module), name)
+
+
 def settings(keys: Iterable[str]) -> dict[str, str]:
     return {key: setting_description(key) for key in keys}
 
@@ -44,8 +53,8 @@ def identity(*columns: str) -> dict[str, str]:
 
 def train() -> dict[str, str]:
     """A multiclass run's table (``results/runs/.../metrics.parquet``) and a ``train`` experiment's."""
-    from onenn.analysis.tables import RUN_TABLE_DESCRIPTIONS
-    from onenn.jobs.train import RECORD_DESCRIPTIONS
+    RUN_TABLE_DESCRIPTIONS = registry("onenn.analysis.tables", "RUN_TABLE_DESCRIPTIONS")
+    RECORD_DESCRIPTIONS = registry("onenn.jobs.train", "RECORD_DESCRIPTIONS")
 
     kind = kind_named("train")
     return first_wins(
@@ -61,8 +70,8 @@ def train() -> dict[str, str]:
 
 def binary() -> dict[str, str]:
     """A binary run's table and a ``binary`` experiment's."""
-    from onenn.analysis.tables import RUN_TABLE_DESCRIPTIONS
-    from onenn.jobs.train import BINARY_RECORD_DESCRIPTIONS
+    RUN_TABLE_DESCRIPTIONS = registry("onenn.analysis.tables", "RUN_TABLE_DESCRIPTIONS")
+    BINARY_RECORD_DESCRIPTIONS = registry("onenn.jobs.train", "BINARY_RECORD_DESCRIPTIONS")
 
     kind = kind_named("binary")
     return first_wins(
@@ -77,26 +86,26 @@ def binary() -> dict[str, str]:
 
 
 def scaling() -> dict[str, str]:
-    from onenn.theory.scaling import DESCRIPTIONS
+    DESCRIPTIONS = registry("onenn.theory.scaling", "DESCRIPTIONS")
 
     return first_wins(identity("experiment"), DESCRIPTIONS, settings(kind_named("scaling").settings_keys), software())
 
 
 def landscape() -> dict[str, str]:
-    from onenn.theory.landscape import DESCRIPTIONS
+    DESCRIPTIONS = registry("onenn.theory.landscape", "DESCRIPTIONS")
 
     return first_wins(identity("experiment"), DESCRIPTIONS, settings(LANDSCAPE_SETTING_COLUMNS), software())
 
 
 def audit() -> dict[str, str]:
-    from onenn.theory.audit import DESCRIPTIONS
+    DESCRIPTIONS = registry("onenn.theory.audit", "DESCRIPTIONS")
 
     keys = kind_named("audit").settings_keys
     return first_wins(identity("experiment", "variant"), DESCRIPTIONS, settings(keys), software())
 
 
 def full_matrix() -> dict[str, str]:
-    from onenn.theory.full_matrix import DESCRIPTIONS
+    DESCRIPTIONS = registry("onenn.theory.full_matrix", "DESCRIPTIONS")
 
     keys = kind_named("full_matrix").settings_keys
     return first_wins(identity("experiment", "variant"), DESCRIPTIONS, settings(keys), software())
@@ -104,14 +113,15 @@ def full_matrix() -> dict[str, str]:
 
 def summary() -> dict[str, str]:
     """The headline table (``results/tables/summary.parquet``)."""
-    from onenn.analysis.summary import DESCRIPTIONS, SOFTWARE_DESCRIPTIONS
+    DESCRIPTIONS = registry("onenn.analysis.summary", "DESCRIPTIONS")
+    SOFTWARE_DESCRIPTIONS = registry("onenn.analysis.summary", "SOFTWARE_DESCRIPTIONS")
 
     return first_wins(DESCRIPTIONS, SOFTWARE_DESCRIPTIONS, software(accelerator=True))
 
 
 def claims() -> dict[str, str]:
     """The scorecard (``results/tables/claims.parquet``)."""
-    from onenn.analysis.scorecard import DESCRIPTIONS
+    DESCRIPTIONS = registry("onenn.analysis.scorecard", "DESCRIPTIONS")
 
     return dict(DESCRIPTIONS)
 
