@@ -123,6 +123,8 @@ def resolution_page(res: pd.DataFrame) -> str:
     body, verdicts = [], []
     for (variant, time), part in res.groupby(["variant", "time"], sort=True):
         for row in part.itertuples(index=False):
+            if row.source == AUDIT_SWAP and math.isnan(row.xi_ratio):
+                continue  # beyond the seed swap's end
             label = "all" if row.nodes_divisor == 1 else f"1/{row.nodes_divisor}"
             label = "all, seed swap" if row.source == AUDIT_SWAP else label
             body.append(

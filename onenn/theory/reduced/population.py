@@ -150,11 +150,20 @@ def _boundary_piece(q: Quadrature, c: float, w: float, top: float) -> tuple[np.n
     return np.clip(c + w * np.sinh(arg), -1.0, top), np.log(u_weight * w * (b - a) * np.cosh(arg))
 
 
+#: the log-cdf piece reaches down to where ``F(t1)^N``, the law of ``t_(1)`` below ``t1``, is ``exp(-LOG_CDF_SPAN)``
+#: of its value at the piece's top (the mass below is at most that share of 5%): while the boundary is far below
+#: the bulk (small ``xi1``) the piece would otherwise spread its panels over a range of ``z`` where ``F^N = e^{N z}``
+#: changes by ``e^{N (z_hi - z_lo)}``, beyond what Gauss-Legendre panels integrate
+LOG_CDF_SPAN = 40.0
+
+
 def _log_cdf_piece(q: Quadrature, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
-    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform (nodes ~ f/F: no tail is too thin)."""
+    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform (nodes ~ f/F: no tail is too thin), ``z``
+    from at most ``LOG_CDF_SPAN / N`` below its top (``t1`` below that carries ``exp(-LOG_CDF_SPAN)`` of the
+    piece's mass and is left out)."""
     u, u_weight = _piece(q, 1)
-    z_lo = math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300))
     z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
+    z_lo = max(math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300)), z_hi - LOG_CDF_SPAN / q.N)
     t1 = np.clip(np.interp(np.exp(z_lo + (z_hi - z_lo) * u), q.table_cdf, q.table_t), bottom, top)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_w = np.log(u_weight * (z_hi - z_lo)) + np.log(inner_product_cdf(t1, q.d))
