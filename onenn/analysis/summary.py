@@ -477,7 +477,7 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
     return [
         (
             "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
-            " and at all its nodes with the seed swap's uniforms (to t = 1e6):"
+            " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
         ),
         "",
         markdown_table(header, body),

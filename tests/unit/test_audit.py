@@ -82,6 +82,8 @@ def test_run_audit_has_every_source_and_consistent_columns(small_audit):
 
 
 def test_audit_summary_numbers(small_audit):
+    from onenn.analysis.tables import crossing_time
+
     summary = audit_summary(small_audit).iloc[0]
     main = audit_trajectory(small_audit)
     assert summary["xi_ratio_end"] == pytest.approx(main["xi_ratio"].iloc[-1])
@@ -92,6 +94,14 @@ def test_audit_summary_numbers(small_audit):
     assert 0 < summary["gd_flow_gap"] < 1e-2
     crossed = main[main["xi_ratio"] > XI_RATIO_BOUND]
     assert np.isnan(summary["time_cross"]) == crossed.empty
+    if not crossed.empty:  # between the last recorded time below 7/15 and the first above it
+        first = crossed["time"].iloc[0]
+        before = main[(main["time"] < first) & (main["time"] > 0)]["time"].max()
+        assert before <= summary["time_cross"] <= first
+        half = small_audit[small_audit["source"] == "population/2"]
+        swap = small_audit[small_audit["source"] == "population_swap"]
+        changes = [abs(crossing_time(x) - summary["time_cross"]) for x in (half, swap)]
+        assert summary["time_cross_error"] == pytest.approx(max(changes))
     at = audit_at_times(small_audit, [10.0, 1e3])
     assert list(at["time"]) == [10.0, 1e3] and (at["reduced_loss"] > 0).all()
 
