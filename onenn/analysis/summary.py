@@ -15,12 +15,14 @@ states at its end.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pandas as pd
 
 from onenn.analysis.markdown import markdown_table, number
 from onenn.analysis.tables import (
+    AUDIT_SWAP,
     audit_at_times,
     audit_resolution,
     audit_summary,
@@ -172,6 +174,8 @@ AUDIT_QUANTITIES = (
     "xi_ratio_end",
     "xi_ratio_max",
     "time_cross",
+    "time_cross_error",
+    "time_cross_digits",
     "xi2_minus_xi1_end",
     "reduced_loss_end",
     "loss_log_time_first",
@@ -184,6 +188,8 @@ AUDIT_QUANTITIES = (
     "boundary_end",
     "stuck_mass_end",
     "plain_xi_ratio_end",
+    "swap_xi_ratio_rel_gap",
+    "swap_reduced_loss_rel_gap",
 )
 #: times at which the headline table gives the audit's reduced loss
 AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
@@ -404,12 +410,14 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
         ("r = 1 − ξ2/ξ1", "boundary_end"),
         ("mass beyond r", "stuck_mass_end"),
         ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
+        ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
+        ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
         ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
         ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
     )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
-    body = [[v] + [number(values.get((v, q), float("nan"))) for _, q in columns] for v in variants]
+    body = [[v] + [_audit_cell(values, v, q) for _, q in columns] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
     at_times = (
         ("loss", "reduced_loss"),
@@ -435,6 +443,19 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
     ] + resolution_markdown(rows)
 
 
+def _audit_cell(values: pd.Series, variant: str, quantity: str) -> str:
+    """One cell of the audit's table: the crossing time to the digits its error allows (``time_cross_digits``,
+    with the error), the others by ``number``."""
+    value = values.get((variant, quantity), float("nan"))
+    if quantity != "time_cross" or math.isnan(value):
+        return number(value)
+    digits = values.get((variant, "time_cross_digits"), float("nan"))
+    error = values.get((variant, "time_cross_error"), float("nan"))
+    if math.isnan(digits):
+        return number(value)
+    return f"{value:.{int(digits)}g} (± {error:.1g})"
+
+
 def resolution_markdown(rows: pd.DataFrame) -> list[str]:
     """The resolution test: ξ1/ξ2 and the loss of every population level at the times of
     ``tables.RESOLUTION_TIMES`` (from the rows ``xi_ratio@<source>@t=<time>`` of ``audit_table_summary``)."""
@@ -449,7 +470,13 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
     body = []
     for v in dict.fromkeys(found["variant"]):
         for src in sources:
-            label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
+            label = (
+                "all nodes, the seed swap's uniforms"
+                if src == AUDIT_SWAP
+                else "all nodes"
+                if "/" not in src
+                else f"1/{src.split('/')[1]} of the nodes per variable"
+            )
             cells = [
                 number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
                 for q in ("xi_ratio", "reduced_loss")
@@ -457,7 +484,10 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
             ]
             body.append([v, label] + cells)
     return [
-        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable:",
+        (
+            "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
+            " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
+        ),
         "",
         markdown_table(header, body),
         "",

@@ -3,6 +3,7 @@ No torch; all statistics live here, the plotting code only draws them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -110,8 +111,11 @@ def variant_order(table: pd.DataFrame) -> list[str]:
 
 #: the audit's main trajectory: the population flow at the finest resolution
 AUDIT_MAIN = "population"
-#: times of the resolution table
-RESOLUTION_TIMES = (1e12, 1e16, 1e20)
+#: times of the resolution table: the early flow (10 ... 1e6, where xi1/xi2 crosses 7/15 and the weighted sample
+#: is valid) and the late one
+RESOLUTION_TIMES = (1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e12, 1e16, 1e20)
+#: the population flow at all the nodes with the seed swap's uniforms (``onenn.theory.audit.POPULATION_SWAP``)
+AUDIT_SWAP = "population_swap"
 
 
 def audit_trajectory(table: pd.DataFrame) -> pd.DataFrame:
@@ -126,20 +130,30 @@ def _population_levels(mine: pd.DataFrame) -> list[str]:
     return sorted(names, key=lambda s: 1 if s == AUDIT_MAIN else int(s.split("/")[1]))
 
 
+def _at_time(part: pd.DataFrame, t: float) -> tuple[float, float]:
+    """``(xi_ratio, reduced_loss)`` of one flow at ``t``, interpolated in log time (the loss in log too); NaN
+    beyond the flow's recorded times."""
+    part = part[part["time"] > 0].sort_values("time")
+    if not len(part) or not part["time"].min() <= t <= part["time"].max():
+        return np.nan, np.nan
+    log_t = np.log(part["time"].to_numpy())
+    ratio = float(np.interp(np.log(t), log_t, part["xi_ratio"].to_numpy()))
+    loss = float(np.exp(np.interp(np.log(t), log_t, np.log(part["reduced_loss"].to_numpy()))))
+    return ratio, loss
+
+
 def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TIMES) -> pd.DataFrame:
     """The resolution test: ``xi1/xi2`` and the loss of every population level at ``times`` (log-interpolated,
-    NaN beyond a level's end), with their relative differences to the next finer level."""
+    NaN beyond a level's end), with their relative differences to the next finer level; and the seed swap
+    (source ``population_swap``, ``nodes_divisor`` 1, where the table has it), with its relative difference to
+    the main flow at the same nodes."""
     rows = []
     for variant, mine in table.groupby("variant", sort=True):
-        for source in _population_levels(mine):
-            part = mine[(mine["source"] == source) & (mine["time"] > 0)].sort_values("time")
-            nodes = 1 if source == AUDIT_MAIN else int(source.split("/")[1])
+        for source in _population_levels(mine) + ([AUDIT_SWAP] if (mine["source"] == AUDIT_SWAP).any() else []):
+            part = mine[mine["source"] == source]
+            nodes = 1 if source in (AUDIT_MAIN, AUDIT_SWAP) else int(source.split("/")[1])
             for t in times:
-                inside = part["time"].min() <= t <= part["time"].max()
-                log_t = np.log(part["time"].to_numpy())
-                ratio = float(np.interp(np.log(t), log_t, part["xi_ratio"].to_numpy())) if inside else np.nan
-                log_loss = np.log(part["reduced_loss"].to_numpy())
-                loss = float(np.exp(np.interp(np.log(t), log_t, log_loss))) if inside else np.nan
+                ratio, loss = _at_time(part, t)
                 rows.append(
                     {
                         "variant": variant,
@@ -153,12 +167,43 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
     out = pd.DataFrame(rows)
     if not len(out):
         return out
-    out = out.sort_values(["variant", "time", "nodes_divisor"], kind="stable")
-    finer_ratio = out.groupby(["variant", "time"])["xi_ratio"].shift(1)
-    finer_loss = out.groupby(["variant", "time"])["reduced_loss"].shift(1)
-    out["xi_ratio_change"] = (finer_ratio - out["xi_ratio"]).abs() / out["xi_ratio"]
-    out["reduced_loss_change"] = (finer_loss - out["reduced_loss"]).abs() / out["reduced_loss"]
-    return normalise_types(out.reset_index(drop=True))
+    out["swap"] = out["source"] == AUDIT_SWAP
+    out = out.sort_values(["variant", "time", "swap", "nodes_divisor"], kind="stable")
+    levels = out[~out["swap"]]
+    for q in ("xi_ratio", "reduced_loss"):
+        finer = levels.groupby(["variant", "time"])[q].shift(1)
+        main = out[out["source"] == AUDIT_MAIN].set_index(["variant", "time"])[q]
+        keys = pd.MultiIndex.from_frame(out[["variant", "time"]])
+        reference = np.where(out["swap"], main.reindex(keys).to_numpy(), finer.reindex(out.index).to_numpy())
+        out[f"{q}_change"] = np.abs(reference - out[q].to_numpy()) / out[q].to_numpy()
+    return normalise_types(out.drop(columns="swap").reset_index(drop=True))
+
+
+def crossing_time(part: pd.DataFrame, bound: float = XI_RATIO_BOUND) -> float:
+    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow's recorded times, interpolated linearly in log
+    time between the last recorded time below and the first above (NaN if it never does)."""
+    part = part[part["time"] > 0].sort_values("time")
+    ratio, time = part["xi_ratio"].to_numpy(), part["time"].to_numpy()
+    above = np.flatnonzero(ratio > bound)
+    if not len(above):
+        return np.nan
+    k = int(above[0])
+    if k == 0:
+        return float(time[0])
+    share = (bound - ratio[k - 1]) / (ratio[k] - ratio[k - 1])
+    return float(np.exp(np.log(time[k - 1]) + share * (np.log(time[k]) - np.log(time[k - 1]))))
+
+
+def significant_digits(value: float, error: float, most: int = 6) -> int:
+    """How many significant digits of ``value`` its ``error`` allows: down to the decimal place of the error's
+    first digit (``1264`` with error ``4`` keeps 4, with error ``40`` keeps 3), at least 1, at most ``most``
+    (and ``most`` when the error is 0)."""
+    if not np.isfinite(value) or value == 0 or not np.isfinite(error):
+        return 1
+    if error <= 0:
+        return most
+    digits = math.floor(math.log10(abs(value))) - math.floor(math.log10(error)) + 1
+    return int(min(max(digits, 1), most))
 
 
 def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
@@ -170,14 +215,18 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per audit variant (sigma): the numbers behind the verdict.
 
     ``xi_ratio_end`` (``xi1/xi2``), ``reduced_loss_end``, ``xi1_end``, ``xi2_end`` at the last time;
-    ``xi_ratio_max`` and the first time ``xi1/xi2`` exceeds 7/15 (``time_cross``, NaN if never);
+    ``xi_ratio_max`` and the first time ``xi1/xi2`` exceeds 7/15 (``time_cross``, ``crossing_time``, NaN if
+    never), its error ``time_cross_error`` (the largest change of it at half the nodes and under the seed swap)
+    and the significant digits that error allows (``time_cross_digits``);
     ``loss_log_time_first/end``: ``reduced_loss * log t`` at the first recorded time ``t >= 10`` and at the end
     (bounded if the loss is ``O(1/log t)``); ``gd_flow_gap``: the largest ``|xi_GD - xi_flow|`` on their overlap;
     ``resolution_xi_ratio_gap`` and ``resolution_reduced_loss_rel_gap``: the largest difference between the main
     trajectory and the population flow at half its nodes (the resolution test); ``sample_xi_ratio_gap``: the
     largest difference between the main trajectory and the flow on the sample up to the sample's end;
     ``boundary_end`` and ``stuck_mass_end``: ``r = 1 - xi2/xi1`` and ``F(r)^N`` at the end;
-    ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end.
+    ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end;
+    ``swap_xi_ratio_rel_gap`` and ``swap_reduced_loss_rel_gap``: the largest relative change of ``xi1/xi2`` and
+    of the loss under the seed swap at the early times of ``RESOLUTION_TIMES`` (``_seed_swap_gaps``).
     """
     rows = []
     main = audit_trajectory(table)
@@ -209,6 +258,8 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
             np.max(np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"]))
         )
         plain = mine[mine["source"] == "plain"].sort_values("time")
+        cross, cross_error = _crossing_and_error(mine, levels)
+        swap_gaps = _seed_swap_gaps(mine)
         rows.append(
             {
                 "experiment": end["experiment"],
@@ -224,7 +275,9 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "reduced_loss_se_end": end["reduced_loss_se"],
                 "xi_ratio_max": part["xi_ratio"].max(),
                 "xi_ratio_bound": XI_RATIO_BOUND,
-                "time_cross": float(over["time"].iloc[0]) if len(over) else np.nan,
+                "time_cross": cross if len(over) else np.nan,
+                "time_cross_error": cross_error,
+                "time_cross_digits": significant_digits(cross, cross_error),
                 "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
                 "loss_log_time_end": end["loss_log_time"],
                 "gd_steps": int(gd["step"].max()),
@@ -235,9 +288,30 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "boundary_end": end["boundary"],
                 "stuck_mass_end": end["stuck_mass"],
                 "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
+                "swap_xi_ratio_rel_gap": swap_gaps[0],
+                "swap_reduced_loss_rel_gap": swap_gaps[1],
             }
         )
     return normalise_types(pd.DataFrame(rows))
+
+
+def _crossing_and_error(mine: pd.DataFrame, levels: list[str]) -> tuple[float, float]:
+    """The main flow's ``crossing_time`` and its error: the largest change of it at half the nodes and under the
+    seed swap (NaN where neither is in the table or neither crosses)."""
+    cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])
+    others = [crossing_time(mine[mine["source"] == s]) for s in levels[1:2] + [AUDIT_SWAP]]
+    changes = [abs(c - cross) for c in others if np.isfinite(c)]
+    return cross, max(changes) if changes else np.nan
+
+
+def _seed_swap_gaps(mine: pd.DataFrame) -> tuple[float, float]:
+    """The largest relative change of ``xi1/xi2`` and of the loss under the seed swap at the times of
+    ``RESOLUTION_TIMES`` its flow reaches (NaN without a seed swap)."""
+    res = audit_resolution(mine)
+    swap = res[res["source"] == AUDIT_SWAP]
+    if not len(swap) or swap["xi_ratio_change"].isna().all():
+        return np.nan, np.nan
+    return float(swap["xi_ratio_change"].max()), float(swap["reduced_loss_change"].max())
 
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:

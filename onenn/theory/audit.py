@@ -12,7 +12,10 @@ Audit (kind ``audit``), per ``sigma``, at ``d = 8, N = 32`` in the config:
 - ``population``: the gradient flow of the population loss from the start to ``time_end``, its gradient by the
   quadrature of ``reduced.population`` that follows the boundary ``r = 1 - xi2/xi1`` and the near-ties at every
   evaluation, at ``t1_nodes x gap_nodes`` nodes; ``population/2``, ``population/4``, ...: the same at half the
-  nodes in each variable, ``levels - 1`` times (the resolution test: the main trajectory's error).
+  nodes in each variable, ``levels - 1`` times (the resolution test: the main trajectory's error);
+  ``population_swap``: the population flow at all the nodes with other fixed uniforms (instance
+  ``SWAP_STREAM`` of the seed's audit stream), to ``sample_time_end``: the seed swap, the quadrature's noise at the
+  early times, where the other ``N - 2`` inner products matter.
 
 Every row carries ``xi1, xi2``, the boundary ``boundary = 1 - xi2/xi1`` and ``stuck_mass = F(r)^N``, the
 mass of prompts beyond it,, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
@@ -38,12 +41,21 @@ from onenn.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import monte_carlo_estimates
-from onenn.theory.reduced.population import PANEL, PopulationTrajectory, population_flow, quadrature, stuck_mass
+from onenn.theory.reduced.population import (
+    PANEL,
+    SWAP_STREAM,
+    PopulationTrajectory,
+    population_flow,
+    quadrature,
+    stuck_mass,
+)
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
 from onenn.theory.reduced.thresholds import resolve_sigma
 
 SAMPLE_SOURCES = ("gd", "flow", "continuation", "plain")
 POPULATION = "population"
+#: the population flow at all the nodes with the seed swap's uniforms, to the sample's end
+POPULATION_SWAP = "population_swap"
 
 
 def population_source(level: int) -> str:
@@ -52,7 +64,7 @@ def population_source(level: int) -> str:
 
 
 def sources(levels: int) -> tuple[str, ...]:
-    return SAMPLE_SOURCES + tuple(population_source(k) for k in range(levels))
+    return SAMPLE_SOURCES + tuple(population_source(k) for k in range(levels)) + (POPULATION_SWAP,)
 
 
 @dataclass(frozen=True)
@@ -231,6 +243,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
                 s.time_end,
                 clock.perf_counter() - begun,
             )
+    parts.append(_seed_swap_rows(s, sigma, record, flow(f"{POPULATION_SWAP} {s.t1_nodes} x {s.gap_nodes}"), log))
     table = pd.concat(parts, ignore_index=True)
     table["sigma"] = sigma
     table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
@@ -238,6 +251,31 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
+
+
+def _seed_swap_rows(
+    s: AuditSettings,
+    sigma: float,
+    record: np.ndarray,
+    progress: FlowProgress | None,
+    log: logging.Logger | None,
+) -> pd.DataFrame:
+    """The seed swap: the population flow at all the nodes with the uniforms of instance ``SWAP_STREAM``, from the
+    start to ``sample_time_end`` (the early times, where the other ``N - 2`` inner products, drawn once per node,
+    carry the quadrature's noise), recorded at the main flow's times up to there."""
+    begun = clock.perf_counter()
+    q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, stream=SWAP_STREAM)
+    early = record[record <= s.sample_time_end]
+    trajectory = population_flow(0.0, sigma, float(early[-1]), q, early, progress=progress)
+    if log:
+        log.info(
+            "population flow with swapped uniforms at %d x %d nodes to t=%g in %.1f s",
+            s.t1_nodes,
+            s.gap_nodes,
+            early[-1],
+            clock.perf_counter() - begun,
+        )
+    return _population_rows(POPULATION_SWAP, trajectory)
 
 
 def _log_spaced(time_start: float, time_end: float, n: int) -> np.ndarray:

@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
@@ -60,7 +61,7 @@ def test_run_audit_has_every_source_and_consistent_columns(small_audit):
     assert (
         set(small_audit["source"])
         == set(sources(2))
-        == {"gd", "flow", "continuation", "plain", "population", "population/2"}
+        == {"gd", "flow", "continuation", "plain", "population", "population/2", "population_swap"}
     )
     np.testing.assert_allclose(small_audit["xi_ratio"], small_audit["xi1"] / small_audit["xi2"])
     assert (small_audit["sigma"] == 2.0).all()
@@ -73,11 +74,16 @@ def test_run_audit_has_every_source_and_consistent_columns(small_audit):
     pop = small_audit[small_audit["source"] == "population"]
     assert pop["time"].iloc[-1] == pytest.approx(1e8)
     np.testing.assert_allclose(pop["boundary"], 1 - pop["xi2"] / pop["xi1"])
+    swap = small_audit[small_audit["source"] == "population_swap"]  # the seed swap: same times, to the sample's end
+    np.testing.assert_array_equal(swap["time"], pop["time"][pop["time"] <= 1e4])
+    assert not np.allclose(swap["xi1"].iloc[1:], pop["xi1"].iloc[1 : len(swap)], rtol=1e-12, atol=0)
     # the continuation starts where GD ends
     assert cont["xi1"].iloc[0] == pytest.approx(gd["xi1"].iloc[-1], rel=1e-12)
 
 
 def test_audit_summary_numbers(small_audit):
+    from onenn.analysis.tables import crossing_time
+
     summary = audit_summary(small_audit).iloc[0]
     main = audit_trajectory(small_audit)
     assert summary["xi_ratio_end"] == pytest.approx(main["xi_ratio"].iloc[-1])
@@ -88,6 +94,14 @@ def test_audit_summary_numbers(small_audit):
     assert 0 < summary["gd_flow_gap"] < 1e-2
     crossed = main[main["xi_ratio"] > XI_RATIO_BOUND]
     assert np.isnan(summary["time_cross"]) == crossed.empty
+    if not crossed.empty:  # between the last recorded time below 7/15 and the first above it
+        first = crossed["time"].iloc[0]
+        before = main[(main["time"] < first) & (main["time"] > 0)]["time"].max()
+        assert before <= summary["time_cross"] <= first
+        half = small_audit[small_audit["source"] == "population/2"]
+        swap = small_audit[small_audit["source"] == "population_swap"]
+        changes = [abs(crossing_time(x) - summary["time_cross"]) for x in (half, swap)]
+        assert summary["time_cross_error"] == pytest.approx(max(changes))
     at = audit_at_times(small_audit, [10.0, 1e3])
     assert list(at["time"]) == [10.0, 1e3] and (at["reduced_loss"] > 0).all()
 
@@ -171,7 +185,7 @@ def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
     from onenn.jobs.readme import resolution_page
 
     res = audit_resolution(small_audit, times=[1e4, 1e6, 1e12])
-    assert list(res["source"].unique()) == ["population", "population/2"]
+    assert list(res["source"].unique()) == ["population", "population/2", "population_swap"]
     at = res[res["time"] == 1e6].set_index("source")
     fine = small_audit[small_audit["source"] == "population"]
     half = small_audit[small_audit["source"] == "population/2"]
@@ -184,7 +198,49 @@ def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
     assert np.isnan(at.loc["population", "xi_ratio_change"])
     assert res[res["time"] == 1e12]["xi_ratio"].isna().all()  # beyond the flows' end (1e8)
     page = resolution_page(res)
-    assert "| sigma=2 | 1e+06 | 1/2 |" in page and "sigma=2 at t = 1e+06:" in page
+    assert "| sigma=2 | 1e+06 | 1/2 |" in page and "sigma=2 at t = 1e+06 (half the nodes):" in page
+
+
+def test_audit_resolution_compares_the_seed_swap_with_the_main_flow(small_audit):
+    from onenn.analysis.tables import audit_resolution
+    from onenn.jobs.readme import EARLY_TOLERANCE, resolution_page
+
+    res = audit_resolution(small_audit, times=[1e2, 1e4, 1e6])
+    assert list(res["source"].unique()) == ["population", "population/2", "population_swap"]
+    at = res[res["time"] == 1e2].set_index("source")
+    logs = {}
+    for name in ("population", "population_swap"):
+        p = small_audit[(small_audit["source"] == name) & (small_audit["time"] > 0)]
+        logs[name] = float(np.interp(np.log(1e2), np.log(p["time"]), p["xi_ratio"]))
+    change = abs(logs["population"] - logs["population_swap"]) / logs["population_swap"]
+    assert at.loc["population_swap", "xi_ratio_change"] == pytest.approx(change)
+    assert at.loc["population_swap", "nodes_divisor"] == 1
+    assert res[(res["source"] == "population_swap") & (res["time"] == 1e6)]["xi_ratio"].isna().all()  # past 1e4
+    page = resolution_page(res)
+    assert "| sigma=2 | 1e+02 | all, seed swap |" in page
+    tolerance = ", ".join(f"{q} {tol:g}" for q, tol in EARLY_TOLERANCE.items())
+    assert "sigma=2 at t = 1e+02 (half the nodes and the seed swap): " in page and f"({tolerance})" in page
+    assert "sigma=2 at t = 1e+06 (half the nodes): " in page
+
+
+def test_crossing_time_interpolates_in_log_time():
+    from onenn.analysis.tables import crossing_time
+
+    # xi1/xi2 = 0.1 at t = 10 and 0.6 at t = 1000, linear in log t between: 7/15 at a share (7/15 - 0.1)/0.5 of it
+    part = pd.DataFrame({"time": [0.0, 10.0, 1000.0, 1e4], "xi_ratio": [0.0, 0.1, 0.6, 0.8]})
+    share = (7 / 15 - 0.1) / 0.5
+    assert crossing_time(part) == pytest.approx(10.0 * 100.0**share)
+    assert np.isnan(crossing_time(part.assign(xi_ratio=0.2)))
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "digits"),
+    [(1264.0, 4.0, 4), (1264.0, 40.0, 3), (1264.0, 400.0, 2), (1264.0, 4000.0, 1), (29840.0, 0.0, 6), (0.5, 0.002, 3)],
+)
+def test_significant_digits_stop_at_the_errors_first_digit(value, error, digits):
+    from onenn.analysis.tables import significant_digits
+
+    assert significant_digits(value, error) == digits
 
 
 def test_the_audit_markdown_has_the_resolution_table(small_audit):

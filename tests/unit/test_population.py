@@ -18,6 +18,14 @@ def fine():
     return quadrature(N, D, 256, 128, 0)
 
 
+@pytest.mark.parametrize(("xi1", "xi2"), [(0.003, 3.0), (0.3, 3.0), (1.5, 5.0), (0.01, 56.14)])
+def test_the_weights_integrate_the_density_while_the_boundary_is_far_below(xi1, xi2):
+    """Early (r = 1 - xi2/xi1 far below -1) the weights' sum, the quadrature of a density, is 1 even at the
+    coarsest resolution: the log-cdf piece of t1 does not spread its panels where F^N changes by e^{-N z}."""
+    pop = population_loss_grad(xi1, xi2, quadrature(N, D, 64, 32, 0))
+    assert pop.mass == pytest.approx(1.0, abs=1e-5)
+
+
 @pytest.mark.parametrize(("xi1", "xi2"), [(0.5, 3.0), (5.0, 6.0), (30.0, 35.0), (80.0, 60.0)])
 def test_matches_the_weighted_sample_at_moderate_xi(fine, xi1, xi2):
     """Where the weighted sample resolves the boundary (t <= 1e6, xi1 <= ~100) both agree within its error."""

@@ -84,7 +84,15 @@ def test_quick_preset_runs_the_beyond_experiments(quick_run):
     assert binary[["test_loss", "nn_mse", "dist_family_active"]].notna().all().all()
     audit = pd.read_parquet(quick_run / "results/tables/audit.parquet")
     assert set(audit["variant"]) == {"sigma=3", "sigma=theorem1", "sigma=lemma12"}
-    assert set(audit["source"]) == {"gd", "flow", "continuation", "plain", "population", "population/2"}
+    assert set(audit["source"]) == {
+        "gd",
+        "flow",
+        "continuation",
+        "plain",
+        "population",
+        "population/2",
+        "population_swap",
+    }
     assert {"xi_ratio", "reduced_loss", "reduced_loss_se", "xi2_minus_xi1", "loss_log_time"} <= set(audit.columns)
     assert audit["sigma"].dtype == "float64" and set(audit["sigma_rule"]) == {"3.0", "theorem1", "lemma12"}
     landscape = pd.read_parquet(quick_run / "results/tables/landscape.parquet")

@@ -42,8 +42,8 @@ rule readme_figure:
         "../scripts/readme_figure.py"
 
 
-# An audit experiment's resolution test: the population flow's xi1/xi2 and loss at 1e12, 1e16, 1e20 as its
-# nodes per variable double (`snakemake results/readme/audit_resolution.md`; the convergence study is this file
+# An audit experiment's resolution test: the population flow's xi1/xi2 and loss at 10 ... 1e6 and 1e12, 1e16,
+# 1e20 as its nodes per variable double, and under the seed swap (t <= 1e6) (`snakemake results/readme/audit_resolution.md`; the convergence study is this file
 # under the preset workflow/presets/audit_convergence.yaml).
 rule audit_resolution:
     input:

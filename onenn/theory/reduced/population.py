@@ -51,6 +51,8 @@ PANEL = 8
 _TABLE_POINTS = (1 << 18) + 1
 #: the instance of the audit's stream (onenn.stream) that gives the uniforms of the other N - 2 inner products
 _PURPOSE_REST = 3
+#: the instance that gives the seed swap's uniforms (the same quadrature with other draws: its noise)
+SWAP_STREAM = 4
 
 
 def _panels(nodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -78,8 +80,9 @@ class Quadrature:
     table_guide: np.ndarray  # (GUIDE_CELLS + 1,) int32: where each cell of F's values starts in the table
 
 
-def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int) -> Quadrature:
-    """The quadrature at resolution ``t1_nodes x gap_nodes`` (multiples of ``PANEL``), uniforms seeded by ``seed``."""
+def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int, stream: int = _PURPOSE_REST) -> Quadrature:
+    """The quadrature at resolution ``t1_nodes x gap_nodes`` (multiples of ``PANEL``), uniforms from instance
+    ``stream`` of the audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
     check_integer("N", N, minimum=2)
     check_integer("d", d, minimum=3)
     for name, value, unit in (("t1_nodes", t1_nodes, 4 * PANEL), ("gap_nodes", gap_nodes, PANEL)):
@@ -87,9 +90,13 @@ def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int) -> Quad
         if value % unit:
             raise ValueError(f"{name} must be a multiple of {unit}, got {value}")
     check_integer("seed", seed, minimum=0)
+    if stream not in (_PURPOSE_REST, SWAP_STREAM):
+        raise ValueError(
+            f"stream must be {_PURPOSE_REST} (the uniforms) or {SWAP_STREAM} (the seed swap's), got {stream!r}"
+        )
     u, u_weight = _panels(t1_nodes)
     v, v_weight = _panels(gap_nodes)
-    uniforms = numpy_generator(seed, "audit", _PURPOSE_REST).random((N - 2, t1_nodes * gap_nodes))
+    uniforms = numpy_generator(seed, "audit", stream).random((N - 2, t1_nodes * gap_nodes))
     table_t = np.linspace(-1.0, 1.0, _TABLE_POINTS)
     table_cdf = inner_product_cdf(table_t, d)
     bulk_start = float(np.interp(_BULK_QUANTILE ** (1.0 / N), table_cdf, table_t))
@@ -143,11 +150,20 @@ def _boundary_piece(q: Quadrature, c: float, w: float, top: float) -> tuple[np.n
     return np.clip(c + w * np.sinh(arg), -1.0, top), np.log(u_weight * w * (b - a) * np.cosh(arg))
 
 
+#: the log-cdf piece reaches down to where ``F(t1)^N``, the law of ``t_(1)`` below ``t1``, is ``exp(-LOG_CDF_SPAN)``
+#: of its value at the piece's top (the mass below is at most that share of 5%): while the boundary is far below
+#: the bulk (small ``xi1``) the piece would otherwise spread its panels over a range of ``z`` where ``F^N = e^{N z}``
+#: changes by ``e^{N (z_hi - z_lo)}``, beyond what Gauss-Legendre panels integrate
+LOG_CDF_SPAN = 40.0
+
+
 def _log_cdf_piece(q: Quadrature, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
-    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform (nodes ~ f/F: no tail is too thin)."""
+    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform (nodes ~ f/F: no tail is too thin), ``z``
+    from at most ``LOG_CDF_SPAN / N`` below its top (``t1`` below that carries ``exp(-LOG_CDF_SPAN)`` of the
+    piece's mass and is left out)."""
     u, u_weight = _piece(q, 1)
-    z_lo = math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300))
     z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
+    z_lo = max(math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300)), z_hi - LOG_CDF_SPAN / q.N)
     t1 = np.clip(np.interp(np.exp(z_lo + (z_hi - z_lo) * u), q.table_cdf, q.table_t), bottom, top)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_w = np.log(u_weight * (z_hi - z_lo)) + np.log(inner_product_cdf(t1, q.d))
