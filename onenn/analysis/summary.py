@@ -175,6 +175,9 @@ AUDIT_QUANTITIES = (
     "boundary_end",
     "stuck_mass_end",
     "plain_xi_ratio_end",
+    "loss_xi1_end",
+    "asymptote",
+    "stuck_loss_xi1_end",
 )
 #: times at which the headline table gives the audit's reduced loss
 AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
@@ -397,6 +400,9 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
         ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
         ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
         ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
+        ("loss·ξ1 at the end", "loss_xi1_end"),
+        ("its limit C (closed form)", "asymptote"),
+        ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
     )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))

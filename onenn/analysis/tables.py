@@ -161,6 +161,10 @@ def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
     return np.interp(times, part["time"].to_numpy(), part[value].to_numpy())
 
 
+#: the late-time check's columns of ``audit_summary``, from the audit table's columns at the end
+_ASYMPTOTE_COLUMNS = {"loss_xi1_end": "loss_xi1", "asymptote": "asymptote", "stuck_loss_xi1_end": "stuck_loss_xi1"}
+
+
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per audit variant (sigma): the numbers behind the verdict.
 
@@ -172,7 +176,9 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     trajectory and the population flow at half its nodes (the resolution test); ``sample_xi_ratio_gap``: the
     largest difference between the main trajectory and the flow on the sample up to the sample's end;
     ``boundary_end`` and ``stuck_mass_end``: ``r = 1 - xi2/xi1`` and ``F(r)^N`` at the end;
-    ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end.
+    ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end;
+    ``loss_xi1_end``, ``asymptote`` and ``stuck_loss_xi1_end``: ``loss * xi1`` at the end, its limit ``C`` and
+    the stuck mass's share ``1/2 F(r)^N xi1`` (docs/method.md §7.3; NaN in a table without them).
     """
     rows = []
     main = audit_trajectory(table)
@@ -230,6 +236,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "boundary_end": end["boundary"],
                 "stuck_mass_end": end["stuck_mass"],
                 "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
+                **{name: end.get(column, np.nan) for name, column in _ASYMPTOTE_COLUMNS.items()},
             }
         )
     return normalise_types(pd.DataFrame(rows))

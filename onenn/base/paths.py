@@ -55,6 +55,9 @@ README_FIGURE = "results/readme/{experiment}.png"
 #: an audit experiment's resolution test (``snakemake results/readme/audit_resolution.md``, also under the
 #: preset workflow/presets/audit_convergence.yaml)
 README_RESOLUTION = "results/readme/{experiment}_resolution.md"
+#: an audit experiment's late-time law (``snakemake results/readme/audit_late_time.md``): the late flow against the
+#: population flow on 1e12..1e20, then alone far beyond (docs/method.md §7.3)
+README_LATE_TIME = "results/readme/{experiment}_late_time.md"
 #: the experiments whose figures results/readme/ keeps: the README's three, and docs/experiments.md's worked example
 README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
 
@@ -80,6 +83,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     README_AUDIT: ("readme",),
     README_FIGURE: ("readme_figure",),
     README_RESOLUTION: ("audit_resolution",),
+    README_LATE_TIME: ("audit_late_time",),
     TABLE: ("table",),  # after the fixed names of results/tables/ (summary, claims), which it would match too
     FIGURE_PNG: ("figure",),
     FIGURE_PDF: ("figure",),

@@ -18,7 +18,9 @@ Every row carries ``xi1, xi2``, the boundary ``boundary = 1 - xi2/xi1`` and ``st
 mass of prompts beyond it,, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
 ``reduced_loss``, its standard error ``reduced_loss_se``, and ``loss_log_time = reduced_loss * log(time)``
 (bounded if the loss is ``O(1/log t)``); every table row also carries ``sigma``, the initial scale, and
-``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``).
+``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``), and the late-time check:
+``loss_xi1 = reduced_loss * xi1``, its limit ``asymptote`` (``reduced.late_time``) and the stuck mass's share
+``stuck_loss_xi1 = 1/2 F(r)^N xi1``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from onenn.steps import log_spaced_steps
 from onenn.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
+from onenn.theory.reduced.late_time import asymptote
 from onenn.theory.reduced.loss import monte_carlo_estimates
 from onenn.theory.reduced.population import PANEL, PopulationTrajectory, population_flow, quadrature, stuck_mass
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
@@ -213,9 +216,19 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     table["sigma"] = sigma
     table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
     table["stuck_mass"] = [stuck_mass(a, b, s.N, s.d) for a, b in zip(table["xi1"], table["xi2"], strict=True)]
+    _asymptote_columns(table, s)
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
+
+
+def _asymptote_columns(table: pd.DataFrame, s: AuditSettings) -> None:
+    """Add the late-time check (docs/method.md §7.3, "The loss's asymptote"): ``loss_xi1 = reduced_loss * xi1``,
+    its limit ``asymptote = C(N, d)`` and the stuck mass's share ``stuck_loss_xi1 = 1/2 F(r)^N xi1``, which
+    ``loss_xi1 - asymptote`` should match once ``xi1`` is large."""
+    table["loss_xi1"] = table["reduced_loss"] * table["xi1"]
+    table["asymptote"] = asymptote(s.N, s.d)
+    table["stuck_loss_xi1"] = 0.5 * table["stuck_mass"] * table["xi1"]
 
 
 def _log_spaced(time_start: float, time_end: float, n: int) -> np.ndarray:
