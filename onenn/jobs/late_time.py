@@ -98,8 +98,10 @@ def late_time_job(table_path: str, configs: str, output: str, *, log: logging.Lo
 
     N, d = int(population["N"].iloc[0]), int(population["d"].iloc[0])
     lines = [
-        f"> From the run of {configs}. Written by `snakemake results/readme/<experiment>_late_time.md` "
-        "(workflow/rules/readme.smk): rerun it rather than edit this file.",
+        (
+            f"> From the run of {configs}. Written by `snakemake results/readme/<experiment>_late_time.md` "
+            "(workflow/rules/readme.smk): rerun it rather than edit this file."
+        ),
         "",
         "# The audit's late-time law",
         "",
