@@ -50,7 +50,7 @@ def comparison(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
 
 def far(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
     """The late flow from the population flow's end to ``10**FAR_DECADES[-1]``: ``xi1/xi2``, its distance to 1/2,
-    the boundary, ``log10 xi1``, ``loss * xi1``, and ``xi1^3 (d + (1 - r)^2) / (3 C t)``, which the late-time law
+    the boundary and ``1 + r``, ``log10 xi1``, ``loss * xi1``, and ``xi1^3 (d + (1 - r)^2) / (3 C t)``, which the late-time law
     (docs/method.md §7.3) puts at 1."""
     from onenn.theory.reduced.late_time import asymptote, late_flow
 
@@ -65,6 +65,7 @@ def far(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
             "xi_ratio": late.xi_ratio,
             "xi_ratio_minus_half": late.xi_ratio - 0.5,
             "boundary": late.boundary,
+            "one_plus_boundary": late.one_plus_boundary,
             "log10_xi1": late.log10_xi1,
             "loss_xi1": late.loss_xi1,
             "law": 10.0**law,
@@ -76,7 +77,7 @@ def answer(far_rows: pd.DataFrame) -> str:
     """Where ``xi1/xi2`` goes, as far as the late flow shows: to 1/2 from above if it stays above 1/2, falls at
     every recorded time and ends within 10^-6 of it; otherwise not settled."""
     gap = far_rows["xi_ratio_minus_half"].to_numpy()
-    last = f"xi1/xi2 − 1/2 = {gap[-1]:.3g} at t = 10^{far_rows['log10_time'].iloc[-1]:.0f}"
+    last = f"ξ1/ξ2 − ½ = {gap[-1]:.3g} at t = 10^{far_rows['log10_time'].iloc[-1]:.0f}"
     if np.all(gap > 0) and np.all(np.diff(gap) < 0) and gap[-1] < 1e-6:
         return f"ξ1/ξ2 falls to 1/2 from above: it stays above 1/2 and falls at every recorded time ({last})."
     return f"Not settled by the late flow: {last}."
@@ -142,11 +143,17 @@ def late_time_job(table_path: str, configs: str, output: str, *, log: logging.Lo
     ]
     for variant, rows in far_parts:
         body = [
-            [variant, f"1e{r.log10_time:.0f}", f"{r.xi_ratio:.10f}", f"{r.xi_ratio_minus_half:.3g}", g(r.boundary)]
+            [
+                variant,
+                f"1e{r.log10_time:.0f}",
+                f"{r.xi_ratio:.10f}",
+                f"{r.xi_ratio_minus_half:.3g}",
+                f"{r.one_plus_boundary:.4g}",
+            ]
             + [f"{r.log10_xi1:.4f}", g(r.loss_xi1), f"{r.law:.5f}"]
             for r in rows.itertuples(index=False)
         ]
-        header = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "r", "log10 ξ1", "loss·ξ1", "law"]
+        header = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "1 + r", "log10 ξ1", "loss·ξ1", "law"]
         lines += [markdown_table(header, body), "", f"{variant}: {answer(rows)}", ""]
     write_with(output, lambda tmp: tmp.write_text("\n".join(lines), encoding="utf-8"))
     log.info("wrote %s", output)

@@ -90,6 +90,7 @@ class LateTrajectory(NamedTuple):
     log10_xi2: np.ndarray
     xi_ratio: np.ndarray
     boundary: np.ndarray
+    one_plus_boundary: np.ndarray  # 1 + r, exact where r rounds to -1
     loss_xi1: np.ndarray  # L_late * xi1 = C + 1/2 F(r)^N xi1
 
 
@@ -146,4 +147,6 @@ def late_flow(
     with np.errstate(divide="ignore"):
         log_cdf = np.log(betainc(half, half, 0.5 * np.exp(sol.y[1])))
     loss_xi1 = C + 0.5 * np.exp(N * log_cdf + log_xi1)
-    return LateTrajectory(sol.t / ln10, log_xi1 / ln10, log_xi2 / ln10, np.exp(log_xi1 - log_xi2), r, loss_xi1)
+    return LateTrajectory(
+        sol.t / ln10, log_xi1 / ln10, log_xi2 / ln10, np.exp(log_xi1 - log_xi2), r, np.exp(sol.y[1]), loss_xi1
+    )
