@@ -190,6 +190,9 @@ AUDIT_QUANTITIES = (
     "plain_xi_ratio_end",
     "swap_xi_ratio_rel_gap",
     "swap_reduced_loss_rel_gap",
+    "loss_xi1_end",
+    "asymptote",
+    "stuck_loss_xi1_end",
 )
 #: times at which the headline table gives the audit's reduced loss
 AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
@@ -414,6 +417,9 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
         ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
         ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
         ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
+        ("loss·ξ1 at the end", "loss_xi1_end"),
+        ("its limit C (closed form)", "asymptote"),
+        ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
     )
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))

@@ -211,6 +211,10 @@ def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
     return np.interp(times, part["time"].to_numpy(), part[value].to_numpy())
 
 
+#: the late-time check's columns of ``audit_summary``, from the audit table's columns at the end
+_ASYMPTOTE_COLUMNS = {"loss_xi1_end": "loss_xi1", "asymptote": "asymptote", "stuck_loss_xi1_end": "stuck_loss_xi1"}
+
+
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per audit variant (sigma): the numbers behind the verdict.
 
@@ -227,6 +231,8 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end;
     ``swap_xi_ratio_rel_gap`` and ``swap_reduced_loss_rel_gap``: the largest relative change of ``xi1/xi2`` and
     of the loss under the seed swap at the early times of ``RESOLUTION_TIMES`` (``_seed_swap_gaps``).
+    ``loss_xi1_end``, ``asymptote`` and ``stuck_loss_xi1_end``: ``loss * xi1`` at the end, its limit ``C`` and
+    the stuck mass's share ``1/2 F(r)^N xi1`` (docs/method.md §7.3; NaN in a table without them).
     """
     rows = []
     main = audit_trajectory(table)
@@ -290,6 +296,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
                 "swap_xi_ratio_rel_gap": swap_gaps[0],
                 "swap_reduced_loss_rel_gap": swap_gaps[1],
+                **{name: end.get(column, np.nan) for name, column in _ASYMPTOTE_COLUMNS.items()},
             }
         )
     return normalise_types(pd.DataFrame(rows))

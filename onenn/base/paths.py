@@ -59,6 +59,9 @@ README_RESOLUTION = "results/readme/{experiment}_resolution.md"
 #: ``audit_lemmas``; the target ``readme`` makes them)
 README_LEMMAS = "results/readme/{experiment}_lemmas.md"
 README_LEMMAS_FIGURE = "results/readme/{experiment}_lemmas.png"
+#: an audit experiment's late-time law (``snakemake results/readme/audit_late_time.md``): the late flow against the
+#: population flow on 1e12..1e20, then alone far beyond (docs/method.md §7.3)
+README_LATE_TIME = "results/readme/{experiment}_late_time.md"
 #: the experiments whose figures results/readme/ keeps: the README's three, and docs/experiments.md's worked example
 README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
 
@@ -86,6 +89,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     README_LEMMAS_FIGURE: ("audit_lemmas",),  # before README_FIGURE, which it would match too
     README_FIGURE: ("readme_figure",),
     README_RESOLUTION: ("audit_resolution",),
+    README_LATE_TIME: ("audit_late_time",),
     TABLE: ("table",),  # after the fixed names of results/tables/ (summary, claims), which it would match too
     FIGURE_PNG: ("figure",),
     FIGURE_PDF: ("figure",),

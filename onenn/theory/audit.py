@@ -21,7 +21,9 @@ Every row carries ``xi1, xi2``, the boundary ``boundary = 1 - xi2/xi1`` and ``st
 mass of prompts beyond it,, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
 ``reduced_loss``, its standard error ``reduced_loss_se``, and ``loss_log_time = reduced_loss * log(time)``
 (bounded if the loss is ``O(1/log t)``); every table row also carries ``sigma``, the initial scale, and
-``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``).
+``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``), and the late-time check:
+``loss_xi1 = reduced_loss * xi1``, its limit ``asymptote`` (``reduced.late_time``) and the stuck mass's share
+``stuck_loss_xi1 = 1/2 F(r)^N xi1``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from onenn.steps import log_spaced_steps
 from onenn.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
+from onenn.theory.reduced.late_time import asymptote
 from onenn.theory.reduced.loss import monte_carlo_estimates
 from onenn.theory.reduced.population import (
     PANEL,
@@ -100,7 +103,7 @@ def _sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
 DESCRIPTIONS = {
     "sigma_rule": "the config's `sigma` that gave `sigma`: a number, `theorem1` or `lemma12`",
     "sigma": "the initial scale σ it resolves to: the trajectories start at `(ξ1, ξ2) = (0, σ)` (`continuation` at GD's end)",
-    "source": "the trajectory: `gd`, `flow`, `continuation`, `plain`, `population`, `population/2`, ... (method.md §7)",
+    "source": "the trajectory: `gd`, `flow`, `continuation`, `plain`, `population`, `population/2`, ..., `population_swap` (method.md §7)",
     "step": "the GD step on the rows of `gd`, −1 on the flows' rows",
     "time": "the flow's time (`lr · step` on the rows of `gd`)",
     "xi1": "ξ1 on the trajectory",
@@ -115,6 +118,9 @@ DESCRIPTIONS = {
     "mass": "the quadrature's total weight at the point (≈ 1) on the population's rows, NaN elsewhere",
     "boundary": "`r = 1 − ξ2/ξ1` (−∞ where `ξ1 ≤ 0`)",
     "stuck_mass": "`F(r)^N`: the mass of prompts beyond the boundary",
+    "loss_xi1": "`reduced_loss · ξ1`: tends to `asymptote` as ξ1 grows, plus the stuck mass's share (method.md §7.3)",
+    "asymptote": "`C = (ln 2 − ½)·N(N−1)·∫ f² F^(N−2) dt`, the closed-form limit of `loss_xi1`",
+    "stuck_loss_xi1": "`½·stuck_mass·ξ1`: the stuck mass's share of `loss_xi1`",
 }
 
 
@@ -248,6 +254,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     table["sigma"] = sigma
     table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
     table["stuck_mass"] = [stuck_mass(a, b, s.N, s.d) for a, b in zip(table["xi1"], table["xi2"], strict=True)]
+    _asymptote_columns(table, s)
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
@@ -276,6 +283,15 @@ def _seed_swap_rows(
             clock.perf_counter() - begun,
         )
     return _population_rows(POPULATION_SWAP, trajectory)
+
+
+def _asymptote_columns(table: pd.DataFrame, s: AuditSettings) -> None:
+    """Add the late-time check (docs/method.md §7.3, "The loss's asymptote"): ``loss_xi1 = reduced_loss * xi1``,
+    its limit ``asymptote = C(N, d)`` and the stuck mass's share ``stuck_loss_xi1 = 1/2 F(r)^N xi1``, which
+    ``loss_xi1 - asymptote`` should match once ``xi1`` is large."""
+    table["loss_xi1"] = table["reduced_loss"] * table["xi1"]
+    table["asymptote"] = asymptote(s.N, s.d)
+    table["stuck_loss_xi1"] = 0.5 * table["stuck_mass"] * table["xi1"]
 
 
 def _log_spaced(time_start: float, time_end: float, n: int) -> np.ndarray:

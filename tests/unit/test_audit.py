@@ -251,3 +251,13 @@ def test_the_audit_markdown_has_the_resolution_table(small_audit):
     text = "\n".join(audit_markdown(rows))
     assert "The resolution test" in text and "| sigma=2 | 1/2 of the nodes per variable |" in text
     assert "| sigma=2 | mass beyond r |" in text
+
+
+def test_the_audit_summary_carries_the_late_time_check(small_audit):
+    """``loss * xi1`` at the end, its limit ``C(N, d)`` and the stuck mass's share ``1/2 F(r)^N xi1`` there."""
+    from onenn.theory.reduced.late_time import asymptote
+
+    row = audit_summary(small_audit).iloc[0]
+    assert row["loss_xi1_end"] == pytest.approx(row["reduced_loss_end"] * row["xi1_end"], rel=1e-12)
+    assert row["asymptote"] == pytest.approx(asymptote(8, 8), rel=1e-12)
+    assert row["stuck_loss_xi1_end"] == pytest.approx(0.5 * row["stuck_mass_end"] * row["xi1_end"], rel=1e-12)

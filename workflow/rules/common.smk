@@ -257,6 +257,7 @@ def get_readme_inputs(wildcards):
             for e in audits
             for pattern in (paths.README_LEMMAS, paths.README_LEMMAS_FIGURE)
         ],
+        "late_time": [paths.README_LATE_TIME.format(experiment=e) for e in audits],
     }
 
 

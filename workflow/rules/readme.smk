@@ -84,3 +84,24 @@ rule audit_lemmas:
         experiment=one_of(ex.experiment_names(config, kind="audit")),
     script:
         "../scripts/audit_lemmas.py"
+
+
+# An audit experiment's late-time law: the late flow (onenn/theory/reduced/late_time.py) against the population
+# flow from t = 1e12 to its end, then alone far beyond (`snakemake results/readme/audit_late_time.md`).
+rule audit_late_time:
+    input:
+        paths.TABLE,
+    output:
+        paths.README_LATE_TIME,
+    log:
+        "logs/audit_late_time/{experiment}.log",
+    benchmark:
+        "benchmarks/audit_late_time/{experiment}.tsv"
+    params:
+        **get_code("onenn.jobs.late_time:late_time_job"),
+        settings=get_readme_settings,
+    threads: 1
+    wildcard_constraints:
+        experiment=one_of(ex.experiment_names(config, kind="audit")),
+    script:
+        "../scripts/audit_late_time.py"

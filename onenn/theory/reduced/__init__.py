@@ -8,5 +8,6 @@ out in closed form, only through ``t``. numpy and scipy only, no torch. One modu
 - ``loss``: the reduced loss, its exact gradient and its Monte-Carlo error on a fixed sample, the landscape;
 - ``dynamics``: the full-matrix gradient descent of docs/method.md §4 on the family, and its gradient flow;
 - ``thresholds``: the thresholds on ``sigma`` and the invariant ``xi1 <= (7/15) xi2`` of docs/method.md §7;
+- ``late_time``: the loss's asymptote at large ``xi1`` and the late-time law's flow (docs/method.md §7.3);
 - ``checks``: the argument checks they share.
 """
