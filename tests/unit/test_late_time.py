@@ -133,3 +133,32 @@ def test_the_answer_says_not_settled_unless_the_ratio_falls_to_half_from_above()
     assert answer(rows([0.5, 0.1, 1e-3])).startswith("Not settled")
     assert answer(rows([0.5, 0.6, 1e-8])).startswith("Not settled")
     assert answer(rows([0.5, -0.1, -0.2])).startswith("Not settled")
+
+
+def test_a_flow_that_ends_before_the_comparison_starts_says_so(tmp_path):
+    """The quick preset's audit ends at t = 1e6: the page says there is nothing to compare, and makes no far rows."""
+    import logging
+
+    from onenn.base.io import save_table
+    from onenn.jobs.late_time import COLUMNS, COMPARE_FROM, late_time_job
+
+    times = np.logspace(0, 6, 7)
+    table = pd.DataFrame(
+        {
+            "variant": "sigma=3",
+            "source": "population",
+            "time": times,
+            "xi1": np.linspace(0.1, 80.0, 7),
+            "xi2": np.full(7, 3.0),
+            "reduced_loss": np.linspace(0.48, 0.02, 7),
+            "N": N,
+            "d": D,
+        }
+    )
+    path = tmp_path / "audit.parquet"
+    save_table(path, table, descriptions={c: c for c in COLUMNS})
+    out = tmp_path / "late.md"
+    late_time_job(str(path), "config.yaml", str(out), log=logging.getLogger("test"))
+    page = out.read_text(encoding="utf-8")
+    assert f"ends at t = 1e+06, before t = {COMPARE_FROM:.0e}: nothing to compare" in page
+    assert "The late flow alone" not in page

@@ -28,7 +28,7 @@ def test_the_default_target_neither_plans_nor_writes_the_readme_files(quick_run,
     planned = snakemake(copy_workflow(tmp_path), "-n")
     assert planned.returncode == 0, planned.stderr[-3000:]
     assert {"train", "claims", "summary"} <= rules_of(planned)
-    assert not rules_of(planned) & {"readme", "readme_figure", "audit_lemmas"}
+    assert not rules_of(planned) & {"readme", "readme_figure", "audit_lemmas", "audit_late_time"}
 
 
 def test_readme_writes_the_pages_and_the_figures_of_a_finished_run(quick_run, tmp_path):
@@ -37,13 +37,15 @@ def test_readme_writes_the_pages_and_the_figures_of_a_finished_run(quick_run, tm
     done = snakemake(workdir, "--", "readme")  # "--": the --configfile list ends there
     assert done.returncode == 0, done.stderr[-5000:]
     # nothing else ran; but claims, whose claims file is an input by its absolute path, which the copy changed
-    assert rules_of(done) - {"claims"} == {"readme", "readme_figure", "audit_lemmas"}
+    assert rules_of(done) - {"claims"} == {"readme", "readme_figure", "audit_lemmas", "audit_late_time"}
 
     readme = workdir / "results/readme"
     pages = {name: (readme / name).read_text(encoding="utf-8") for name in ("claims.md", "audit.md")}
     assert sorted(p.name for p in readme.iterdir() if p.suffix != ".sha256") == sorted(
-        [*pages, *(f"{name}.png" for name in FIGURES), "audit_lemmas.md", "audit_lemmas.png"]
+        [*pages, *(f"{name}.png" for name in FIGURES), "audit_lemmas.md", "audit_lemmas.png", "audit_late_time.md"]
     )
+    late = (readme / "audit_late_time.md").read_text(encoding="utf-8")
+    assert "## sigma=lemma12: the two flows" in late and "nothing to compare" in late  # the quick flow ends at 1e6
     lemmas = (readme / "audit_lemmas.md").read_text(encoding="utf-8")
     assert "## sigma=lemma12 (σ = 56.14)" in lemmas and "Lemma 12, from Lemma 9" in lemmas
     for name in FIGURES:
