@@ -314,7 +314,7 @@ def shown(points: list[Measured], check: str) -> Measured | None:
     return max(points, key=lambda m: abs(m.z))
 
 
-def describe_point(m: Measured, check: str, versus: str | None = None) -> str:
+def describe_point(m: Measured, check: str, versus: str | None = None, with_z: bool = True) -> str:
     ours = f"{number(m.mean)} ± {m.sd:.2g}"
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
@@ -327,7 +327,7 @@ def describe_point(m: Measured, check: str, versus: str | None = None) -> str:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
-    z = "" if math.isnan(m.z) else f" (z = {m.z:+.2f})"
+    z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
     return f"{m.label}: {ours}{paper}{z}"
 
 
@@ -392,7 +392,8 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
             "z": worst.z if shows_z(found, claim) else math.nan,
         }
     row["n"] = min(m.n for m in found)
-    detail = "; ".join(describe_point(m, claim.check, claim.versus) for m in found)
+    with_z = shows_z(found, claim)  # a point's z is shown where the row's is
+    detail = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in found)
     row["detail"] = detail + ("; not in this run: " + ", ".join(missing) if missing else "")
     return row
 

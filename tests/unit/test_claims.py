@@ -469,6 +469,7 @@ def test_over_divides_one_column_by_another_row_by_row():
     assert row["ours_mean"] == pytest.approx(0.625) and row["ours_sd"] == pytest.approx(0.25 / math.sqrt(2))
     assert row["verdict"] == "differs" and "xi1/xi2" in row["quantity"]
     assert math.isnan(row["z"])  # a bound on a quantity of the weights: the seeds' sd alone, no z shown
+    assert "z =" not in row["detail"]  # nor on its points' lines
 
 
 def test_the_rescaled_time_reads_every_K_at_the_same_time_times_the_prefactor():
