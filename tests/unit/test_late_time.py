@@ -162,3 +162,18 @@ def test_a_flow_that_ends_before_the_comparison_starts_says_so(tmp_path):
     page = out.read_text(encoding="utf-8")
     assert f"ends at t = 1e+06, before t = {COMPARE_FROM:.0e}: nothing to compare" in page
     assert "The late flow alone" not in page
+
+
+def test_the_far_answer_does_not_move_when_the_solver_tolerance_tightens_a_hundredfold():
+    """The late flow alone to 1e3000 (the page's far table): xi1/xi2 - 1/2 at rtol 1e-8, 1e-10 and 1e-12 agrees to
+    1e-6 relative, so the far answer is the law's, not the solver's."""
+    from onenn.theory.reduced.late_time import late_flow
+
+    decades = np.array([20.0, 40.0, 100.0, 300.0, 1000.0, 3000.0])
+    start = (3.674627e6, 3.674627e6 / 1.029672, 1e20)  # about where the population flow ends at sigma = 3
+    gaps = [
+        late_flow(*start, decades, N, D, rtol=rtol, atol=rtol * 1e-2).xi_ratio - 0.5 for rtol in (1e-8, 1e-10, 1e-12)
+    ]
+    assert np.all(gaps[1] > 0) and np.all(np.diff(gaps[1]) < 0)
+    np.testing.assert_allclose(gaps[0], gaps[2], rtol=1e-6)
+    np.testing.assert_allclose(gaps[1], gaps[2], rtol=1e-6)
