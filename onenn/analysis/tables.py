@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import ID_COLUMNS, normalise_types
+from onenn.crossing import ratio_crossing
 from onenn.family import XI_RATIO_BOUND
 
 #: what the columns ``run_table`` adds to a run's metrics mean (besides the run's identity and its record)
@@ -180,18 +181,10 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
 
 
 def crossing_time(part: pd.DataFrame, bound: float = XI_RATIO_BOUND) -> float:
-    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow's recorded times, interpolated linearly in log
-    time between the last recorded time below and the first above (NaN if it never does)."""
+    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow's recorded times (``onenn.crossing.ratio_crossing``:
+    interpolated in log time between the last recorded time below and the first above; NaN if it never does)."""
     part = part[part["time"] > 0].sort_values("time")
-    ratio, time = part["xi_ratio"].to_numpy(), part["time"].to_numpy()
-    above = np.flatnonzero(ratio > bound)
-    if not len(above):
-        return np.nan
-    k = int(above[0])
-    if k == 0:
-        return float(time[0])
-    share = (bound - ratio[k - 1]) / (ratio[k] - ratio[k - 1])
-    return float(np.exp(np.log(time[k - 1]) + share * (np.log(time[k]) - np.log(time[k - 1]))))
+    return ratio_crossing(part["time"].to_numpy(), part["xi_ratio"].to_numpy(), bound)[0]
 
 
 def significant_digits(value: float, error: float, most: int = 6) -> int:

@@ -24,6 +24,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from onenn.family import XI_RATIO_BOUND
 from onenn.stream import numpy_generator
 from onenn.theory.audit import AuditSettings
 from onenn.theory.reduced import proof_steps as ps
@@ -94,7 +95,7 @@ def _lemma12_points(source: str, time: np.ndarray, xi1: np.ndarray, xi2: np.ndar
     t_cross, a, b = ps.crossing(time, xi1, xi2)
     points = [("crossing", t_cross, a, b)] if not math.isnan(t_cross) else []
     if source == "population":
-        points.append(("start", math.nan, ps.XI_RATIO_BOUND * sigma, sigma))
+        points.append(("start", math.nan, XI_RATIO_BOUND * sigma, sigma))
     out = []
     for point, t, a, b in points:
         for name in ps.LEMMA12:

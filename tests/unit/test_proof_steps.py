@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.proof_steps import figure, first_in_region, page
+from onenn.family import XI_RATIO_BOUND
 from onenn.theory.audit import AuditSettings, _sample, run_audit
 from onenn.theory.proof_steps import proof_steps, weighted_sample
 from onenn.theory.reduced import proof_steps as ps
@@ -127,7 +128,7 @@ def test_lemma12_from_lemma9_never_holds_on_the_line_and_the_printed_form_holds_
     fails for every xi2 >= 0; with the first term e^{-xi1/2} it asks 7/6 xi2 > log(2N^4 e/a) + 2 xi2: never; the
     printed form, 7/6 xi2 > log(2N^4 e/a) + xi2, holds exactly when xi2 > 6 log(2N^4 e/a)."""
     xi2 = np.geomspace(1e-3, 1e4, 200)
-    xi1 = ps.XI_RATIO_BOUND * xi2
+    xi1 = XI_RATIO_BOUND * xi2
     for name in ("lemma12", "lemma12_replaced"):
         left, right = ps.sides(name, xi1, xi2, None, None, N, D)
         assert np.all(ps.margin(left, right, ps.BY_NAME[name].upper) < 0), name
@@ -171,11 +172,24 @@ def test_jensen_threshold_is_where_the_expectations_meet(d):
 
 
 def test_crossing_interpolates_the_ratio():
+    # the ratio 0.4 at t = 1 and 0.6 at t = 2 (xi2 = 1): 7/15 at a share (7/15 - 0.4)/0.2 of the way, in log time
     time, xi1, xi2 = np.array([0.0, 1.0, 2.0]), np.array([0.0, 0.4, 0.6]), np.array([1.0, 1.0, 1.0])
+    share = (7 / 15 - 0.4) / 0.2
     t, a, b = ps.crossing(time, xi1, xi2)
-    assert t == pytest.approx(1 + (7 / 15 - 0.4) / 0.2)
+    assert t == pytest.approx(2.0**share)
     assert a / b == pytest.approx(7 / 15)
     assert all(math.isnan(v) for v in ps.crossing(time, xi1 / 10, xi2))
+    # from time 0 the interpolation is linear (no log of 0)
+    assert ps.crossing(time, np.array([0.0, 0.6, 0.7]), xi2)[0] == pytest.approx(7 / 15 / 0.6)
+
+
+def test_crossing_is_the_audit_tables_crossing_time():
+    from onenn.analysis.tables import crossing_time
+
+    time = np.array([0.0, 10.0, 100.0, 1000.0])
+    xi1, xi2 = np.array([0.0, 0.1, 0.3, 0.9]), np.array([3.0, 1.0, 1.0, 1.2])
+    part = pd.DataFrame({"time": time, "xi_ratio": xi1 / xi2})
+    assert ps.crossing(time, xi1, xi2)[0] == crossing_time(part)
 
 
 @pytest.fixture(scope="module")

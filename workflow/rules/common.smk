@@ -261,15 +261,19 @@ def get_readme_inputs(wildcards):
     }
 
 
+def get_config_files(wildcards):
+    """The run's configuration files with their digests (the header of every page): the Snakefile's configfile
+    applies first, then those of the command line."""
+    return provenance.config_files(
+        ["config.yaml", *workflow.configfiles], workflow.basedir
+    )
+
+
 def get_readme_settings(wildcards):
-    """The experiments of the scorecard's tables, in their order, and the run's configuration files with their
-    digests (the header of every page)."""
+    """The experiments of the scorecard's tables, in their order, and the run's configuration files."""
     return {
         "experiments": get_claims_experiments(wildcards),
-        # the Snakefile's configfile applies first, then those of the command line
-        "configs": provenance.config_files(
-            ["config.yaml", *workflow.configfiles], workflow.basedir
-        ),
+        "configs": get_config_files(wildcards),
     }
 
 
@@ -281,7 +285,5 @@ def get_audit_lemmas_settings(wildcards):
             v: ex.variant_settings(config, wildcards.experiment, v)
             for v in ex.variants(config, wildcards.experiment)
         },
-        "configs": provenance.config_files(
-            ["config.yaml", *workflow.configfiles], workflow.basedir
-        ),
+        "configs": get_config_files(wildcards),
     }

@@ -99,7 +99,7 @@ rule audit_late_time:
         "benchmarks/audit_late_time/{experiment}.tsv"
     params:
         **get_code("onenn.jobs.late_time:late_time_job"),
-        settings=get_readme_settings,
+        configs=get_config_files,
     threads: 1
     wildcard_constraints:
         experiment=one_of(ex.experiment_names(config, kind="audit")),

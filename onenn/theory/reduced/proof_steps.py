@@ -18,7 +18,7 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from onenn.family import XI_RATIO_BOUND
+from onenn.crossing import ratio_crossing
 from onenn.theory.reduced.loss import Prepared
 from onenn.theory.reduced.sampling import inner_product_density
 from onenn.theory.reduced.thresholds import lemma12_a
@@ -167,17 +167,15 @@ def largest_c_d(name: str, xi1: np.ndarray, xi2: np.ndarray, xi1_dot: np.ndarray
 
 
 def crossing(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray) -> tuple[float, float, float]:
-    """``(t, xi1, xi2)`` where ``xi1/xi2`` first reaches 7/15 along a trajectory, by linear interpolation in the
-    ratio between the recorded points around it; NaNs if it never does."""
-    ratio = np.asarray(xi1) / np.asarray(xi2)
-    above = np.flatnonzero(ratio > XI_RATIO_BOUND)
-    if not above.size:
+    """``(t, xi1, xi2)`` where ``xi1/xi2`` first reaches 7/15 along a trajectory (``onenn.crossing.ratio_crossing``,
+    the audit table's crossing time: ``t`` in log time); ``xi1`` and ``xi2`` linear between the recorded points
+    around it at the share where the ratio meets the bound; NaNs if it never does."""
+    t, k, share = ratio_crossing(time, np.asarray(xi1) / np.asarray(xi2))
+    if k < 0:
         return math.nan, math.nan, math.nan
-    k = int(above[0])
     if k == 0:
-        return float(time[0]), float(xi1[0]), float(xi2[0])
-    w = (XI_RATIO_BOUND - ratio[k - 1]) / (ratio[k] - ratio[k - 1])
-    return tuple(float(v[k - 1] + w * (v[k] - v[k - 1])) for v in (time, xi1, xi2))
+        return t, float(xi1[0]), float(xi2[0])
+    return (t, *(float(v[k - 1] + share * (v[k] - v[k - 1])) for v in (xi1, xi2)))
 
 
 # --- the Jensen step of Lemma 9's proof (Eq. C.18) -------------------------------------------------------------
