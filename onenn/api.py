@@ -302,12 +302,13 @@ def population_flow(
     times: Iterable[float] | None = None,
     t1_nodes: int = 128,
     gap_nodes: int = 64,
+    third_nodes: int = 8,
     seed: int = 0,
 ) -> pd.DataFrame:
     """The audit's gradient flow of the population loss from ``(0, sigma)`` to ``time_end`` (``sigma`` a number,
     ``theorem1`` or ``lemma12``), one row per recorded time (``times``; else 60 log-spaced from 1 to
     ``time_end``): ``time, xi1, xi2, loss, boundary, stuck_mass, mass`` (``onenn.theory.reduced.population``,
-    at the audit's finest quadrature, ``t1_nodes x gap_nodes``)."""
+    at the audit's finest quadrature, ``t1_nodes x gap_nodes x third_nodes``)."""
     import pandas as pd
 
     from onenn.theory.audit import _log_spaced
@@ -317,5 +318,7 @@ def population_flow(
 
     start = resolve_sigma(sigma, N, d)
     record = _log_spaced(1.0, time_end, 60) if times is None else np.asarray(list(times), dtype=np.float64)
-    trajectory = flow(0.0, start, time_end, quadrature(N, d, t1_nodes, gap_nodes, seed), record)
+    trajectory = flow(
+        0.0, start, time_end, quadrature(N, d, t1_nodes, gap_nodes, seed, third_nodes=third_nodes), record
+    )
     return pd.DataFrame(trajectory._asdict())

@@ -52,6 +52,7 @@ AUDIT_KEYS = (
     "gap_min",
     "t1_nodes",
     "gap_nodes",
+    "third_nodes",
     "levels",
     "n_eval",
     "seed",

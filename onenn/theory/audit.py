@@ -89,6 +89,7 @@ class AuditSettings(Settings):
     gap_min: float = 1e-8
     t1_nodes: int = 128
     gap_nodes: int = 64
+    third_nodes: int = 8
     levels: int = 2
     n_eval: int = 60
     seed: int = 0
@@ -125,10 +126,15 @@ DESCRIPTIONS = {
 
 
 def _check_levels(s: AuditSettings) -> None:
-    """``t1_nodes`` and ``gap_nodes`` must stay multiples of the quadrature's panels at every coarser level."""
+    """``t1_nodes`` and ``gap_nodes`` must stay multiples of the quadrature's panels at every coarser level, and
+    ``third_nodes`` a positive integer there."""
     check_integer("levels", s.levels, minimum=1)
     scale = 2 ** (s.levels - 1)
-    for name, value, unit in (("t1_nodes", s.t1_nodes, 4 * PANEL), ("gap_nodes", s.gap_nodes, PANEL)):
+    for name, value, unit in (
+        ("t1_nodes", s.t1_nodes, 4 * PANEL),
+        ("gap_nodes", s.gap_nodes, PANEL),
+        ("third_nodes", s.third_nodes, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value % (unit * scale):
             raise ValueError(
                 f"{name} must be a positive multiple of {unit * scale} ({unit} at the coarsest of levels={s.levels}),"
@@ -237,19 +243,18 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
     for level in range(s.levels):
         begun = clock.perf_counter()
-        q = quadrature(s.N, s.d, s.t1_nodes >> level, s.gap_nodes >> level, s.seed)
-        name = f"{population_source(level)} {s.t1_nodes >> level} x {s.gap_nodes >> level}"
+        q = quadrature(s.N, s.d, s.t1_nodes >> level, s.gap_nodes >> level, s.seed, third_nodes=s.third_nodes >> level)
+        name = f"{population_source(level)} {_resolution(s, level)}"
         trajectory = population_flow(0.0, sigma, s.time_end, q, record, progress=flow(name))
         parts.append(_population_rows(population_source(level), trajectory))
         if log:
             log.info(
-                "population flow at %d x %d nodes to t=%g in %.1f s",
-                s.t1_nodes >> level,
-                s.gap_nodes >> level,
+                "population flow at %s nodes to t=%g in %.1f s",
+                _resolution(s, level),
                 s.time_end,
                 clock.perf_counter() - begun,
             )
-    parts.append(_seed_swap_rows(s, sigma, record, flow(f"{POPULATION_SWAP} {s.t1_nodes} x {s.gap_nodes}"), log))
+    parts.append(_seed_swap_rows(s, sigma, record, flow(f"{POPULATION_SWAP} {_resolution(s, 0)}"), log))
     table = pd.concat(parts, ignore_index=True)
     table["sigma"] = sigma
     table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
@@ -258,6 +263,11 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
+
+
+def _resolution(s: AuditSettings, level: int) -> str:
+    """``t1 x gap x third`` nodes at ``level`` (each halved per level)."""
+    return f"{s.t1_nodes >> level} x {s.gap_nodes >> level} x {s.third_nodes >> level}"
 
 
 def _seed_swap_rows(
@@ -271,14 +281,13 @@ def _seed_swap_rows(
     start to ``sample_time_end`` (the early times, where the other ``N - 2`` inner products, drawn once per node,
     carry the quadrature's noise), recorded at the main flow's times up to there."""
     begun = clock.perf_counter()
-    q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, stream=SWAP_STREAM)
+    q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, stream=SWAP_STREAM, third_nodes=s.third_nodes)
     early = record[record <= s.sample_time_end]
     trajectory = population_flow(0.0, sigma, float(early[-1]), q, early, progress=progress)
     if log:
         log.info(
-            "population flow with swapped uniforms at %d x %d nodes to t=%g in %.1f s",
-            s.t1_nodes,
-            s.gap_nodes,
+            "population flow with swapped uniforms at %s nodes to t=%g in %.1f s",
+            _resolution(s, 0),
             early[-1],
             clock.perf_counter() - begun,
         )

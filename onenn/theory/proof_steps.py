@@ -29,7 +29,7 @@ from onenn.stream import numpy_generator
 from onenn.theory.audit import AuditSettings
 from onenn.theory.reduced import proof_steps as ps
 from onenn.theory.reduced.loss import prepare
-from onenn.theory.reduced.population import PANEL, nodes, quadrature
+from onenn.theory.reduced.population import PANEL, population_loss_grad, quadrature
 from onenn.theory.reduced.sampling import audit_sample
 from onenn.theory.reduced.thresholds import resolve_sigma, sigma_threshold_lemma12
 
@@ -159,11 +159,11 @@ def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
     time, xi1, xi2 = (pop[c].to_numpy(dtype=np.float64) for c in ("time", "xi1", "xi2"))
     parts = []
     for source, divisor in (("population", 1), ("population/2", 2)):
-        n1, n2 = s.t1_nodes // divisor, s.gap_nodes // divisor
-        if n1 % (4 * PANEL) or n2 % PANEL:  # too few nodes to halve: no resolution test
+        n1, n2, n3 = s.t1_nodes // divisor, s.gap_nodes // divisor, s.third_nodes // divisor
+        if n1 % (4 * PANEL) or n2 % PANEL or not n3:  # too few nodes to halve: no resolution test
             continue
-        q = quadrature(s.N, s.d, n1, n2, s.seed)
-        grads = np.array([ps.mean_gradient(a, b, nodes(a, b, q).prepared) for a, b in zip(xi1, xi2, strict=True)])
+        q = quadrature(s.N, s.d, n1, n2, s.seed, third_nodes=n3)
+        grads = np.array([population_loss_grad(a, b, q)[1:3] for a, b in zip(xi1, xi2, strict=True)])
         parts += _rows(source, time, xi1, xi2, grads, s)
     parts += _lemma12_points("population", time, xi1, xi2, s, sigma)
     t, w = weighted_sample(s)

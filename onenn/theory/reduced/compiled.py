@@ -267,3 +267,75 @@ def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out
             if math.isnan(y) and fp[j] == fp[j + 1]:
                 y = fp[j]
         out[i] = y
+
+
+#: below this ``|x|``, the segment integrals ``phi_k(x) = int_0^1 e^{-x v} v^(k-1) dv`` are summed as their series
+#: (the closed forms cancel digits there); 30 terms leave an error below ``0.5^30 / 30!``
+_PHI_SERIES = 0.5
+
+
+@njit(cache=True)
+def _phi(x: float) -> tuple[float, float, float, float]:
+    """``(e^{-x}, phi_1, phi_2, phi_3)`` with ``phi_k(x) = int_0^1 e^{-x v} v^(k-1) dv``."""
+    e = math.exp(-x)
+    if abs(x) >= _PHI_SERIES:
+        return e, (1.0 - e) / x, (1.0 - e - x * e) / (x * x), (2.0 - e * (x * x + 2.0 * x + 2.0)) / (x * x * x)
+    p1 = p2 = p3 = 0.0
+    term = 1.0
+    for n in range(30):
+        p1 += term / (n + 1)
+        p2 += term / (n + 2)
+        p3 += term / (n + 3)
+        term *= -x / (n + 1)
+    return e, p1, p2, p3
+
+
+@njit(cache=True)
+def exp_moments(a: float, h: float, f: np.ndarray, H: np.ndarray, J: np.ndarray) -> None:
+    """On the uniform grid ``s_i = s_0 + i h`` of the density values ``f`` (``f`` linear between them):
+    ``H[i] = int_{s_0}^{s_i} e^{a (t - s_i)} f(t) dt`` and ``J[i] = int_{s_0}^{s_i} e^{a (t - s_i)} (t - s_i) f(t) dt``,
+    each segment integrated exactly, and carried to the next point by ``e^{-a h}`` (no overflow for ``a >= 0``)."""
+    e, p1, p2, p3 = _phi(a * h)
+    i0, i1, i2 = h * p1, h * h * p2, h * h * h * p3
+    H[0] = 0.0
+    J[0] = 0.0
+    for i in range(f.shape[0] - 1):
+        slope = (f[i + 1] - f[i]) / h
+        H[i + 1] = e * H[i] + f[i + 1] * i0 - slope * i1
+        J[i + 1] = e * (J[i] - h * H[i]) - f[i + 1] * i1 + slope * i2
+
+
+@njit(cache=True)
+def inverse_cdf_fast(
+    y: np.ndarray,
+    table: np.ndarray,
+    lo: float,
+    hi: float,
+    xp: np.ndarray,
+    fp: np.ndarray,
+    guide: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``F^{-1}(y)`` for ``lo <= y <= hi`` from ``table``, ``F^{-1}`` on the uniform grid ``k / (M - 1)`` of
+    ``[0, 1]``, linear between grid points (one multiplication finds the cell, no search); elsewhere, in the tails
+    where ``F^{-1}`` is too steep for that grid, ``interp(y, xp, fp, guide)`` (the table of ``F`` on a grid of t)."""
+    cells = table.shape[0] - 1
+    tails = np.empty(y.shape[0], dtype=np.int64)
+    count = 0
+    for i in range(y.shape[0]):
+        v = y[i]
+        if lo <= v <= hi:
+            x = v * cells
+            k = min(int(x), cells - 1)
+            out[i] = table[k] + (x - k) * (table[k + 1] - table[k])
+        else:
+            tails[count] = i
+            count += 1
+    if count:
+        values = np.empty(count)
+        for j in range(count):
+            values[j] = y[tails[j]]
+        found = np.empty(count)
+        interp(values, xp, fp, guide, found)
+        for j in range(count):
+            out[tails[j]] = found[j]

@@ -47,8 +47,13 @@ if TYPE_CHECKING:
 
 #: Gauss-Legendre nodes per panel (the node counts must be multiples of it)
 PANEL = 8
+#: Gauss-Legendre nodes in the law of the third-nearest inner product given the second (``third_nodes``)
+THIRD_NODES = 8
 #: points of the table that inverts ``F`` by linear interpolation (error ~ spacing^2 |f'/f|, 1e-10 in the bulk)
 _TABLE_POINTS = (1 << 18) + 1
+#: the drawn points' inverse of F uses a table on a uniform grid of F's values for ``|t| <= INVERSE_BULK`` (within
+#: 4e-9 of ``_inverse_cdf`` there) and ``_inverse_cdf`` in the tails, where F^{-1} is too steep for that grid
+INVERSE_BULK = 0.8
 #: the instance of the audit's stream (onenn.stream) that gives the uniforms of the other N - 2 inner products
 _PURPOSE_REST = 3
 #: the instance that gives the seed swap's uniforms (the same quadrature with other draws: its noise)
@@ -73,22 +78,36 @@ class Quadrature:
     u_weight: np.ndarray  # (n1,)
     v: np.ndarray  # (ng,) reference nodes of the gap in [0, 1]
     v_weight: np.ndarray  # (ng,)
-    uniforms: np.ndarray  # (N-2, n1*ng): the fixed uniforms of the other N - 2 inner products
+    y: np.ndarray  # (n3,) Gauss-Legendre nodes in [0, 1] of the third-nearest's law given t2
+    y_weight: np.ndarray  # (n3,)
+    uniforms: np.ndarray  # (N-3, n1*ng*n3): the fixed uniforms of the other N - 3 inner products
     table_t: np.ndarray  # (T,) grid of t
     table_cdf: np.ndarray  # (T,) F on it
+    table_density: np.ndarray  # (T,) f on it (the control variates' conditional means)
     bulk_start: float  # the _BULK_QUANTILE quantile of t_(1)
     table_guide: np.ndarray  # (GUIDE_CELLS + 1,) int32: where each cell of F's values starts in the table
+    inverse_table: np.ndarray  # (T,) F^{-1} on the uniform grid of [0, 1] (the drawn points' fast inverse)
+    inverse_range: tuple[float, float]  # where that table is used: F(-INVERSE_BULK), F(INVERSE_BULK)
 
 
-def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int, stream: int = _PURPOSE_REST) -> Quadrature:
-    """The quadrature at resolution ``t1_nodes x gap_nodes`` (multiples of ``PANEL``), uniforms from instance
-    ``stream`` of the audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
-    check_integer("N", N, minimum=2)
+def quadrature(
+    N: int,
+    d: int,
+    t1_nodes: int,
+    gap_nodes: int,
+    seed: int,
+    stream: int = _PURPOSE_REST,
+    third_nodes: int = THIRD_NODES,
+) -> Quadrature:
+    """The quadrature at resolution ``t1_nodes x gap_nodes x third_nodes`` (the first two multiples of ``PANEL``),
+    uniforms from instance ``stream`` of the audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
+    check_integer("N", N, minimum=3)
     check_integer("d", d, minimum=3)
     for name, value, unit in (("t1_nodes", t1_nodes, 4 * PANEL), ("gap_nodes", gap_nodes, PANEL)):
         check_integer(name, value, minimum=unit)
         if value % unit:
             raise ValueError(f"{name} must be a multiple of {unit}, got {value}")
+    check_integer("third_nodes", third_nodes, minimum=1)
     check_integer("seed", seed, minimum=0)
     if stream not in (_PURPOSE_REST, SWAP_STREAM):
         raise ValueError(
@@ -96,14 +115,24 @@ def quadrature(N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int, stream:
         )
     u, u_weight = _panels(t1_nodes)
     v, v_weight = _panels(gap_nodes)
-    uniforms = numpy_generator(seed, "audit", stream).random((N - 2, t1_nodes * gap_nodes))
+    # y = s^2, s by Gauss-Legendre on [0, 1]: y^(1/(N-2)), steep at y = 0, becomes s^(2/(N-2)) with the Jacobian 2s
+    s, s_weight = np.polynomial.legendre.leggauss(third_nodes)
+    s, s_weight = (s + 1.0) / 2.0, s_weight / 2.0
+    y, y_weight = s * s, 2.0 * s * s_weight
+    uniforms = numpy_generator(seed, "audit", stream).random((N - 3, t1_nodes * gap_nodes * third_nodes))
     table_t = np.linspace(-1.0, 1.0, _TABLE_POINTS)
     table_cdf = inner_product_cdf(table_t, d)
     bulk_start = float(np.interp(_BULK_QUANTILE ** (1.0 / N), table_cdf, table_t))
     from onenn.theory.reduced.compiled import interp_guide  # numba: imported where it is used
 
     guide = interp_guide(table_cdf)
-    return Quadrature(N, d, u, u_weight, v, v_weight, uniforms, table_t, table_cdf, bulk_start, guide)
+    density = inner_product_density(table_t, d)
+    inverse = np.interp(np.linspace(0.0, 1.0, _TABLE_POINTS), table_cdf, table_t)
+    inverse_range = (float(inner_product_cdf(-INVERSE_BULK, d)), float(inner_product_cdf(INVERSE_BULK, d)))
+    return Quadrature(
+        N, d, u, u_weight, v, v_weight, y, y_weight, uniforms, table_t, table_cdf, density, bulk_start, guide,
+        inverse, inverse_range,
+    )  # fmt: skip
 
 
 def boundary(xi1: float, xi2: float) -> float:
@@ -118,10 +147,15 @@ def stuck_mass(xi1: float, xi2: float, N: int, d: int) -> float:
 
 
 class Nodes(NamedTuple):
-    """The quadrature's prompts at one ``(xi1, xi2)``, rearranged as ``loss.prepare`` does, and their weights."""
+    """The quadrature's prompts at one ``(xi1, xi2)``, rearranged as ``loss.prepare`` does (the gaps' rows: the
+    second nearest, the third, then the ``N - 3`` drawn), their weights, and each prompt's ``t_(1)``, ``t_(3)`` and
+    ``F(t_(3))`` (the drawn ones' law: ``f / F(t_(3))`` below ``t_(3)``)."""
 
     prepared: Prepared
     mass: float
+    t1: np.ndarray
+    third: np.ndarray
+    cdf_third: np.ndarray
 
 
 #: the boundary's piece of the t1 integral reaches ``BOUNDARY_WIDTHS`` widths ``1/xi1`` above ``r`` (at most
@@ -191,7 +225,8 @@ def _t1_nodes(xi1: float, xi2: float, q: Quadrature) -> tuple[np.ndarray, np.nda
 
 
 def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
-    """Place the nodes for ``(xi1, xi2)``: t1 around the boundary, the gap near 0, both on the scale ``1/xi1``."""
+    """Place the nodes for ``(xi1, xi2)``: t1 around the boundary, the gap near 0, both on the scale ``1/xi1``;
+    the third nearest by ``q.y`` in its law given the second; the others drawn below it."""
     w = 1.0 / max(xi1, 1.0)
     t1, log_t1_weight = _t1_nodes(xi1, xi2, q)  # (n1,)
     beta = np.arcsinh((1.0 + t1) / w)  # (n1,)
@@ -209,11 +244,29 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
         )
         weight = np.exp(log_density + np.repeat(log_t1_weight, q.v.size)) * gap_weight.ravel()
     weight = np.nan_to_num(weight, nan=0.0, posinf=0.0)
-    rest = np.minimum(_inverse_cdf(q.uniforms * cdf_t2, q), t2)  # (N-2, n)
-    gaps = np.concatenate([(t2 - t1_all)[None, :], rest - t1_all], axis=0)  # (N-1, n), all <= 0
+    # the largest of the other N - 2, given t2: F(t3) = F(t2) y^(1/(N-2)) with y uniform on (0, 1)
+    n3 = q.y.size
+    cdf_t3 = np.repeat(cdf_t2, n3) * np.tile(q.y ** (1.0 / (q.N - 2)), t2.size)
+    t1_all, t2 = np.repeat(t1_all, n3), np.repeat(t2, n3)
+    t3 = np.minimum(_inverse_cdf(cdf_t3, q), t2)
+    weight = np.repeat(weight, n3) * np.tile(q.y_weight, weight.size)
+    rest = np.minimum(_inverse_cdf_fast(q.uniforms * cdf_t3, q), t3)  # (N-3, n)
+    gaps = np.concatenate([(t2 - t1_all)[None, :], (t3 - t1_all)[None, :], rest - t1_all], axis=0)  # (N-1, n)
     mass = float(weight.sum())
     prepared = Prepared(gaps=gaps, gaps_min=gaps.min(axis=0), gap_query=1.0 - t1_all, weight=weight / mass)
-    return Nodes(prepared, mass)
+    return Nodes(prepared, mass, t1_all, t3, cdf_t3)
+
+
+def _inverse_cdf_fast(y: np.ndarray, q: Quadrature) -> np.ndarray:
+    """``F^{-1}(y)`` for the drawn points, by ``compiled.inverse_cdf_fast``: ten times ``_inverse_cdf``'s speed,
+    within 4e-9 of it."""
+    from onenn.theory.reduced.compiled import inverse_cdf_fast
+
+    out = np.empty(y.size)
+    lo, hi = q.inverse_range
+    flat = np.ascontiguousarray(y, dtype=np.float64).ravel()
+    inverse_cdf_fast(flat, q.inverse_table, lo, hi, q.table_cdf, q.table_t, q.table_guide, out)
+    return out.reshape(y.shape)
 
 
 def _inverse_cdf(y: np.ndarray, q: Quadrature) -> np.ndarray:
@@ -236,13 +289,81 @@ class PopulationValue(NamedTuple):
 
 
 def population_loss_grad(xi1: float, xi2: float, q: Quadrature) -> PopulationValue:
-    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` of the population at ``(xi1, xi2)`` by the quadrature ``q``."""
+    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` of the population at ``(xi1, xi2)`` by the quadrature ``q``: the
+    weighted mean over its prompts, each less its control variates (``control_variates``)."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     at = nodes(xi1, xi2, q)
     weight = at.prepared.weight
     loss, g1, g2 = _per_prompt_all(xi1, xi2, at.prepared, with_grad=True)
-    return PopulationValue(float(loss @ weight), float(g1 @ weight), float(g2 @ weight), at.mass)
+    c_loss, c_g1, c_g2 = control_variates(xi1, xi2, at, q)
+    return PopulationValue(
+        float((loss - c_loss) @ weight), float((g1 - c_g1) @ weight), float((g2 - c_g2) @ weight), at.mass
+    )
+
+
+#: below this ``xi1`` the conditional means would overflow (``e^{2 |xi1| (t3 - t)}`` up to ``e^{4 |xi1|}``): no
+#: control variates (the flows have ``xi1 >= 0``)
+CONTROL_XI1_MIN = -100.0
+
+
+def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray) -> np.ndarray:
+    """``(4, n)``: the means, given ``t_(1)`` and ``t_(3)``, of the drawn ``N - 3``'s sums ``sum e_j``,
+    ``sum e_j^2``, ``sum e_j^2 gap_j`` and ``sum e_j gap_j`` (``e_j = exp(xi1 gap_j - shift)``, ``gap_j = t_j -
+    t_(1)``): ``(N - 3) E[.]`` under ``f / F(t_(3))`` below ``t_(3)``, from ``H_a(s) = int e^{a (t - s)} f dt`` and
+    ``J_a(s) = int e^{a (t - s)} (t - s) f dt`` up to ``s = t_(3)`` (``compiled.exp_moments``, exact on each
+    segment of the table of ``f``)."""
+    from onenn.theory.reduced.compiled import exp_moments
+
+    h = float(q.table_t[1] - q.table_t[0])
+    index = np.clip(np.floor((at.third - q.table_t[0]) / h).astype(np.int64), 0, q.table_t.size - 2)
+    frac = (at.third - q.table_t[index]) / h
+    lead = at.third - at.t1  # <= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(at.cdf_third > 0, (q.N - 3) / at.cdf_third, 0.0)
+    out = []
+    for a in (1, 2):
+        H, J = np.empty(q.table_t.size), np.empty(q.table_t.size)
+        exp_moments(a * xi1, h, q.table_density, H, J)
+        h_at = H[index] + frac * (H[index + 1] - H[index])
+        j_at = J[index] + frac * (J[index + 1] - J[index])
+        factor = scale * np.exp(a * (xi1 * lead - shift))
+        out.append((factor * h_at, factor * (j_at + lead * h_at)))
+    (m1, m4), (m2, m3) = out
+    return np.stack([m1, m2, m3, m4])
+
+
+def control_variates(xi1: float, xi2: float, at: Nodes, q: Quadrature) -> tuple[np.ndarray, ...]:
+    """Per prompt, for the loss and both gradient components: ``c . (R - m)``, with ``R`` the drawn ``N - 3``'s four
+    sums (``conditional_moments``), ``m`` their means given the prompt's ``t_(1)``, ``t_(2)``, ``t_(3)``, and ``c``
+    the derivatives of the prompt's value in them at ``m`` (docs/method.md §7.3). Subtracted from the prompt's value,
+    it leaves the mean unchanged (``E[R] = m``, ``c`` fixed by the nodes) and removes the fluctuation of the drawn
+    points to first order. Zeros where ``xi1 < CONTROL_XI1_MIN``."""
+    n = at.t1.size
+    if xi1 < CONTROL_XI1_MIN:
+        return np.zeros(n), np.zeros(n), np.zeros(n)
+    gaps, gap_query = at.prepared.gaps, at.prepared.gap_query
+    shift = np.maximum(0.0, xi1 * gap_query - xi2)
+    if xi1 < 0:
+        shift = np.maximum(shift, xi1 * at.prepared.gaps_min)
+    e = np.exp(xi1 * gaps - shift)  # (N-1, n), the context's weights relative to the nearest's, scaled
+    drawn, fixed = e[2:], e[:2]
+    R = np.stack([drawn.sum(0), (drawn**2).sum(0), (drawn**2 * gaps[2:]).sum(0), (drawn * gaps[2:]).sum(0)])
+    m = conditional_moments(xi1, at, q, shift)
+    # the prompt's value as a function of the drawn sums rho (scaled by the shift), at rho = m
+    u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)
+    y = a0 + fixed.sum(0) + m[0]
+    z = u + y
+    s2 = (fixed**2).sum(0) + m[1]
+    s3 = (fixed**2 * gaps[:2]).sum(0) + m[2]
+    s4p = (fixed * gaps[:2]).sum(0) + m[3] + a0 * gap_query
+    gbar = (s2 - y * u) / z**2
+    dgbar = -u / z**2 - 2.0 * gbar / z
+    c_loss = (-gbar / z, 0.5 / z**2, 0.0, 0.0)
+    c_g1 = (-2.0 * s3 / z**3 - dgbar * s4p / z + gbar * s4p / z**2, -s4p / z**3, 1.0 / z**2, -gbar / z)
+    c_g2 = (a0 * (dgbar / z - gbar / z**2), a0 / z**3, 0.0, 0.0)
+    delta = R - m
+    return tuple(np.nan_to_num(sum(c[k] * delta[k] for k in range(4))) for c in (c_loss, c_g1, c_g2))
 
 
 class PopulationTrajectory(NamedTuple):
