@@ -104,3 +104,131 @@ def test_quadrature_checks_its_arguments():
         quadrature(N, D, 40, 16, 0)
     with pytest.raises(ValueError, match="gap_nodes"):
         quadrature(N, D, 64, 4, 0)
+
+
+# --- the third nearest by quadrature, the other N - 3 drawn less their control variates ------------------------
+
+
+def test_the_third_nearests_rule_integrates_its_law():
+    # y uniform on (0, 1) is the law of (F(t3)/F(t2))^(N-2); E[(F(t3)/F(t2))] = E[y^(1/(N-2))] = (N-2)/(N-1)
+    q = quadrature(N, D, 32, 8, 0, third_nodes=8)
+    assert q.y_weight.sum() == pytest.approx(1.0, rel=1e-14)
+    assert q.y_weight @ q.y ** (1 / (N - 2)) == pytest.approx((N - 2) / (N - 1), rel=1e-5)
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    """Nodes at a point of the early flow (xi1 = 5: the drawn points matter) and their shift."""
+    from onenn.theory.reduced.population import _shift, nodes
+
+    xi1, xi2 = 5.0, 6.0
+    q = quadrature(N, D, 32, 8, 0, third_nodes=4)
+    at = nodes(xi1, xi2, q)
+    shift = _shift(xi1, xi2, at.prepared.gap_query, at.prepared.gaps_min)
+    return xi1, xi2, q, at, shift
+
+
+def test_the_conditional_moments_are_their_integrals(prompts):
+    """``conditional_moments`` against scipy's adaptive quadrature of ``(N - 3) E[h(t) | t < t3]`` under f/F(t3)."""
+    from scipy.integrate import quad
+
+    from onenn.theory.reduced.population import conditional_moments
+
+    xi1, _, q, at, shift = prompts
+    m = conditional_moments(xi1, at, q, shift)
+    rng = np.random.default_rng(3)
+    for i in rng.choice(np.flatnonzero(at.prepared.weight > 1e-6), 12, replace=False):
+        t1, t3, s = at.t1[i], at.third[i], shift[i]
+        weights = (
+            lambda t, t1=t1, s=s: np.exp(xi1 * (t - t1) - s),
+            lambda t, t1=t1, s=s: np.exp(2 * (xi1 * (t - t1) - s)),
+            lambda t, t1=t1, s=s: np.exp(2 * (xi1 * (t - t1) - s)) * (t - t1),
+            lambda t, t1=t1, s=s: np.exp(xi1 * (t - t1) - s) * (t - t1),
+        )
+        for k, h in enumerate(weights):
+            integrand = lambda t, h=h: h(t) * inner_product_density(t, D)
+            exact = quad(integrand, -1.0, t3, epsabs=0, epsrel=1e-12, limit=200)[0]
+            assert m[k, i] == pytest.approx((N - 3) * exact / at.cdf_third[i], rel=1e-7)
+
+
+def test_at_xi1_zero_the_drawn_sums_are_their_means():
+    """At xi1 = 0 every weight is e^{-shift}: the sums of weights and squared weights are their means exactly."""
+    from onenn.theory.reduced.population import _shift, conditional_moments, drawn_sums, nodes
+
+    q = quadrature(N, D, 32, 8, 0, third_nodes=2)
+    at = nodes(0.0, 2.0, q)
+    shift = _shift(0.0, 2.0, at.prepared.gap_query, at.prepared.gaps_min)
+    m, r = conditional_moments(0.0, at, q, shift), drawn_sums(0.0, at.prepared.gaps[2:], shift)
+    live = at.cdf_third > 0
+    assert np.allclose(m[:2, live], r[:2, live], rtol=1e-9)
+
+
+def test_value_from_sums_is_the_per_prompt_loss(prompts):
+    """The prompt's value written through the drawn points' sums is ``loss._per_prompt``'s, the definition."""
+    from onenn.theory.reduced.loss import _per_prompt
+    from onenn.theory.reduced.population import drawn_sums, value_from_sums
+
+    xi1, xi2, _, at, shift = prompts
+    p = at.prepared
+    ours = value_from_sums(xi1, xi2, p.gaps[:2], p.gap_query, drawn_sums(xi1, p.gaps[2:], shift), shift)
+    theirs = _per_prompt(xi1, xi2, p.gaps, p.gaps_min, p.gap_query, with_grad=True)
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.allclose(a, b, rtol=1e-10, atol=1e-15)
+
+
+def test_the_slopes_are_the_derivatives_of_the_value(prompts):
+    """``slopes`` against central finite differences of ``value_from_sums`` in each of the four sums."""
+    from onenn.theory.reduced.population import conditional_moments, slopes, value_from_sums
+
+    xi1, xi2, q, at, shift = prompts
+    p = at.prepared
+    m = conditional_moments(xi1, at, q, shift)
+    analytic = slopes(xi1, xi2, p.gaps[:2], p.gap_query, m, shift)
+    for k in range(4):
+        step = 1e-6 * np.maximum(np.abs(m[k]), 1e-3)
+        up, down = m.copy(), m.copy()
+        up[k] += step
+        down[k] -= step
+        hi = value_from_sums(xi1, xi2, p.gaps[:2], p.gap_query, up, shift)
+        lo = value_from_sums(xi1, xi2, p.gaps[:2], p.gap_query, down, shift)
+        for c, a, b in zip(analytic, hi, lo, strict=True):
+            numeric = (a - b) / (2 * step)
+            assert np.allclose(np.broadcast_to(c[k], numeric.shape), numeric, rtol=1e-5, atol=1e-9)
+
+
+def test_the_drawn_sums_deviate_from_their_means_by_chance_only(prompts):
+    """``E[R | t1, t3] = m``: over the nodes' draws, each sum's deviation from its mean, in units of its spread
+    over the prompts, averages to within 5 standard errors of 0 (the draws are fixed: this is deterministic)."""
+    from onenn.theory.reduced.population import conditional_moments, drawn_sums
+
+    xi1, _, q, at, shift = prompts
+    live = at.cdf_third > 0.05
+    m = conditional_moments(xi1, at, q, shift)[:, live]
+    r = drawn_sums(xi1, at.prepared.gaps[2:], shift)[:, live]
+    for k in range(4):
+        z = (r[k] - m[k]) / np.abs(m[k])
+        assert abs(z.mean()) < 5 * z.std() / math.sqrt(z.size), k
+
+
+def test_the_control_variates_keep_the_estimate_and_cut_its_noise():
+    """Two seeds of the uniforms at xi1 = 20: with the control variates the estimates agree far more closely than
+    the same nodes' plain means, and the plain means agree with the corrected ones within the plain spread."""
+    from onenn.theory.reduced.loss import _per_prompt_all
+    from onenn.theory.reduced.population import nodes
+
+    xi1, xi2 = 20.0, 14.0
+    corrected, plain = [], []
+    for seed in (0, 1):
+        q = quadrature(N, D, 64, 32, seed, third_nodes=4)
+        corrected.append(population_loss_grad(xi1, xi2, q).loss)
+        at = nodes(xi1, xi2, q)
+        plain.append(float(_per_prompt_all(xi1, xi2, at.prepared, with_grad=False)[0] @ at.prepared.weight))
+    assert abs(corrected[0] - corrected[1]) < abs(plain[0] - plain[1])
+    assert abs(np.mean(corrected) - np.mean(plain)) < 3 * abs(plain[0] - plain[1]) + 1e-4 * np.mean(plain)
+
+
+def test_quadrature_checks_the_third_nodes_and_n():
+    with pytest.raises(ValueError, match="third_nodes"):
+        quadrature(N, D, 32, 8, 0, third_nodes=0)
+    with pytest.raises(ValueError, match="N"):
+        quadrature(2, D, 32, 8, 0)

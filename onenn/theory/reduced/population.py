@@ -310,60 +310,100 @@ CONTROL_XI1_MIN = -100.0
 def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray) -> np.ndarray:
     """``(4, n)``: the means, given ``t_(1)`` and ``t_(3)``, of the drawn ``N - 3``'s sums ``sum e_j``,
     ``sum e_j^2``, ``sum e_j^2 gap_j`` and ``sum e_j gap_j`` (``e_j = exp(xi1 gap_j - shift)``, ``gap_j = t_j -
-    t_(1)``): ``(N - 3) E[.]`` under ``f / F(t_(3))`` below ``t_(3)``, from ``H_a(s) = int e^{a (t - s)} f dt`` and
-    ``J_a(s) = int e^{a (t - s)} (t - s) f dt`` up to ``s = t_(3)`` (``compiled.exp_moments``, exact on each
-    segment of the table of ``f``)."""
+    t_(1)``): ``(N - 3) E[.]`` under ``f / F(t_(3))`` below ``t_(3)``, as ``(N - 3) H_a / H_0`` and
+    ``(N - 3) J_a / H_0`` with ``H_a(s) = int e^{a (t - s)} f dt`` and ``J_a(s) = int e^{a (t - s)} (t - s) f dt``
+    up to ``s = t_(3)`` (``compiled.exp_moments``, exact on each segment of the table of ``f``; ``H_0``, the same
+    table's ``F``, makes the ratio exact at ``a = 0``)."""
     from onenn.theory.reduced.compiled import exp_moments
 
     h = float(q.table_t[1] - q.table_t[0])
     index = np.clip(np.floor((at.third - q.table_t[0]) / h).astype(np.int64), 0, q.table_t.size - 2)
     frac = (at.third - q.table_t[index]) / h
     lead = at.third - at.t1  # <= 0
+
+    def at_third(a: float) -> tuple[np.ndarray, np.ndarray]:
+        H, J = np.empty(q.table_t.size), np.empty(q.table_t.size)
+        exp_moments(a, h, q.table_density, H, J)
+        return H[index] + frac * (H[index + 1] - H[index]), J[index] + frac * (J[index + 1] - J[index])
+
+    mass = at_third(0.0)[0]
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(at.cdf_third > 0, (q.N - 3) / at.cdf_third, 0.0)
+        scale = np.where(mass > 0, (q.N - 3) / mass, 0.0)
     out = []
     for a in (1, 2):
-        H, J = np.empty(q.table_t.size), np.empty(q.table_t.size)
-        exp_moments(a * xi1, h, q.table_density, H, J)
-        h_at = H[index] + frac * (H[index + 1] - H[index])
-        j_at = J[index] + frac * (J[index + 1] - J[index])
+        h_at, j_at = at_third(a * xi1)
         factor = scale * np.exp(a * (xi1 * lead - shift))
         out.append((factor * h_at, factor * (j_at + lead * h_at)))
     (m1, m4), (m2, m3) = out
     return np.stack([m1, m2, m3, m4])
 
 
+def _shift(xi1: float, xi2: float, gap_query: np.ndarray, gaps_min: np.ndarray) -> np.ndarray:
+    """The per-prompt shift of the scores relative to the nearest's (as ``loss._per_prompt``): the largest of 0,
+    the query's ``xi1 gap_query - xi2`` and, for ``xi1 < 0``, ``xi1 gaps_min``."""
+    shift = np.maximum(0.0, xi1 * gap_query - xi2)
+    return np.maximum(shift, xi1 * gaps_min) if xi1 < 0 else shift
+
+
+def drawn_sums(xi1: float, gaps: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``(4, n)``: ``sum e_j``, ``sum e_j^2``, ``sum e_j^2 gap_j``, ``sum e_j gap_j`` over the rows of ``gaps``
+    (``(k, n)``), ``e_j = exp(xi1 gap_j - shift)``."""
+    e = np.exp(xi1 * gaps - shift)
+    return np.stack([e.sum(0), (e * e).sum(0), (e * e * gaps).sum(0), (e * gaps).sum(0)])
+
+
+def _parts(xi1, xi2, fixed, gap_query, rho, shift):
+    u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)
+    own = drawn_sums(xi1, fixed, shift)
+    y = a0 + own[0] + rho[0]
+    z = u + y
+    s2, s3, s4p = own[1] + rho[1], own[2] + rho[2], own[3] + rho[3] + a0 * gap_query
+    gbar = (s2 - y * u) / z**2
+    return u, a0, y, z, s2, s3, s4p, gbar
+
+
+def value_from_sums(
+    xi1: float, xi2: float, fixed: np.ndarray, gap_query: np.ndarray, rho: np.ndarray, shift: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A prompt's ``(loss, dL/dxi1, dL/dxi2)`` (``loss._per_prompt``'s) as a function of the drawn points' sums
+    ``rho`` (``drawn_sums``), its other context points' gaps ``fixed`` (``(k, n)``) and its query's gap: with
+    ``u = e^{-shift}`` the nearest's weight, ``a0`` the query's, ``y = a0 + sum e + rho_1`` the others', ``z = u + y``
+    and ``gbar = (sum e^2 + rho_2 - y u) / z^2`` (docs/method.md §7.3)::
+
+        loss = (y^2 + sum e^2 + rho_2) / (2 z^2),
+        dL/dxi1 = (sum e^2 gap + rho_3) / z^2 - gbar (sum e gap + rho_4 + a0 (1 - t1)) / z,
+        dL/dxi2 = a0 gbar / z."""
+    _u, a0, y, z, s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
+    return 0.5 * (y * y + s2) / z**2, s3 / z**2 - gbar * s4p / z, a0 * gbar / z
+
+
+def slopes(
+    xi1: float, xi2: float, fixed: np.ndarray, gap_query: np.ndarray, rho: np.ndarray, shift: np.ndarray
+) -> tuple[tuple[np.ndarray | float, ...], ...]:
+    """The derivatives of ``value_from_sums`` in ``rho_1 ... rho_4``: for the loss, ``dL/dxi1`` and ``dL/dxi2``."""
+    u, a0, _y, z, _s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
+    dgbar = -u / z**2 - 2.0 * gbar / z  # d gbar / d rho_1; d gbar / d rho_2 = 1 / z^2
+    c_loss = (-gbar / z, 0.5 / z**2, 0.0, 0.0)
+    c_g1 = (-2.0 * s3 / z**3 - dgbar * s4p / z + gbar * s4p / z**2, -s4p / z**3, 1.0 / z**2, -gbar / z)
+    c_g2 = (a0 * (dgbar / z - gbar / z**2), a0 / z**3, 0.0, 0.0)
+    return c_loss, c_g1, c_g2
+
+
 def control_variates(xi1: float, xi2: float, at: Nodes, q: Quadrature) -> tuple[np.ndarray, ...]:
     """Per prompt, for the loss and both gradient components: ``c . (R - m)``, with ``R`` the drawn ``N - 3``'s four
-    sums (``conditional_moments``), ``m`` their means given the prompt's ``t_(1)``, ``t_(2)``, ``t_(3)``, and ``c``
-    the derivatives of the prompt's value in them at ``m`` (docs/method.md §7.3). Subtracted from the prompt's value,
-    it leaves the mean unchanged (``E[R] = m``, ``c`` fixed by the nodes) and removes the fluctuation of the drawn
-    points to first order. Zeros where ``xi1 < CONTROL_XI1_MIN``."""
+    sums (``drawn_sums``), ``m`` their means given the prompt's ``t_(1)`` and ``t_(3)`` (``conditional_moments``)
+    and ``c`` the derivatives of the prompt's value in them at ``m`` (``slopes``; docs/method.md §7.3). Subtracted
+    from the prompt's value it leaves the mean unchanged (``E[R] = m``, ``c`` fixed by the nodes) and removes the
+    drawn points' fluctuation to first order. Zeros where ``xi1 < CONTROL_XI1_MIN``."""
     n = at.t1.size
     if xi1 < CONTROL_XI1_MIN:
         return np.zeros(n), np.zeros(n), np.zeros(n)
     gaps, gap_query = at.prepared.gaps, at.prepared.gap_query
-    shift = np.maximum(0.0, xi1 * gap_query - xi2)
-    if xi1 < 0:
-        shift = np.maximum(shift, xi1 * at.prepared.gaps_min)
-    e = np.exp(xi1 * gaps - shift)  # (N-1, n), the context's weights relative to the nearest's, scaled
-    drawn, fixed = e[2:], e[:2]
-    R = np.stack([drawn.sum(0), (drawn**2).sum(0), (drawn**2 * gaps[2:]).sum(0), (drawn * gaps[2:]).sum(0)])
-    m = conditional_moments(xi1, at, q, shift)
-    # the prompt's value as a function of the drawn sums rho (scaled by the shift), at rho = m
-    u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)
-    y = a0 + fixed.sum(0) + m[0]
-    z = u + y
-    s2 = (fixed**2).sum(0) + m[1]
-    s3 = (fixed**2 * gaps[:2]).sum(0) + m[2]
-    s4p = (fixed * gaps[:2]).sum(0) + m[3] + a0 * gap_query
-    gbar = (s2 - y * u) / z**2
-    dgbar = -u / z**2 - 2.0 * gbar / z
-    c_loss = (-gbar / z, 0.5 / z**2, 0.0, 0.0)
-    c_g1 = (-2.0 * s3 / z**3 - dgbar * s4p / z + gbar * s4p / z**2, -s4p / z**3, 1.0 / z**2, -gbar / z)
-    c_g2 = (a0 * (dgbar / z - gbar / z**2), a0 / z**3, 0.0, 0.0)
-    delta = R - m
-    return tuple(np.nan_to_num(sum(c[k] * delta[k] for k in range(4))) for c in (c_loss, c_g1, c_g2))
+    shift = _shift(xi1, xi2, gap_query, at.prepared.gaps_min)
+    delta = drawn_sums(xi1, gaps[2:], shift) - (m := conditional_moments(xi1, at, q, shift))
+    return tuple(
+        np.nan_to_num(sum(c[k] * delta[k] for k in range(4))) for c in slopes(xi1, xi2, gaps[:2], gap_query, m, shift)
+    )
 
 
 class PopulationTrajectory(NamedTuple):
