@@ -154,7 +154,7 @@ def resolution_page(res: pd.DataFrame) -> str:
             "",
             (
                 "The population flow (docs/method.md §7.3) at all its nodes and at 1/2, 1/4, ... of them in each "
-                "variable, and at all its nodes with other fixed uniforms for the other N − 2 inner products (the "
+                "variable, and at all its nodes with other fixed uniforms for the other N − 3 inner products (the "
                 "seed swap, to the weighted sample's end). The relative change is to the next finer resolution, "
                 "and for the seed swap to the main flow ('–' beyond a flow's end). Tolerance (relative) between the "
                 f"two finest and under the seed swap: {early} up to t = {EARLY_END:.0e}, {late} beyond."

@@ -15,7 +15,7 @@ Audit (kind ``audit``), per ``sigma``, at ``d = 8, N = 32`` in the config:
   nodes in each variable, ``levels - 1`` times (the resolution test: the main trajectory's error);
   ``population_swap``: the population flow at all the nodes with other fixed uniforms (instance
   ``SWAP_STREAM`` of the seed's audit stream), to ``sample_time_end``: the seed swap, the quadrature's noise at the
-  early times, where the other ``N - 2`` inner products matter.
+  early times, where the other ``N - 3`` inner products matter.
 
 Every row carries ``xi1, xi2``, the boundary ``boundary = 1 - xi2/xi1`` and ``stuck_mass = F(r)^N``, the
 mass of prompts beyond it,, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
@@ -199,7 +199,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     """All trajectories of one audit run, tidy: one row per (source, recorded time). With ``log``, each stage's
     start and time, and progress lines (``onenn.base.progress``) while GD and every flow run, at most every
     ``progress_every`` seconds: ``gd: step 1200/10000 (12%), loss 0.0123, 410 steps/s, ETA 21 s``,
-    ``population 128 x 64: t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s``. Without
+    ``population 128 x 64 x 8: t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s``. Without
     ``log`` it is silent; the table is the same either way."""
 
     def steps(stage: str) -> StepProgress | None:
@@ -278,7 +278,7 @@ def _seed_swap_rows(
     log: logging.Logger | None,
 ) -> pd.DataFrame:
     """The seed swap: the population flow at all the nodes with the uniforms of instance ``SWAP_STREAM``, from the
-    start to ``sample_time_end`` (the early times, where the other ``N - 2`` inner products, drawn once per node,
+    start to ``sample_time_end`` (the early times, where the other ``N - 3`` inner products, drawn once per node,
     carry the quadrature's noise), recorded at the main flow's times up to there."""
     begun = clock.perf_counter()
     q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, stream=SWAP_STREAM, third_nodes=s.third_nodes)

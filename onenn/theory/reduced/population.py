@@ -22,10 +22,15 @@ that stretch those places, recomputed at every evaluation from the current ``(xi
   half by ``t1 = F^{-1}(y^(1/N))``, ``y`` uniform (the law of ``t_(1)``: the bulk);
 - ``g = w sinh(beta v)``, ``v`` in [0, 1], ``beta = asinh((1 + t1)/w)``: spacing proportional to ``g``, down to ``w``.
 
-Each piece carries composite Gauss-Legendre panels of ``PANEL`` nodes, the map's Jacobian in the weight. The
-``N - 2`` others are one draw per node from their exact conditional law, ``t_j = F^{-1}(U_j F(t2))`` with fixed
-uniforms ``U`` (seeded), so the estimate is a smooth function of ``(xi1, xi2)`` (an ODE solver needs that) and
-deterministic. Resolution: ``t1_nodes x gap_nodes`` nodes.
+Each piece carries composite Gauss-Legendre panels of ``PANEL`` nodes, the map's Jacobian in the weight. Given
+``t2``, the largest of the other ``N - 2``, ``t3``, has ``y = (F(t3)/F(t2))^(N-2)`` uniform on (0, 1): it is
+integrated by ``third_nodes`` Gauss-Legendre nodes in ``s``, ``y = s^2`` (``y^(1/(N-2))`` is steep at 0, ``s^(2/(N-2))``
+with the Jacobian ``2s`` much less). The ``N - 3`` others are one draw per node from their exact conditional law,
+``t_j = F^{-1}(U_j F(t3))`` with fixed uniforms ``U`` (seeded), so the estimate is a smooth function of ``(xi1, xi2)``
+(an ODE solver needs that) and deterministic; each prompt's value is taken less its control variates
+(``control_variates``): the drawn points enter the prompt only through four sums, whose means given ``t1`` and ``t3``
+are one-dimensional integrals computed exactly, so the first-order part of their fluctuation is removed without
+changing the mean. Resolution: ``t1_nodes x gap_nodes x third_nodes`` nodes.
 The weights' sum, the quadrature of the density, is 1 up to the quadrature error (``mass``).
 """
 
@@ -54,7 +59,7 @@ _TABLE_POINTS = (1 << 18) + 1
 #: the drawn points' inverse of F uses a table on a uniform grid of F's values for ``|t| <= INVERSE_BULK`` (within
 #: 4e-9 of ``_inverse_cdf`` there) and ``_inverse_cdf`` in the tails, where F^{-1} is too steep for that grid
 INVERSE_BULK = 0.8
-#: the instance of the audit's stream (onenn.stream) that gives the uniforms of the other N - 2 inner products
+#: the instance of the audit's stream (onenn.stream) that gives the uniforms of the other N - 3 inner products
 _PURPOSE_REST = 3
 #: the instance that gives the seed swap's uniforms (the same quadrature with other draws: its noise)
 SWAP_STREAM = 4
