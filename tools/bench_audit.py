@@ -1,11 +1,11 @@
 """Benchmark of the audit's hot spots, numpy against the compiled twins: ``python -m tools.bench_audit``.
 
 On the weighted sample of config.yaml's audit (16 384 plain and 128 x 128 stratified prompts, N = 32, d = 8) and
-its quadrature (128 x 64 nodes), ms per evaluation, on one thread, in one run on one machine:
+its quadrature (128 x 64 x 8 nodes), ms per evaluation, on one thread, in one run on one machine:
 
 - **sample gradient**: the mean loss and gradient on the sample, the numpy definition (``loss._per_prompt`` over
   the chunks) against the compiled pass (``compiled.per_prompt``), as GD and the sample's flows evaluate it;
-- **population nodes, per prompt**: the same on the population quadrature's nodes (``t1_nodes x gap_nodes``);
+- **population nodes, per prompt**: the same on the population quadrature's nodes (``t1_nodes x gap_nodes x third_nodes``);
 - **population nodes, F inverse**: the inverse of F on the table for the ``N - 2`` other inner products of every
   node, ``np.interp`` against the guided lookup ``compiled.interp``;
 - **population evaluation**: one whole ``population_loss_grad`` as the flow now calls it (compiled), for scale.
@@ -62,7 +62,7 @@ def rows(s: AuditSettings, reps: int) -> list[tuple[str, float, float]]:
     """``(what, numpy ms, compiled ms)`` of the docstring's lines (the last: compiled only, numpy NaN)."""
     t, w, _ = audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, numpy_generator(s.seed, "audit", 0), s.gap_min)
     prep = prepare(t, w)
-    q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed)
+    q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, third_nodes=s.third_nodes)
     at = nodes(*POINT, q).prepared
     y = q.uniforms * np.linspace(0.05, 1.0, q.uniforms.shape[1])  # the F values of the others, as nodes() has them
     out = np.empty(y.size)

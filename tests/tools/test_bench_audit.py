@@ -10,5 +10,5 @@ def test_bench_audit_writes_its_table(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith(("| sample", "| population"))]
     assert len(rows) == 4
     assert "(1280 prompts x N=32)" in rows[0]  # 1024 plain and 16 x 16 stratified prompts
-    assert "(512 nodes)" in rows[1]  # 32 x 16 nodes
+    assert "(4096 nodes)" in rows[1]  # 32 x 16 x 8 nodes (third_nodes: the settings' default)
     assert all(float(row.split("|")[3]) > 0 for row in rows)
