@@ -141,6 +141,7 @@ def train(
     variant: str = "default",
     test_set_seed: int | None = None,
     threads: int = 1,
+    progress: bool = True,
     **settings: Any,
 ) -> TrainResult:
     """Train SGD runs of one setting, as the workflow's ``train`` rule does.
@@ -149,7 +150,9 @@ def train(
     ``default_settings()``), each missing one at its default, checked as the configuration is. It trains the seeds
     ``0 .. seeds-1``, or only ``seed`` (one, or several) where given. ``experiment`` and ``variant`` name the
     runs in their records and tables (as ``results/runs/<experiment>/<variant>``); ``test_set_seed`` is
-    ``test_sets.seed``, the base seed of the test sets ``evaluate`` draws."""
+    ``test_sets.seed``, the base seed of the test sets ``evaluate`` draws. ``progress``: a progress bar per seed
+    (tqdm, on standard error; ``False``: none); the numbers are the same either way."""
+    from onenn.base.progress import ProgressBar
     from onenn.jobs.train import train_job
 
     config = checked_config(experiment, settings, test_set_seed)
@@ -165,14 +168,20 @@ def train(
         for s in seeds:
             folder = Path(tmp) / f"seed{s}"
             folder.mkdir()
-            train_job(
-                ex.train_settings(config, experiment, "default", s),
-                identity=identity(experiment, variant, s),
-                weights_path=str(folder / "weights.npz"),
-                run_path=str(folder / "run.json"),
-                threads=threads,
-                log=log,
-            )
+            bar = ProgressBar(f"{experiment} {variant} seed {s}", int(resolved["steps"])) if progress else None
+            try:
+                train_job(
+                    ex.train_settings(config, experiment, "default", s),
+                    identity=identity(experiment, variant, s),
+                    weights_path=str(folder / "weights.npz"),
+                    run_path=str(folder / "run.json"),
+                    threads=threads,
+                    log=log,
+                    progress=bar,
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
             arrays = load_arrays(folder / "weights.npz")
             runs.append(Run(s, *(arrays[name] for name in WEIGHTS_ARRAYS), record=load_json(folder / "run.json")))
     return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))

@@ -14,6 +14,9 @@ last when the loop ends. Progress goes to logs only: no number a loop computes d
 
       t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s
 
+- ``ProgressBar(description)``, for an interactive call (``onenn.train``): a tqdm bar over the steps, with the
+  minibatch loss; ``both(first, second)`` calls two of them (a job's lines and the bar).
+
 The rate is the mean since the first line (the first line has none: it is written after the loop's first block,
 whose cost includes warming up); the ETA is the work left at that rate.
 """
@@ -159,3 +162,38 @@ class FlowProgress:
             left = (1.0 - self.fraction) / pace if pace > 0 else math.inf
             line += f", {per_second(rate)} evaluations/s, ETA {duration(left)}"
         t.write(self.prefix + line)
+
+
+def both(first: Progress, second: Progress | None) -> Progress:
+    """A ``Progress`` that calls ``first``, then ``second`` where there is one (a job's lines and the API's bar)."""
+    if second is None:
+        return first
+
+    def call(step: int, steps: int, loss: SupportsFloat) -> None:
+        first(step, steps, loss)
+        second(step, steps, loss)
+
+    return call
+
+
+class ProgressBar:
+    """A ``Progress`` drawn as a tqdm bar (``description``: its label; ``steps``: its length, where known), for interactive calls (``onenn.train``):
+    it moves at every block of steps, shows the minibatch loss of the block's last step, and closes at the last
+    step. tqdm writes to standard error; nothing a loop computes depends on it."""
+
+    def __init__(self, description: str, steps: int | None = None) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(desc=description, total=steps, unit="step", unit_scale=True, dynamic_ncols=True)
+
+    def __call__(self, step: int, steps: int, loss: SupportsFloat) -> None:
+        bar = self.bar
+        if bar.total != steps:
+            bar.total = steps
+        bar.update(step - bar.n)
+        bar.set_postfix_str(f"minibatch loss {float(loss):.4g}", refresh=False)
+        if step >= steps:
+            bar.close()
+
+    def close(self) -> None:
+        self.bar.close()

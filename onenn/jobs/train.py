@@ -7,7 +7,7 @@ import logging
 import time
 
 from onenn.base.io import save_arrays, save_json
-from onenn.base.progress import EVERY, StepProgress
+from onenn.base.progress import EVERY, Progress, StepProgress, both
 from onenn.base.provenance import accelerator, code_provenance, versions
 from onenn.jobs.inputs import WEIGHTS_ARRAYS, load_prompt_set
 
@@ -45,12 +45,14 @@ def train_job(
     threads: int,
     log: logging.Logger,
     progress_every: float = EVERY,
+    progress: Progress | None = None,
 ) -> None:
     """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
     seed) goes into the record and into any divergence error. While it trains, the log gets a progress line
     (``onenn.base.progress.StepProgress``: ``step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s,
     ETA 21 s``) after the first block of steps, then at most every ``progress_every`` seconds, and at the last
-    step; progress goes to the log only, never into the outputs."""
+    step; ``progress``, where given (the API's progress bar), is called at every block as well. Progress goes to
+    the log and to ``progress`` only, never into the outputs."""
     from onenn.training.run_setup import TrainSettings, device_type
     from onenn.training.train import Diverged, train
 
@@ -60,7 +62,7 @@ def train_job(
     log.info("training %s with %s", identity, s.to_dict())
     started = time.perf_counter()
     try:
-        result = train(s, progress=StepProgress(log.info, every=progress_every))
+        result = train(s, progress=both(StepProgress(log.info, every=progress_every), progress))
     except Diverged as err:
         raise Diverged(
             f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from onenn.base.io import save_arrays
-from onenn.base.progress import FlowProgress, StepProgress, duration, group, per_second, step_line
+from onenn.base.progress import FlowProgress, ProgressBar, StepProgress, both, duration, group, per_second, step_line
 from onenn.jobs.beyond import audit_job
 from onenn.jobs.train import binary_train_job, train_job
 from onenn.prompts import make_binary_set
@@ -222,3 +222,33 @@ def test_progress_changes_no_number_and_the_library_is_silent_by_default(tmp_pat
     assert flow_calls[-1] == (100.0, 100.0, 1.0) and all(0 <= share < 1 for _, _, share in flow_calls[:-1])
 
     assert capsys.readouterr() == ("", "") and not [r for r in caplog.records if r.name.startswith("onenn")]
+
+
+def test_a_progress_bar_counts_the_steps_shows_the_loss_and_closes_at_the_end():
+    bar = ProgressBar("run", 40)
+    assert bar.bar in type(bar.bar)._instances
+    bar(16, 40, Loss(0.5))
+    assert (bar.bar.n, bar.bar.total) == (16, 40) and "minibatch loss 0.5" in bar.bar.postfix
+    bar(40, 40, Loss(0.25))
+    assert bar.bar.n == 40 and "minibatch loss 0.25" in bar.bar.postfix
+    assert bar.bar not in type(bar.bar)._instances  # closed at the last step
+
+
+def test_both_calls_each_reporter_and_none_is_the_first_alone():
+    calls = []
+    first = lambda *args: calls.append(("first", args))
+    assert both(first, None) is first
+    both(first, lambda *args: calls.append(("second", args)))(3, 9, 0.5)
+    assert calls == [("first", (3, 9, 0.5)), ("second", (3, 9, 0.5))]
+
+
+def test_the_api_bar_moves_with_the_steps_and_changes_no_number(capsys):
+    import onenn
+
+    shown = onenn.train(d=3, N=4, batch=8, steps=40, n_eval=3, seeds=1, device="cpu")
+    bar = capsys.readouterr().err
+    assert "api default seed 0" in bar and "100%" in bar and "minibatch loss" in bar
+    silent = onenn.train(d=3, N=4, batch=8, steps=40, n_eval=3, seeds=1, device="cpu", progress=False)
+    assert capsys.readouterr() == ("", "")
+    for name in ("saved_steps", "W", "minibatch_loss"):
+        assert getattr(shown.run(0), name).tobytes() == getattr(silent.run(0), name).tobytes(), name
