@@ -113,3 +113,19 @@ def test_interp_on_a_table_with_repeated_entries() -> None:
     got = np.empty_like(x)
     compiled.interp(x, xp, fp, compiled.interp_guide(xp), got)
     np.testing.assert_array_equal(got, np.interp(x, xp, fp))
+
+
+@pytest.mark.parametrize("compiled_pass", [True, False])
+@pytest.mark.parametrize("xi2", [3.0, 56.14, 100.0])
+def test_at_xi1_zero_the_query_gradient_is_its_closed_form_however_small(compiled_pass, xi2):
+    """At xi1 = 0 every context point has weight 1 and the query e^{-xi2} =: a, so with z = N + a the prompt's
+    q_{i*} = 1/z, gbar = sum_j q_j^2 - q_{i*}(1 - q_{i*}) = -a / z^2 and dL/dxi2 = q_query gbar = -a^2 / z^3 exactly:
+    at xi2 = 56.14 about 5e-54, far below the rounding of sum q_j^2 against q_{i*}(1 - q_{i*}) (about 1e-18), which
+    the definition must not lose (the population flow starts there; Lemma 11 compares it with e^{-2 xi2})."""
+    N = 32
+    t = sample_inner_products(64, N, 8, np.random.default_rng(5))
+    loss, _, g2 = _per_prompt_all(0.0, xi2, prepare(t), with_grad=True, compiled=compiled_pass)
+    a = np.exp(-xi2)
+    z = N + a
+    np.testing.assert_allclose(g2, -(a * a) / z**3, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(loss, 0.5 * (((N - 1 + a) / z) ** 2 + (N - 1) / z**2), rtol=1e-13)

@@ -174,7 +174,10 @@ def _finish(
         sum_sq = s2[i] * cz2  # sum_{j != i*} q_j^2
         loss[i] = 0.5 * (r * r + sum_sq)
         q_query = e_query[i] / z
-        gbar = sum_sq - (e_star[i] / z) * r
+        if negative:
+            gbar = sum_sq - (e_star[i] / z) * r
+        else:  # c = e_star: sum q_j^2 - q_{i*} r = cz2 (s2 - s1) - q_{i*} q_query, exact where every e_j is 1
+            gbar = (s2[i] - s1[i]) * cz2 - (e_star[i] / z) * q_query
         grad_xi1[i] = g2[i] * cz2 - gbar * (g1[i] * cz + q_query * gap_query[i])
         grad_xi2[i] = q_query * gbar
 

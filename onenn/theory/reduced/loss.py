@@ -144,16 +144,23 @@ def _per_prompt(
     np.exp(e, out=e)
     e_star = np.exp(-shift)
     e_query = np.exp(xi1 * gap_query - xi2 - shift)
-    s = c * e.sum(axis=0)
+    s1 = e.sum(axis=0)
+    s = c * s1
     z = e_star + s + e_query  # >= 1: one shifted score is 0
     r = (s + e_query) / z  # 1 - q_{i*}, without cancellation
     cz2 = (c / z) ** 2
-    sum_sq = np.einsum("jn,jn->n", e, e) * cz2  # sum_{j != i*} q_j^2
+    s2 = np.einsum("jn,jn->n", e, e)
+    sum_sq = s2 * cz2  # sum_{j != i*} q_j^2
     loss = 0.5 * (r * r + sum_sq)
     if not with_grad:
         return (loss,)
     q_query = e_query / z
-    gbar = sum_sq - (e_star / z) * r
+    if xi1 < 0:
+        gbar = sum_sq - (e_star / z) * r
+    else:
+        # gbar = sum_{j != i*} q_j^2 - q_{i*} (1 - q_{i*}). With c = e_star this is cz2 (s2 - s1) - q_{i*} q_query:
+        # exact where every e_j is 1 (xi1 = 0), where the other form loses q_{i*} q_query ~ e^{-xi2} to rounding
+        gbar = (s2 - s1) * cz2 - (e_star / z) * q_query
     sum_q_gaps = np.einsum("jn,jn->n", e, gaps) * (c / z)  # sum_{j != i*} q_j gap_j
     np.multiply(e, gaps, out=work)
     sum_sq_gaps = np.einsum("jn,jn->n", work, e) * cz2  # sum_{j != i*} q_j^2 gap_j
