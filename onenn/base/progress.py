@@ -177,9 +177,9 @@ def both(first: Progress, second: Progress | None) -> Progress:
 
 
 class ProgressBar:
-    """A ``Progress`` drawn as a tqdm bar (``description``: its label; ``steps``: its length, where known), for interactive calls (``onenn.train``):
-    it moves at every block of steps, shows the minibatch loss of the block's last step, and closes at the last
-    step. tqdm writes to standard error; nothing a loop computes depends on it."""
+    """A ``Progress`` drawn as a tqdm bar (``description``: its label; ``steps``: its length, where known), for
+    interactive calls (``onenn.train``): it moves at every block of steps, shows the minibatch loss of the block's
+    last step, and closes at the last step. tqdm writes to standard error; nothing a loop computes depends on it."""
 
     def __init__(self, description: str, steps: int | None = None) -> None:
         from tqdm import tqdm
