@@ -282,9 +282,9 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
 
 
 def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:
-    """The weights ``diag{xi1 I_d, 0_K, -xi2}`` of the two-parameter family (``onenn.family``), (D, D),
+    """The weights ``diag{xi1 I_d, 0_K, -xi2}`` of the two-parameter family (``onenn.maths.family``), (D, D),
     ``D = d + K + 1``."""
-    from onenn.family import family_matrix
+    from onenn.maths.family import family_matrix
 
     return family_matrix(xi1, xi2, d, K)
 
@@ -294,7 +294,7 @@ def reduced_loss(
 ) -> float:
     """The reduced loss ``L_bin(xi1, xi2)`` (``L_MC`` with ``K``) on ``prompts`` sampled prompts, the sample of
     the landscape experiment of the same ``d, N, prompts, seed`` (``onenn.theory.reduced.loss``)."""
-    from onenn.stream import numpy_generator
+    from onenn.maths.stream import numpy_generator
     from onenn.theory.reduced.loss import reduced_loss as loss
     from onenn.theory.reduced.sampling import sample_inner_products
 

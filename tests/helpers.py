@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 
 from onenn.base.columns import normalise_types
-from onenn.losses import LOSSES
+from onenn.maths.losses import LOSSES
 
 #: a learning rate beyond float32's range: the first update overflows, so step 1 is the first non-finite step
 HUGE_LR = 1e39
@@ -113,7 +113,7 @@ def made_with(versions: dict[str, str]) -> str:
     return "This table was made with " + ", ".join(f"{key} {versions[key]}" for key in SOFTWARE) + "."
 
 
-#: one case per loss of the registry (``onenn.losses.LOSSES``), as settings: the mixture at an interior weight, where
+#: one case per loss of the registry (``onenn.maths.losses.LOSSES``), as settings: the mixture at an interior weight, where
 #: both of its terms count (the other losses ignore ``c``). The equivalence tests run over these, so a loss added to
 #: the registry is covered, and fails them until every implementation has it (docs/extending.md).
 LOSS_CASES = [{"loss": name, "c": 0.3 if name == "mixture" else 0.0} for name in LOSSES]

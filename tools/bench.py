@@ -16,7 +16,7 @@ Per seed-step, on one thread, in one run on one machine:
 
 The row ``binary`` is the binary experiment at its defaults (label width 1, a fixed set of 10 000 prompts,
 reshuffled every epoch): the engine with its ``FixedSet`` source (``onenn.training.binary.FixedSetSGD``), the
-reference loop over ``onenn.model`` and ``onenn.gradient`` that it replaced in the baseline's column
+reference loop over ``onenn.maths.model`` and ``onenn.maths.gradient`` that it replaced in the baseline's column
 (``onenn.training.baseline.BinaryReference``), and as the floor the source alone, permuting the set and gathering
 each step's minibatch (there is nothing to draw); whole epochs, the remainder minibatch included.
 
@@ -42,8 +42,8 @@ import torch
 
 from onenn.base.io import write_with
 from onenn.base.provenance import processors
-from onenn.prompts import make_binary_set
-from onenn.stream import stream_key
+from onenn.maths.prompts import make_binary_set
+from onenn.maths.stream import stream_key
 from onenn.training.baseline import Baseline, BinaryReference, train_baseline, train_binary_reference
 from onenn.training.binary import BinarySettings, FixedSetSGD, train_binary
 from onenn.training.run_setup import TrainSettings, make_engine
@@ -299,8 +299,8 @@ def main(argv: list[str] | None = None) -> str:
             "torch operations alone. floor: drawing the step's random numbers alone from the run's stream, as the "
             "engine does; torch floor: torch's normal_ and random_ drawing as many (the draws before the stream). "
             f"max abs ΔW: engine against the autograd baseline over {args.check_steps} float64 steps. binary: "
-            "the binary experiment (K: the label width 1); baseline: the reference loop over onenn.model and "
-            "onenn.gradient; floor: the fixed set's source alone (permuting, gathering the minibatches); "
+            "the binary experiment (K: the label width 1); baseline: the reference loop over onenn.maths.model and "
+            "onenn.maths.gradient; floor: the fixed set's source alone (permuting, gathering the minibatches); "
             "max abs ΔW: engine against the reference loop on a set of 1 000 prompts."
         ),
     ]

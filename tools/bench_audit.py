@@ -26,7 +26,7 @@ import numpy as np
 
 from onenn.base.io import write_with
 from onenn.base.provenance import processors
-from onenn.stream import numpy_generator
+from onenn.maths.stream import numpy_generator
 from onenn.theory.audit import AuditSettings
 from onenn.theory.reduced import compiled
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all, prepare

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from onenn.base.io import write_with
-from onenn.stream import stream_key
+from onenn.maths.stream import stream_key
 from onenn.training import philox
 from tools.bench import interleaved_medians, machine
 

@@ -1,7 +1,7 @@
 """Probes of the fused CUDA engine for developers (not used by the product):
 
 - ``draw_stream``: the minibatches the training kernel draws inside itself (``onenn.training.fused.draw_chunk``),
-  written out, so that the tests can hold them to the stream of docs/method.md §4.4 (``onenn.stream.minibatch``)
+  written out, so that the tests can hold them to the stream of docs/method.md §4.4 (``onenn.maths.stream.minibatch``)
   and train the kernel on exactly those numbers;
 - ``compile_ahead``: the training kernel compiled for a CUDA architecture without a GPU, with the compiler and
   ptxas that triton ships, and what ptxas reports a thread uses.
@@ -24,7 +24,7 @@ import triton
 import triton.language as tl
 
 from onenn.base.io import write_with
-from onenn.losses import LOSSES
+from onenn.maths.losses import LOSSES
 from onenn.training.fused import (
     NUM_WARPS,
     TL_DTYPES,
@@ -73,7 +73,7 @@ def draw_stream(
     key: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device: torch.device | str
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The fused engine's minibatches of steps ``first_step ..`` of the stream with the Philox key ``key``
-    (``onenn.stream.stream_key(seed, "minibatches")`` for a run's), in the layout of
+    (``onenn.maths.stream.stream_key(seed, "minibatches")`` for a run's), in the layout of
     ``onenn.training.sources.draw_step``: Gaussians ``Z`` (steps, d, N+1, B) float32 and classes ``C`` (steps, N,
     B) int64. The same numbers as the training kernel draws, by the same code."""
     Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
@@ -121,7 +121,7 @@ def compile_ahead(
         "DTYPE": TL_DTYPES[dtype],
     }
     signature = {"W_ptr": f"*{ft}", "loss_ptr": f"*{ft}", "consts_ptr": f"*{ft}", "z_ptr": "*fp32", "c_ptr": "*i64"}
-    signature |= {"key": "i64"}  # a stream key (onenn.stream.stream_key) has its purpose in its top bits
+    signature |= {"key": "i64"}  # a stream key (onenn.maths.stream.stream_key) has its purpose in its top bits
     signature |= {name: "i32" for name in ints} | {name: "constexpr" for name in constexprs}
     signature = {name: signature[name] for name in sgd_block_kernel.arg_names}
     source = ASTSource(fn=sgd_block_kernel, signature=signature, constexprs=constexprs)

@@ -47,10 +47,10 @@ import yaml
 from onenn.analysis.evaluate import evaluate_run
 from onenn.base import paths
 from onenn.base.io import write_with
-from onenn.losses import LOSSES, Loss
+from onenn.maths.losses import LOSSES, Loss
 from onenn.plan import experiments as ex
-from onenn.prompts import make_test_set
-from onenn.stream import stream_key
+from onenn.maths.prompts import make_test_set
+from onenn.maths.stream import stream_key
 from onenn.training import fused_check
 from onenn.training.run_setup import TrainSettings, make_engine
 from onenn.training.sources import draw_step

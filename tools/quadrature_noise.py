@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from onenn.base.io import write_with
-from onenn.stream import numpy_generator
+from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced import population as pop
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all
 from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density

@@ -1,9 +1,9 @@
 """The metrics of docs/method.md §5 for every saved ``W`` of a run, on a test set, multiclass and binary.
 
-numpy only, in float64: the model and the loss values are the numpy ones of ``onenn.model_numpy``, so an
+numpy only, in float64: the model and the loss values are the numpy ones of ``onenn.maths.model_numpy``, so an
 evaluation job never imports torch (docs/performance.md, per-job fixed cost).
 
-Prompts are token rows as in ``onenn.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the label
+Prompts are token rows as in ``onenn.maths.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the label
 vectors of the context, ``D = d + m + 1``.
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import se_column
-from onenn.family import diagnostics
-from onenn.model_numpy import check_loss, forward, loss_values, simplex_code
+from onenn.maths.family import diagnostics
+from onenn.maths.model_numpy import check_loss, forward, loss_values, simplex_code
 
 # --------------------------------------------------------------------------------------------------------
 # Multiclass

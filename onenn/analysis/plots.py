@@ -30,7 +30,7 @@ from onenn.analysis.tables import (
     variant_order,
 )
 from onenn.base.columns import TEST_SETS
-from onenn.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from onenn.analysis.tables import (
 )
 from onenn.base import provenance
 from onenn.base.columns import METRICS, variant_name
-from onenn.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND
 
 #: the headline table's columns, in order, and what each means (the software's columns follow them:
 #: ``onenn.base.provenance``)

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import ID_COLUMNS, normalise_types
-from onenn.crossing import ratio_crossing
-from onenn.family import XI_RATIO_BOUND
+from onenn.maths.crossing import ratio_crossing
+from onenn.maths.family import XI_RATIO_BOUND
 
 #: what the columns ``run_table`` adds to a run's metrics mean (besides the run's identity and its record)
 RUN_TABLE_DESCRIPTIONS = {
@@ -181,7 +181,7 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
 
 
 def crossing_time(part: pd.DataFrame, bound: float = XI_RATIO_BOUND) -> float:
-    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow's recorded times (``onenn.crossing.ratio_crossing``:
+    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow's recorded times (``onenn.maths.crossing.ratio_crossing``:
     interpolated in log time between the last recorded time below and the first above; NaN if it never does)."""
     part = part[part["time"] > 0].sort_values("time")
     return ratio_crossing(part["time"].to_numpy(), part["xi_ratio"].to_numpy(), bound)[0]

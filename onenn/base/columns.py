@@ -3,7 +3,7 @@ definition, used by the layers that write tables (training, theory, analysis), t
 them.
 
 What a column means is a one-line description, kept beside the code that makes the column: the registries
-``*_DESCRIPTIONS`` here, in ``onenn.family``, ``onenn.base.provenance``, ``onenn.theory.*``, ``onenn.analysis.*``
+``*_DESCRIPTIONS`` here, in ``onenn.maths.family``, ``onenn.base.provenance``, ``onenn.theory.*``, ``onenn.analysis.*``
 and ``onenn.jobs.train``. ``onenn.jobs.columns`` puts together each table's, which go into the Parquet schema as the
 fields' metadata (``onenn.base.io.save_table``) and into docs/columns.md (``python -m tools.column_docs``).
 """
@@ -51,7 +51,7 @@ def se_column(metric: str) -> str:
 
 
 #: the values of the ``test_set`` column: the multiclass experiments' test sets, and the binary experiment's prompt
-#: sets, its fixed training set ``train`` (evaluated like a test set) first. onenn.prompts, which draws them, names
+#: sets, its fixed training set ``train`` (evaluated like a test set) first. onenn.maths.prompts, which draws them, names
 #: them too (the mathematics does not import the foundation); a test holds the two equal
 TEST_SETS = ("uniform", "separated")
 BINARY_TEST_SETS = ("train", *TEST_SETS)

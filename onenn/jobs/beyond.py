@@ -21,7 +21,7 @@ def audit_job(
     settings. While its stages run (GD on the sample, the flows), the log gets progress lines
     (``onenn.base.progress``: the step or the flow's time, the rate and an ETA), the first at each stage's start,
     then at most every ``progress_every`` seconds, and at its end; they go to the log only, never into the table."""
-    from onenn.family import XI_RATIO_BOUND
+    from onenn.maths.family import XI_RATIO_BOUND
     from onenn.theory.audit import AuditSettings, run_audit
 
     s = AuditSettings.from_dict(settings)

@@ -22,7 +22,7 @@ from onenn.base.columns import (
     metric_descriptions,
     setting_description,
 )
-from onenn.family import DIAGNOSTICS_DESCRIPTIONS
+from onenn.maths.family import DIAGNOSTICS_DESCRIPTIONS
 from onenn.plan.kinds import kind_named
 
 #: the settings the landscape job writes into its table (the grid's own settings make its ``xi1, xi2`` instead)

@@ -19,7 +19,7 @@ def test_set_job(
     log: logging.Logger,
 ) -> None:
     """A multiclass test set (``uniform`` or ``separated``) of ``test_size`` prompts."""
-    from onenn.prompts import make_test_set
+    from onenn.maths.prompts import make_test_set
 
     save_arrays(output, **make_test_set(test_set, test_size, d, N, K, delta, seed))
     log.info("wrote %s test set: %d prompts", test_set, test_size)
@@ -37,7 +37,7 @@ def binary_set_job(
     log: logging.Logger,
 ) -> None:
     """A binary prompt set of ``prompts`` prompts: the fixed training set (test set ``train``) or a test set."""
-    from onenn.prompts import make_binary_set
+    from onenn.maths.prompts import make_binary_set
 
     save_arrays(output, **make_binary_set(test_set, prompts, d, N, labels, delta, seed))
     log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", test_set, prompts, d, N, labels)

@@ -44,9 +44,9 @@ def evaluate_job(
 ) -> None:
     """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
     table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's.
-    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``, ``onenn.model_numpy``)."""
+    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``, ``onenn.maths.model_numpy``)."""
     from onenn.plan.kinds import EVAL_KEYS
-    from onenn.prompts import SET_ARRAYS
+    from onenn.maths.prompts import SET_ARRAYS
 
     trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
     run, weights = load_run(weights_path, run_path, identity, trained_with, None)
@@ -81,7 +81,7 @@ def binary_evaluate_job(
     """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table. ``identity``
     (experiment, variant, seed) must be the run record's. numpy only, like ``evaluate_job``."""
     from onenn.plan.kinds import BINARY_EVAL_KEYS
-    from onenn.prompts import BINARY_SET_ARRAYS
+    from onenn.maths.prompts import BINARY_SET_ARRAYS
 
     trained_with = {k: v for k, v in settings.items() if k not in BINARY_EVAL_KEYS}
     run, weights = load_run(weights_path, run_path, identity, trained_with, 1, needed=("train_size",))

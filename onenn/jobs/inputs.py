@@ -6,7 +6,7 @@ failure is ``DamagedFile``, whose message names the file, what is wrong, the rul
 that remakes it (docs/reliability.md#damaged-files).
 
 The names of the arrays and columns come from the code that writes them (``WEIGHTS_ARRAYS`` here, the prompt
-sets' in ``onenn.prompts``, the tables' in ``onenn.base.columns`` and each kind's in ``onenn.plan.kinds``), passed in by
+sets' in ``onenn.maths.prompts``, the tables' in ``onenn.base.columns`` and each kind's in ``onenn.plan.kinds``), passed in by
 the jobs. No torch and no pandas at import time.
 """
 
@@ -160,7 +160,7 @@ def load_prompt_set(
     path: str | os.PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None
 ) -> dict[str, np.ndarray]:
     """A prompt set of ``n`` prompts for a run with context length ``N`` and dimension ``d``: the arrays ``names``
-    (inputs ``x``, labels, 1-NN index; ``onenn.prompts.SET_ARRAYS`` or ``BINARY_SET_ARRAYS``), ``x`` (n, N+1, d)
+    (inputs ``x``, labels, 1-NN index; ``onenn.maths.prompts.SET_ARRAYS`` or ``BINARY_SET_ARRAYS``), ``x`` (n, N+1, d)
     finite, labels (n, N): classes in ``[0, K)``, or finite real labels when ``K`` is ``None``, and the 1-NN index
     (n,) in ``[0, N)``."""
     arrays = load_arrays(path, verify=False)

@@ -103,7 +103,7 @@ def binary_train_job(
     """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json). It runs on
     the compiled CPU kernels, on one thread, whatever ``threads`` says. Progress lines go to the log as
     ``train_job``'s: after the first epoch, then at most every ``progress_every`` seconds, and at the last step."""
-    from onenn.prompts import BINARY_SET_ARRAYS
+    from onenn.maths.prompts import BINARY_SET_ARRAYS
 
     train_set = load_prompt_set(
         train_path, BINARY_SET_ARRAYS, n=settings["train_size"], N=settings["N"], d=settings["d"], K=None

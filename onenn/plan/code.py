@@ -17,7 +17,7 @@ AGGREGATE = "onenn.jobs.tables:aggregate_job"
 
 
 def params(*entries: str) -> dict[str, str]:
-    """``{code_onenn_losses: "onenn.losses=0123456789ab", ...}``: a rule's ``params`` for the code of ``entries``
+    """``{code_onenn_losses: "onenn.maths.losses=0123456789ab", ...}``: a rule's ``params`` for the code of ``entries``
     (``onenn.base.fingerprint.closure``) and the job log."""
     return {param_name(m): f"{m}={h}" for m, h in fingerprints(*entries, LOG).items()}
 

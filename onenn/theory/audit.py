@@ -38,8 +38,8 @@ import pandas as pd
 
 from onenn.base.progress import EVERY, FlowProgress, StepProgress
 from onenn.base.settings import Settings
-from onenn.steps import log_spaced_steps
-from onenn.stream import numpy_generator
+from onenn.maths.steps import log_spaced_steps
+from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.late_time import asymptote

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.settings import Settings
-from onenn.family import diagnostics
-from onenn.prompts import nearest_neighbour, sphere
-from onenn.steps import log_spaced_steps
-from onenn.stream import numpy_generator
+from onenn.maths.family import diagnostics
+from onenn.maths.prompts import nearest_neighbour, sphere
+from onenn.maths.steps import log_spaced_steps
+from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.dynamics import gradient_descent
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.settings import Settings
-from onenn.stream import numpy_generator
+from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.loss import loss_landscape
 from onenn.theory.reduced.sampling import sample_inner_products
 

@@ -24,8 +24,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from onenn.family import XI_RATIO_BOUND
-from onenn.stream import numpy_generator
+from onenn.maths.family import XI_RATIO_BOUND
+from onenn.maths.stream import numpy_generator
 from onenn.theory.audit import AuditSettings
 from onenn.theory.reduced import proof_steps as ps
 from onenn.theory.reduced.loss import prepare

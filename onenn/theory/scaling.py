@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import normalise_types
-from onenn.family import family_matrix
-from onenn.model_numpy import forward, simplex_code, square
-from onenn.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
+from onenn.maths.family import family_matrix
+from onenn.maths.model_numpy import forward, simplex_code, square
+from onenn.maths.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
 
 #: prompts drawn at a time: bounds the memory of a point (8192 × 17 × 8 float64 ≈ 9 MB)
 CHUNK = 8192
@@ -56,7 +56,7 @@ def points(panels: dict[str, dict[str, Any]]) -> list[Point]:
 
 
 def square_losses(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Per-prompt ``½‖ℓ − y_{i*}‖²`` of the model (``onenn.model_numpy.forward``): (n,)."""
+    """Per-prompt ``½‖ℓ − y_{i*}‖²`` of the model (``onenn.maths.model_numpy.forward``): (n,)."""
     _, ell = forward(W, x, Y)
     return square(ell, None, target, 0.0)
 

@@ -4,7 +4,7 @@ same minibatches as the engine (``onenn.training.run_setup.sample_batch``, same 
 the engine, and a test checks that both give the same weights.
 
 Also the binary experiment's reference (``train_binary_reference``): its SGD written with the readable model and
-gradient (``onenn.model``, ``onenn.gradient``), one minibatch at a time, which the engine-based
+gradient (``onenn.maths.model``, ``onenn.maths.gradient``), one minibatch at a time, which the engine-based
 ``onenn.training.binary.train_binary`` is held to."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from onenn.gradient import weight_gradient
-from onenn.init import initial_weights
-from onenn.losses import Loss
-from onenn.model import embed, forward, simplex_code
-from onenn.prompts import nearest_neighbour
-from onenn.steps import log_spaced_steps
-from onenn.stream import permutation, stream_key
+from onenn.maths.gradient import weight_gradient
+from onenn.maths.init import initial_weights
+from onenn.maths.losses import Loss
+from onenn.maths.model import embed, forward, simplex_code
+from onenn.maths.prompts import nearest_neighbour
+from onenn.maths.steps import log_spaced_steps
+from onenn.maths.stream import permutation, stream_key
 from onenn.training.binary import BinarySettings, binary_tensors
 from onenn.training.run_setup import TrainSettings, resolve_device, sample_batch, torch_dtype
 from onenn.training.train import check_finite

@@ -1,6 +1,6 @@
 """The binary setting (docs/method.md §3) and the binary paper's experiment (docs/method.md §7): SGD on a fixed training set.
 
-The model is ``onenn.model`` with label width ``m = 1``: ``D = d + 2``, ``h_j = [x_j; y_j; 0]``, the query
+The model is ``onenn.maths.model`` with label width ``m = 1``: ``D = d + 2``, ``h_j = [x_j; y_j; 0]``, the query
 ``[x_{N+1}; 0; 1]``, the scalar output ``ℓ = Σ_{j<=N} q_j y_j`` and the loss ``½(ℓ − y_{i*})²``. A prompt set is
 ``x`` (n, N+1, d) with the query last, scalar labels ``y`` (n, N) and ``nn`` (n,) the index ``i*``.
 
@@ -11,7 +11,7 @@ plain Gaussian ``ε·G``). Evaluation: the loss on the whole training set, and t
 ``(ℓ − y_{i*})²`` between the model and the 1-NN predictor on fresh uniform prompts and on the separated set.
 
 Training runs on the multiclass runs' engine (``onenn.training.engine``) with label width 1, its minibatches
-from a ``FixedSet`` source; the readable loop over ``onenn.model`` and ``onenn.gradient`` it replaced is kept as
+from a ``FixedSet`` source; the readable loop over ``onenn.maths.model`` and ``onenn.maths.gradient`` it replaced is kept as
 the reference the tests hold it to, ``onenn.training.baseline.train_binary_reference``. ``train_binary`` runs the
 engine's compiled kernels on numpy arrays, and imports no torch.
 """
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onenn.base.settings import Settings
-from onenn.init import PRECISIONS, initial_array, initial_weights
-from onenn.losses import Loss
-from onenn.steps import log_spaced_steps
-from onenn.stream import stream_key
+from onenn.maths.init import PRECISIONS, initial_array, initial_weights
+from onenn.maths.losses import Loss
+from onenn.maths.steps import log_spaced_steps
+from onenn.maths.stream import stream_key
 from onenn.training.engine import Engine, float64_array, zeros
 from onenn.training.run_setup import torch_dtype
 from onenn.training.sources import FixedSet
@@ -86,7 +86,7 @@ def binary_tensors(data: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[tor
 def embedded_set(train_set: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """A prompt set as ``FixedSet`` takes it: the embeddings ``H`` (n, D, N+1), tokens as columns, and the 1-NN
     targets ``y_{i*}`` (n, 1)."""
-    from onenn.model import embed
+    from onenn.maths.model import embed
 
     x, Y, target = binary_tensors(train_set, dtype)
     return embed(x, Y).transpose(1, 2).contiguous(), target
@@ -94,7 +94,7 @@ def embedded_set(train_set: dict[str, np.ndarray], dtype: torch.dtype) -> tuple[
 
 def embedded_arrays(train_set: dict[str, np.ndarray], dtype: str) -> tuple[np.ndarray, np.ndarray]:
     """``embedded_set`` in numpy, in precision ``dtype`` (``float32``, ``float64``): the embeddings ``H``
-    (n, D, N+1), columns ``h_j = [x_j; y_j; 0]`` and ``h_{N+1} = [x_{N+1}; 0; 1]`` (``onenn.model.embed``), and the
+    (n, D, N+1), columns ``h_j = [x_j; y_j; 0]`` and ``h_{N+1} = [x_{N+1}; 0; 1]`` (``onenn.maths.model.embed``), and the
     1-NN targets ``y_{i*}`` (n, 1)."""
     if dtype not in PRECISIONS:
         raise ValueError(f"dtype must be one of {', '.join(PRECISIONS)}; got {dtype!r}")

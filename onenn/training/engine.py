@@ -1,6 +1,6 @@
 """The training engine: SGD on the minibatch loss (docs/method.md §4), with every buffer allocated once.
 
-The mathematics is that of ``onenn.model`` and ``onenn.gradient``, the readable reference; tests check that
+The mathematics is that of ``onenn.maths.model`` and ``onenn.maths.gradient``, the readable reference; tests check that
 the engine agrees with it and with autograd (``onenn.training.baseline``). This module only arranges it for speed.
 
 Layout: a minibatch is held as its embedding with the *prompt index innermost*, ``H`` of shape ``(D, T, B)``
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from onenn.losses import Loss
+from onenn.maths.losses import Loss
 
 if TYPE_CHECKING:
     import torch
@@ -257,7 +257,7 @@ class Engine:
         self.W.addmm_(self.r, h_query_T, alpha=-self.lr / self.B)  # W −= lr · mean_b r_b h_{N+1,b}^T
 
     def _loss_gradient(self, i: int, g: torch.Tensor) -> None:
-        """g and the minibatch loss for the losses other than the square loss (``onenn.losses``)."""
+        """g and the minibatch loss for the losses other than the square loss (``onenn.maths.losses``)."""
         loss, grad = self.loss(self.ell.T, self.target_class[i], self.U[i].T)
         g.copy_(grad.T)
         self.L[i] = loss.mean()

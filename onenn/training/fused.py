@@ -6,7 +6,7 @@ program keeps ``W`` in registers across the block's steps and, each step, for ea
 prompts,
 
 1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``) with the run's minibatch key
-   (``onenn.stream.stream_key(seed, "minibatches")``) and the counter of docs/method.md §4.4, so every number is
+   (``onenn.maths.stream.stream_key(seed, "minibatches")``) and the counter of docs/method.md §4.4, so every number is
    the one the CPU engine draws at the same step, prompt, token and coordinate (the integers bit for bit, the
    normals within a few ulps: the device's ``log``, ``cos``, ``sin``);
 2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
@@ -40,8 +40,8 @@ import torch
 import triton
 import triton.language as tl
 
-from onenn.losses import Loss, loss_code, require_loss
-from onenn.stream import check_minibatch
+from onenn.maths.losses import Loss, loss_code, require_loss
+from onenn.maths.stream import check_minibatch
 from onenn.training.philox_triton import KIND_GAUSSIAN, KIND_INTEGERS, stream_offset
 
 if TYPE_CHECKING:
@@ -54,13 +54,13 @@ NUM_WARPS = 8
 PER_THREAD = {torch.float32: 16, torch.float64: 8}
 TL_DTYPES = {torch.float32: tl.float32, torch.float64: tl.float64}
 MINUS_INF = tl.constexpr(float("-inf"))
-#: the losses the kernel has a branch for; each branch is chosen by the loss's code in ``onenn.losses``
+#: the losses the kernel has a branch for; each branch is chosen by the loss's code in ``onenn.maths.losses``
 IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
 SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (tl.constexpr(loss_code(name)) for name in IMPLEMENTED)
 
 
 def loss_branch(name: str) -> int:
-    """The code ``sgd_block_kernel`` takes for loss ``name`` (``onenn.losses.loss_code``); raises, before the
+    """The code ``sgd_block_kernel`` takes for loss ``name`` (``onenn.maths.losses.loss_code``); raises, before the
     kernel is compiled, if it has no branch for the loss."""
     return require_loss(
         name,
@@ -159,7 +159,7 @@ def sgd_block_kernel(
     W_ptr,  # (D, D) training precision, updated in place
     loss_ptr,  # (n_steps,): the minibatch loss of each step of the block
     consts_ptr,  # training precision: [−lr/B, 1/K, 1 − c, c] (c: the mixture's cross-entropy weight)
-    key,  # the Philox key: the run's minibatch key, onenn.stream.stream_key(seed, "minibatches")
+    key,  # the Philox key: the run's minibatch key, onenn.maths.stream.stream_key(seed, "minibatches")
     z_ptr,  # PREDRAWN: float32 Gaussians (steps, d, N+1, B) with strides z_s0..z_s3
     c_ptr,  # PREDRAWN: int64 classes (steps, N, B) with strides c_s0..c_s2
     z_s0,
@@ -357,7 +357,7 @@ class FusedEngine:
             )
         check_minibatch(d, N, batch)
         if not 0 <= key < 2**63:
-            raise ValueError(f"key must lie in 0..2**63-1 (onenn.stream.stream_key); got {key}")
+            raise ValueError(f"key must lie in 0..2**63-1 (onenn.maths.stream.stream_key); got {key}")
         if block < 1:
             raise ValueError(f"block must be at least 1; got {block}")
         self.W, self.d, self.N, self.K, self.B = W, d, N, K, batch

@@ -1,4 +1,4 @@
-"""The training engine's compiled CPU kernels (numba): a run of SGD steps (every loss of ``onenn.losses``), the
+"""The training engine's compiled CPU kernels (numba): a run of SGD steps (every loss of ``onenn.maths.losses``), the
 preparation of a block of fresh minibatches, and the gather of a block from a fixed prompt set; each one compiled
 loop nest instead of a dozen torch operations, each a pass over memory.
 
@@ -28,7 +28,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from onenn.losses import loss_code, require_loss
+from onenn.maths.losses import loss_code, require_loss
 
 _f32 = np.float32
 #: float32 exp (Cephes' ``expf``): exp(x) = 2^n · e^g with n = round(x·log2 e), g = x − n·ln 2 (ln 2 in two parts),
@@ -68,7 +68,7 @@ def _expf(x):
     return (p * g * g + g + _ONE) * _POW2[np.int32(n) + 127]
 
 
-#: the losses ``_loss_gradient`` has a branch for; each branch is chosen by the loss's code in ``onenn.losses``
+#: the losses ``_loss_gradient`` has a branch for; each branch is chosen by the loss's code in ``onenn.maths.losses``
 IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
 #: their codes, in that order: constants of the compiled kernels
 CODES = tuple(loss_code(name) for name in IMPLEMENTED)
@@ -76,9 +76,9 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
 
 
 def loss_branch(name: str) -> int:
-    """The code ``sgd_steps`` takes for loss ``name`` (``onenn.losses.loss_code``). Raises, before any kernel
+    """The code ``sgd_steps`` takes for loss ``name`` (``onenn.maths.losses.loss_code``). Raises, before any kernel
     runs, if the kernels have no branch for the loss, or if numba's disk cache holds codes compiled from an
-    older ``onenn.losses`` (the cache keeps a global's value and sees changes to this file only)."""
+    older ``onenn.maths.losses`` (the cache keeps a global's value and sees changes to this file only)."""
     code = require_loss(
         name,
         IMPLEMENTED,
@@ -89,7 +89,7 @@ def loss_branch(name: str) -> int:
     if _compiled_codes() != CODES:
         raise RuntimeError(
             f"numba's cache of onenn/training/kernels.py holds loss codes {_compiled_codes()} from an older "
-            f"onenn/losses.py (now {CODES}); delete the cache "
+            f"onenn/maths/losses.py (now {CODES}); delete the cache "
             "(onenn/training/__pycache__/kernels.*.nb[ci], or under NUMBA_CACHE_DIR)"
         )
     return code
@@ -220,7 +220,7 @@ def _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c,
 
 @njit(cache=True, error_model="numpy")
 def _loss_gradient(g, u, target_class, loss, c, loss_b):
-    """ℓ (m, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.losses``; returns the mean loss over the minibatch. ``u``
+    """ℓ (m, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.maths.losses``; returns the mean loss over the minibatch. ``u``
     (m, B) are the targets u_{c_{i*}}, ``target_class`` (B,) their classes; ``loss_b`` (B,) is scratch. The losses
     other than the square loss need classes: their label width ``m`` is the number of classes ``K``."""
     m, B = g.shape

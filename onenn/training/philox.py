@@ -1,5 +1,5 @@
 """The random stream of docs/method.md §4.4 in compiled CPU code (numba): the same Philox4x32-10 words as the
-reference ``onenn.stream``, bit for bit, and a draw kernel for a minibatch in the engine's layout whose inner loops
+reference ``onenn.maths.stream``, bit for bit, and a draw kernel for a minibatch in the engine's layout whose inner loops
 run over the prompts of a contiguous row, so that the compiler turns them into vector instructions.
 
 The normals need ``log``, ``cos`` and ``sin`` in float32; the library's calls do not vectorise with the loop around
@@ -22,15 +22,15 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from onenn.stream import order
+from onenn.maths.stream import order
 
 _f32, _i32, _u32, _u64 = np.float32, np.int32, np.uint32, np.uint64
 M0, M1 = _u64(0xD2511F53), _u64(0xCD9E8D57)
 W0, W1 = _u32(0x9E3779B9), _u32(0xBB67AE85)
 LOW = _u64(0xFFFFFFFF)
-#: onenn.stream's conversions: Triton's uniform scale, the floor 1e-7 on Box–Muller's first uniform, and 2π
+#: onenn.maths.stream's conversions: Triton's uniform scale, the floor 1e-7 on Box–Muller's first uniform, and 2π
 UNIFORM_SCALE, U_MIN, TWO_PI = _f32(4.6566127342e-10), _f32(1.0e-7), _f32(6.283185307179586)
-#: onenn.stream's counter fields (their shifts) and kinds
+#: onenn.maths.stream's counter fields (their shifts) and kinds
 TOKEN_SHIFT, KIND_SHIFT, PROMPT_SHIFT, STEP_SHIFT = 8, 19, 20, 40
 KIND_GAUSSIAN, KIND_INTEGERS = 0, 1
 
@@ -161,7 +161,7 @@ def _philox(c0, c1, c2, c3, k0, k1):
 
 @njit(inline="always", error_model="numpy")
 def _uniform(w):
-    """Triton's ``uint_to_uniform_float`` of a uint32 word (onenn.stream.uniform)."""
+    """Triton's ``uint_to_uniform_float`` of a uint32 word (onenn.maths.stream.uniform)."""
     x = _i32(w)
     x = _i32(x ^ _i32(x >> _i32(31)))  # −x − 1 = ~x where x < 0
     return _f32(x) * UNIFORM_SCALE
@@ -169,7 +169,7 @@ def _uniform(w):
 
 @njit(inline="always", error_model="numpy")
 def _box_muller(w0, w1):
-    """Two normals from two words (onenn.stream.box_muller), in float32 with the polynomials above."""
+    """Two normals from two words (onenn.maths.stream.box_muller), in float32 with the polynomials above."""
     u1 = max(U_MIN, _uniform(w0))
     theta = TWO_PI * _uniform(w1)
     r = np.sqrt(_f32(-2.0) * log_f32(u1))
@@ -187,7 +187,7 @@ def philox_counters(c, k0, k1, out):
 
 @njit(cache=True, error_model="numpy")
 def randint4x(key, offsets, out):
-    """Triton's ``tl.randint4x(key, offsets)`` (onenn.stream.randint4x) into ``out`` (4, n) uint32; ``offsets`` (n,)
+    """Triton's ``tl.randint4x(key, offsets)`` (onenn.maths.stream.randint4x) into ``out`` (4, n) uint32; ``offsets`` (n,)
     uint64."""
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
@@ -218,7 +218,7 @@ def log_sincos(x, log_out, sin_out, cos_out):
 
 @njit(inline="always", error_model="numpy")
 def _counter_words(step, b, kind, token, group):
-    """The two low counter words ``(c0, c1)`` of ``onenn.stream.counter(step, b, kind, token, group)``."""
+    """The two low counter words ``(c0, c1)`` of ``onenn.maths.stream.counter(step, b, kind, token, group)``."""
     offset = (
         (_u64(step) << _u64(STEP_SHIFT))
         | (_u64(b) << _u64(PROMPT_SHIFT))
@@ -231,7 +231,7 @@ def _counter_words(step, b, kind, token, group):
 
 @njit(cache=True, error_model="numpy")
 def draw_minibatch(z, classes, key, step, K):
-    """Step ``step``'s draws of a multiclass minibatch (onenn.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
+    """Step ``step``'s draws of a multiclass minibatch (onenn.maths.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
     B) float32 (``draw_gaussians``) and classes (N, B) int64 (``draw_classes``)."""
     _wide_vectors()
     draw_gaussians(z, key, step)
@@ -300,7 +300,7 @@ def draw_classes(classes, key, step, K):
 @njit(cache=True, error_model="numpy")
 def order_words(key, index, out):
     """Word 0 of the calls at ``counter(index, i, KIND_INTEGERS, 0, 0)`` for the prompts ``i < len(out)``, into ``out``
-    (uint32): the words ``onenn.stream.permutation`` sorts."""
+    (uint32): the words ``onenn.maths.stream.permutation`` sorts."""
     _wide_vectors()
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)
@@ -310,7 +310,7 @@ def order_words(key, index, out):
 
 
 def permutation(key: int, n: int, index: int) -> np.ndarray:
-    """``onenn.stream.permutation(key, n, index)`` with the words drawn by compiled code: the same permutation."""
+    """``onenn.maths.stream.permutation(key, n, index)`` with the words drawn by compiled code: the same permutation."""
     words = np.empty(n, dtype=np.uint32)
     order_words(key, index, words)
     return order(words)

@@ -1,8 +1,8 @@
-"""The random stream of docs/method.md §4.4 in Triton: ``stream_offset`` lays out the counter as ``onenn.stream.counter``
+"""The random stream of docs/method.md §4.4 in Triton: ``stream_offset`` lays out the counter as ``onenn.maths.stream.counter``
 does, and Triton's own ``tl.randint4x`` and ``tl.randn4x`` draw from it, so a kernel that calls them with the stream's
-key gets the words of the reference ``onenn.stream`` bit for bit (the normals, through the device's ``log``, ``cos``
+key gets the words of the reference ``onenn.maths.stream`` bit for bit (the normals, through the device's ``log``, ``cos``
 and ``sin``, within a few ulps). ``minibatch_kernel`` draws a multiclass minibatch in the engine's layout, as
-``onenn.stream.minibatch``; ``words_kernel`` the words of given counters. On a CPU tensor they run only in Triton's
+``onenn.maths.stream.minibatch``; ``words_kernel`` the words of given counters. On a CPU tensor they run only in Triton's
 interpreter (``TRITON_INTERPRET=1`` before triton is imported), which is how the tests run them without a GPU.
 """
 
@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-#: onenn.stream's counter fields (their shifts) and kinds
+#: onenn.maths.stream's counter fields (their shifts) and kinds
 TOKEN_SHIFT: tl.constexpr = tl.constexpr(8)
 KIND_SHIFT: tl.constexpr = tl.constexpr(19)
 PROMPT_SHIFT: tl.constexpr = tl.constexpr(20)
@@ -56,7 +56,7 @@ def minibatch_kernel(
     B: tl.constexpr,
     BB: tl.constexpr,
 ):
-    """Step ``step``'s draws of a multiclass minibatch (onenn.stream.minibatch), prompts ``BB`` a program."""
+    """Step ``step``'s draws of a multiclass minibatch (onenn.maths.stream.minibatch), prompts ``BB`` a program."""
     T: tl.constexpr = N + 1
     b = tl.program_id(0) * BB + tl.arange(0, BB)
     ok = b < B

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from onenn.base.settings import DEVICES, Settings
-from onenn.init import PRECISIONS, initial_array, initial_weights
-from onenn.losses import Loss
-from onenn.stream import stream_key
+from onenn.maths.init import PRECISIONS, initial_array, initial_weights
+from onenn.maths.losses import Loss
+from onenn.maths.stream import stream_key
 from onenn.training.engine import Engine
 from onenn.training.sources import FreshDraws, draw_step
 
@@ -59,7 +59,7 @@ class TrainSettings(Settings):
 
 
 def torch_dtype(name: str) -> torch.dtype:
-    """The torch dtype of a precision of ``onenn.init.PRECISIONS`` (``float32``, ``float64``)."""
+    """The torch dtype of a precision of ``onenn.maths.init.PRECISIONS`` (``float32``, ``float64``)."""
     import torch
 
     if name not in PRECISIONS:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.stream import BOUNDS, check_minibatch
+from onenn.maths.stream import BOUNDS, check_minibatch
 from onenn.training.engine import as_array, on_cpu, zeros
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def draw_step(z: torch.Tensor, classes: torch.Tensor, K: int, key: int, step: in
 
     This defines the training stream: input ``x_j`` of prompt ``b`` is ``z[:, j, b] / ‖z[:, j, b]‖`` (uniform
     on the sphere) and its class is ``classes[j, b]``; each number is the stream's at ``(step, b, j, k)``
-    (``onenn.stream.minibatch``), drawn on the CPU by the compiled implementation ``onenn.training.philox`` (the
+    (``onenn.maths.stream.minibatch``), drawn on the CPU by the compiled implementation ``onenn.training.philox`` (the
     same bits for every CPU engine) and copied to ``z``'s device. The draws are float32 for every training dtype,
     so a float64 run sees the points of the float32 run with the same seed, normalised in float64.
     """
@@ -63,7 +63,7 @@ class FreshDraws:
 
     def __init__(self, key: int, first_step: int = 0) -> None:
         if not 0 <= key < 2**63:
-            raise ValueError(f"key must lie in 0..2**63-1 (onenn.stream.stream_key); got {key}")
+            raise ValueError(f"key must lie in 0..2**63-1 (onenn.maths.stream.stream_key); got {key}")
         if not 0 <= first_step < BOUNDS["step"]:
             raise ValueError(f"first_step must lie in 0..{BOUNDS['step'] - 1}; got {first_step}")
         self.key, self.step = key, first_step
@@ -141,7 +141,7 @@ class FreshDraws:
         C, Y, U = self.C[:n], self.Y[:n], engine.U[:n]
         torch.eq(C[:, None], self.class_ids, out=Y)
         Y.sub_(1.0 / K)
-        # 1-NN: the context point with the largest inner product with the query, as in onenn.model
+        # 1-NN: the context point with the largest inner product with the query, as in onenn.maths.model
         # (torch.max returns the first maximiser like argmax, and is much faster over a middle axis)
         torch.sum(torch.mul(X[:, :, :-1], X[:, :, -1:], out=X_tmp[:, :, :-1]), 1, out=self.inner[:n])
         nn, target_class = self.nn[:n], engine.target_class[:n]
@@ -154,7 +154,7 @@ class FreshDraws:
 
 class FixedSet:
     """A fixed set of prompts, embedded once, in passes reshuffled at the start of every pass: pass ``p`` takes the
-    order ``perm = onenn.stream.permutation(key, n, p)`` of the run's ``(seed, "minibatch_order")`` key, and its
+    order ``perm = onenn.maths.stream.permutation(key, n, p)`` of the run's ``(seed, "minibatch_order")`` key, and its
     minibatch ``k`` holds the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
     (n, D, N+1) holds the embeddings (the query last with its indicator 1) and ``U_set`` (n, m) the 1-NN
     targets; square loss only (no classes). Engines of different minibatch sizes can share one source, W and

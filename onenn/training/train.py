@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.steps import log_spaced_steps
+from onenn.maths.steps import log_spaced_steps
 from onenn.training.engine import Engine, device_name, float64_array
 from onenn.training.run_setup import TrainSettings, make_engine
 

@@ -104,13 +104,13 @@ def test_every_import_points_down():
     "planted, why",
     [
         ("onenn/training/x.py:from onenn.jobs.train import train_job", "is above"),
-        ("onenn/base/x.py:import onenn.model", "siblings"),
+        ("onenn/base/x.py:import onenn.maths.model", "siblings"),
         ("onenn/analysis/x.py:    from onenn.theory import audit", "siblings"),
-        ("onenn/model.py:from onenn.plan.experiments import runs", "is above"),
+        ("onenn/maths/model.py:from onenn.plan.experiments import runs", "is above"),
         ("onenn/plan/x.py:from ..training import train", "siblings"),
         ("onenn/jobs/x.py:import tools.bench", "never imports the tools"),
         ("onenn/jobs/x.py:from onenn.api import train", "is above"),
-        ("onenn/family.py:    from onenn import api", "is above"),
+        ("onenn/maths/family.py:    from onenn import api", "is above"),
     ],
 )
 def test_the_layer_check_finds_a_planted_import(tmp_path, planted, why):
@@ -344,7 +344,7 @@ def test_the_evaluation_jobs_run_without_torch(tmp_path):
     """Both evaluation jobs, run for real in a fresh interpreter, on runs trained here."""
     from onenn.base.io import save_arrays
     from onenn.jobs.train import binary_train_job, train_job
-    from onenn.prompts import make_binary_set, make_test_set
+    from onenn.maths.prompts import make_binary_set, make_test_set
     from onenn.training.binary import BinarySettings
     from onenn.training.run_setup import TrainSettings
 
@@ -390,7 +390,7 @@ def test_the_cpu_training_jobs_run_without_torch(tmp_path):
     """Both training jobs, on the CPU (``device: cpu``, and ``auto`` where no GPU driver is present), run for real
     in a fresh interpreter: they train on the compiled kernels (numba is loaded) and never import torch."""
     from onenn.base.io import save_arrays
-    from onenn.prompts import make_binary_set
+    from onenn.maths.prompts import make_binary_set
     from onenn.training.binary import BinarySettings
     from onenn.training.run_setup import gpu_driver_present
 

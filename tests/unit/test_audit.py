@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
-from onenn.family import XI_RATIO_BOUND, diagnostics
+from onenn.maths.family import XI_RATIO_BOUND, diagnostics
 from onenn.jobs.beyond import beyond_job
-from onenn.prompts import sphere
-from onenn.stream import numpy_generator
+from onenn.maths.prompts import sphere
+from onenn.maths.stream import numpy_generator
 from onenn.theory.audit import AuditSettings, run_audit, sources
 from onenn.theory.full_matrix import (
     FullLossGrad,

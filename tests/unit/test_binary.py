@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.family import family_matrix
-from onenn.gradient import weight_gradient
-from onenn.losses import Loss
-from onenn.model import forward
-from onenn.prompts import draw_labels, make_binary_set, nearest_neighbour
-from onenn.stream import permutation, stream_key
+from onenn.maths.family import family_matrix
+from onenn.maths.gradient import weight_gradient
+from onenn.maths.losses import Loss
+from onenn.maths.model import forward
+from onenn.maths.prompts import draw_labels, make_binary_set, nearest_neighbour
+from onenn.maths.stream import permutation, stream_key
 from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
 from onenn.training import binary as B
@@ -190,8 +190,8 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     ],
 )
 def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
-    """The engine (label width 1, FixedSet source) against the readable loop over onenn.model and
-    onenn.gradient: same saved steps, weights and minibatch losses, float64 to rounding, float32 to round-off."""
+    """The engine (label width 1, FixedSet source) against the readable loop over onenn.maths.model and
+    onenn.maths.gradient: same saved steps, weights and minibatch losses, float64 to rounding, float32 to round-off."""
     s = B.BinarySettings(d=3, N=5, epochs=5, n_eval=9, seed=4, dtype=dtype, **changes)
     train = make_binary_set("train", s.train_size, 3, 5, s.labels, None, seed=0)
     engine, reference = B.train_binary(s, train), train_binary_reference(s, train)

@@ -502,7 +502,7 @@ def test_the_rescaled_time_reads_every_K_at_the_same_time_times_the_prefactor():
 
 def test_the_largest_value_of_each_metric_on_one_prompt_is_attained_at_a_vertex():
     """ℓ ranges over the convex hull of 0 and the codes u_k: sampled points stay below the bound, and the vertex
-    ℓ = u_c' (c' ≠ c) reaches it; the losses from their definitions (independent of onenn.losses)."""
+    ℓ = u_c' (c' ≠ c) reaches it; the losses from their definitions (independent of onenn.maths.losses)."""
     rng = np.random.default_rng(0)
     for K in (2, 3, 5):
         codes = np.eye(K) - 1.0 / K

@@ -26,7 +26,7 @@ from onenn.jobs.tables import table_job
 from onenn.jobs.train import binary_train_job
 from onenn.plan import claims_file
 from onenn.plan.kinds import KINDS
-from onenn.prompts import make_binary_set
+from onenn.maths.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
 from tests.configs import ROOT
 

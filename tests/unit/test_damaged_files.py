@@ -35,7 +35,7 @@ from onenn.jobs.inputs import (
     load_weights,
 )
 from onenn.jobs.logs import job_log
-from onenn.prompts import BINARY_SET_ARRAYS, SET_ARRAYS, make_binary_set, make_test_set
+from onenn.maths.prompts import BINARY_SET_ARRAYS, SET_ARRAYS, make_binary_set, make_test_set
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = paths.RUN_DIR.format(experiment="convergence", variant="N=16", seed=0)

@@ -1,4 +1,4 @@
-"""The training engine against the readable reference (onenn.model + onenn.gradient) and against autograd."""
+"""The training engine against the readable reference (onenn.maths.model + onenn.maths.gradient) and against autograd."""
 
 from dataclasses import replace
 
@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.gradient import weight_gradient
-from onenn.init import initial_weights
-from onenn.losses import Loss
-from onenn.model import forward, simplex_code
-from onenn.prompts import nearest_neighbour
-from onenn.stream import minibatch as stream_minibatch
-from onenn.stream import stream_key
+from onenn.maths.gradient import weight_gradient
+from onenn.maths.init import initial_weights
+from onenn.maths.losses import Loss
+from onenn.maths.model import forward, simplex_code
+from onenn.maths.prompts import nearest_neighbour
+from onenn.maths.stream import minibatch as stream_minibatch
+from onenn.maths.stream import stream_key
 from onenn.training.baseline import train_baseline
 from onenn.training.engine import Engine
 from onenn.training.run_setup import TrainSettings, make_engine, sample_batch
@@ -90,7 +90,7 @@ def test_a_longer_run_starts_with_the_shorter_one():
 
 def test_the_minibatches_are_the_streams_reference_draws():
     """Step t's minibatch, as the engine prepares it, holds the inputs z / ‖z‖ and the classes of the numpy
-    reference's draws at step t (onenn.stream.minibatch), to the ulps in which the compiled normals may differ."""
+    reference's draws at step t (onenn.maths.stream.minibatch), to the ulps in which the compiled normals may differ."""
     s = replace(F64, batch=32, N=8)
     key = stream_key(s.seed, "minibatches")
     engine = make_engine(s)

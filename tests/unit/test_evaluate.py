@@ -1,5 +1,5 @@
-"""The numpy model (onenn.model_numpy) and the evaluation built on it (onenn.analysis.evaluate) against the torch
-definitions of the model and the losses (onenn.model, onenn.losses), which the numpy model repeats so that an
+"""The numpy model (onenn.maths.model_numpy) and the evaluation built on it (onenn.analysis.evaluate) against the torch
+definitions of the model and the losses (onenn.maths.model, onenn.maths.losses), which the numpy model repeats so that an
 evaluation job never imports torch."""
 
 import math
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from onenn import model_numpy
+from onenn.maths import model_numpy
 from onenn.analysis import evaluate as E
-from onenn.family import family_matrix
-from onenn.losses import LOSSES, Loss
-from onenn.model import forward, label_vectors, simplex_code
-from onenn.prompts import make_binary_set, make_test_set
+from onenn.maths.family import family_matrix
+from onenn.maths.losses import LOSSES, Loss
+from onenn.maths.model import forward, label_vectors, simplex_code
+from onenn.maths.prompts import make_binary_set, make_test_set
 
 RTOL = 1e-12
 

@@ -142,8 +142,8 @@ def test_each_computed_table_runs_its_own_theory_module_and_not_the_others():
 def test_training_runs_the_losses_and_figures_do_not():
     train = code.params("onenn.jobs.train:train_job")
     figure = code.params("onenn.jobs.figures:figure_job")
-    assert train[fp.param_name("onenn.losses")].startswith("onenn.losses=")
-    assert fp.param_name("onenn.losses") not in figure
+    assert train[fp.param_name("onenn.maths.losses")].startswith("onenn.maths.losses=")
+    assert fp.param_name("onenn.maths.losses") not in figure
     assert fp.param_name("onenn.analysis.plots") in figure and fp.param_name("onenn.analysis.plots") not in train
     assert all(
         value == f"{m}={fp.module_fingerprint(m)}" for m, value in ((v.partition("=")[0], v) for v in train.values())
@@ -185,5 +185,5 @@ def test_no_job_depends_on_the_python_api():
         assert "onenn.api" not in fp.closure(entry), entry
     assert fp.closure("onenn.jobs.datasets:test_set_job") == sorted(
         ["onenn", "onenn.base", "onenn.base.columns", "onenn.base.io", "onenn.base.paths", "onenn.jobs"]
-        + ["onenn.jobs.datasets", "onenn.prompts", "onenn.stream"]
+        + ["onenn.jobs.datasets", "onenn.maths.prompts", "onenn.maths.stream"]
     )

@@ -18,7 +18,7 @@ from onenn.base.io import CannotWrite, checksum_path, save_arrays
 from onenn.jobs import datasets
 from onenn.jobs.inputs import load_prompt_set
 from onenn.jobs.logs import job_log
-from onenn.prompts import SET_ARRAYS
+from onenn.maths.prompts import SET_ARRAYS
 
 LOG = logging.getLogger("test")
 D, N, K = 8, 16, 3

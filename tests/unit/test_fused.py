@@ -24,13 +24,13 @@ except ImportError:
         raise
     pytest.skip("triton is not installed (workflow/envs/triton.txt)", allow_module_level=True)
 
-from onenn import stream
+from onenn.maths import stream
 from onenn.analysis.evaluate import evaluate_run
 from onenn.base.io import save_arrays
 from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
-from onenn.losses import LOSSES, Loss
-from onenn.prompts import make_test_set, separated_prompts
+from onenn.maths.losses import LOSSES, Loss
+from onenn.maths.prompts import make_test_set, separated_prompts
 from onenn.training import fused_check
 from onenn.training import train as training
 from onenn.training.fused import FusedEngine, interpreting
@@ -105,7 +105,7 @@ def test_progress_is_called_after_each_launch_and_changes_nothing():
 
 def test_in_kernel_draws_are_the_stream():
     """Training with the minibatches drawn inside the kernel is bit for bit training on ``draw_stream``'s, and
-    those are the stream's (``onenn.stream.minibatch``, the numpy reference): the classes bit for bit, the normals
+    those are the stream's (``onenn.maths.stream.minibatch``, the numpy reference): the classes bit for bit, the normals
     within a few ulps (the interpreter's or the device's log, cos and sin)."""
     s = replace(SMALL, loss="squentropy")
     start = make_engine(s, "compiled").W.to(DEVICE)

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.gradient import weight_gradient
-from onenn.losses import Loss
-from onenn.model import forward, label_vectors, simplex_code
-from onenn.prompts import nearest_neighbour
+from onenn.maths.gradient import weight_gradient
+from onenn.maths.losses import Loss
+from onenn.maths.model import forward, label_vectors, simplex_code
+from onenn.maths.prompts import nearest_neighbour
 from tests.helpers import LOSS_CASES, random_prompts
 from tests.reference import central_differences
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from onenn.init import assumption2, initial_weights
+from onenn.maths.init import assumption2, initial_weights
 
 d, K = 8, 3
 D = d + K + 1

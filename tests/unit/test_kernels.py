@@ -9,9 +9,9 @@ import pytest
 import torch
 from numba import njit
 
-from onenn.losses import Loss
-from onenn.prompts import make_binary_set
-from onenn.stream import stream_key
+from onenn.maths.losses import Loss
+from onenn.maths.prompts import make_binary_set
+from onenn.maths.stream import stream_key
 from onenn.training.binary import BinarySettings, FixedSetSGD
 from onenn.training.engine import Engine
 from onenn.training.kernels import exp_nonpositive

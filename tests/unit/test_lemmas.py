@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.family import family_matrix, project
-from onenn.gradient import weight_gradient
-from onenn.init import assumption2
-from onenn.losses import Loss
-from onenn.model import forward, label_vectors, simplex_code
-from onenn.prompts import nearest_neighbour, uniform_prompts
+from onenn.maths.family import family_matrix, project
+from onenn.maths.gradient import weight_gradient
+from onenn.maths.init import assumption2
+from onenn.maths.losses import Loss
+from onenn.maths.model import forward, label_vectors, simplex_code
+from onenn.maths.prompts import nearest_neighbour, uniform_prompts
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.scaling import paired_losses, square_losses
 from tests.helpers import random_prompts

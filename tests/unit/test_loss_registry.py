@@ -1,4 +1,4 @@
-"""The loss checklist (docs/extending.md): a loss registered in ``onenn.losses`` alone, with its torch definition,
+"""The loss checklist (docs/extending.md): a loss registered in ``onenn.maths.losses`` alone, with its torch definition,
 trains with the torch engine and is refused by every other implementation, each naming what to add; the compiled
 kernels refuse an unknown code themselves; every implementation holds the registry's losses, no more, no fewer."""
 
@@ -12,9 +12,9 @@ import pytest
 import torch
 import yaml
 
-from onenn import losses, model_numpy
+from onenn.maths import losses, model_numpy
 from onenn.analysis import evaluate as E
-from onenn.losses import LOSSES, Loss, LossNotImplemented, loss_code
+from onenn.maths.losses import LOSSES, Loss, LossNotImplemented, loss_code
 from onenn.training import kernels
 from onenn.training.run_setup import TrainSettings, make_engine
 from tests.configs import ROOT
@@ -40,7 +40,7 @@ def new_loss(monkeypatch: pytest.MonkeyPatch) -> str:
 def refused(implementation: str, where: str) -> str:
     """The refusal's message: the loss, the implementation that lacks it, and where to add it (file and function)."""
     return (
-        rf"loss '{NEW}' is registered in onenn/losses.py but has no implementation in {re.escape(implementation)}.*; "
+        rf"loss '{NEW}' is registered in onenn/maths/losses.py but has no implementation in {re.escape(implementation)}.*; "
         rf"add .*{re.escape(where)}"
     )
 
@@ -84,7 +84,7 @@ def test_the_numpy_model_and_the_evaluation_refuse_it(new_loss):
     ell, target_class, y_target = np.zeros((2, 3)), np.zeros(2, int), np.zeros((2, 3))
     with pytest.raises(
         LossNotImplemented,
-        match=refused("the numpy model", "onenn/model_numpy.py and its entry to LOSS_VALUES"),
+        match=refused("the numpy model", "onenn/maths/model_numpy.py and its entry to LOSS_VALUES"),
     ):
         model_numpy.loss_values(new_loss, 0.0, ell, target_class, y_target)
     with pytest.raises(LossNotImplemented, match="LOSS_VALUES"):  # before any metric is computed
@@ -151,6 +151,6 @@ def test_the_fused_kernel_has_the_registrys_losses():
 
 def test_the_registry_imports_no_torch():
     """The numpy model reads it, and an evaluation job must not import torch."""
-    code = "import sys, onenn.losses, onenn.model_numpy, onenn.analysis.evaluate; print('torch' in sys.modules)"
+    code = "import sys, onenn.maths.losses, onenn.maths.model_numpy, onenn.analysis.evaluate; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.family import family_matrix
-from onenn.model import embed, forward, label_vectors, predict, simplex_code
-from onenn.prompts import make_test_set, nearest_neighbour
+from onenn.maths.family import family_matrix
+from onenn.maths.model import embed, forward, label_vectors, predict, simplex_code
+from onenn.maths.prompts import make_test_set, nearest_neighbour
 from tests.helpers import random_prompts
 from tests.reference import embedding, output, simplex
 

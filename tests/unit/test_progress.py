@@ -12,7 +12,7 @@ from onenn.base.io import save_arrays
 from onenn.base.progress import FlowProgress, ProgressBar, StepProgress, both, duration, group, per_second, step_line
 from onenn.jobs.beyond import audit_job
 from onenn.jobs.train import binary_train_job, train_job
-from onenn.prompts import make_binary_set
+from onenn.maths.prompts import make_binary_set
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.sampling import sample_inner_products
 from onenn.training.binary import BinarySettings, train_binary

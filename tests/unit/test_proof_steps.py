@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.proof_steps import figure, first_in_region, page
-from onenn.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory.audit import AuditSettings, _sample, run_audit
 from onenn.theory.proof_steps import proof_steps, weighted_sample
 from onenn.theory.reduced import proof_steps as ps

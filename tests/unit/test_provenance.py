@@ -29,7 +29,7 @@ from onenn.base.fingerprint import fingerprint
 from onenn.base.io import load_json, save_arrays, save_table
 from onenn.jobs.summary import summary_job
 from onenn.jobs.train import binary_train_job, train_job
-from onenn.prompts import make_binary_set
+from onenn.maths.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
 from onenn.training.run_setup import TrainSettings
 from tests.configs import ROOT
@@ -185,7 +185,7 @@ def test_code_from_a_checkout_is_its_commit_and_says_when_the_code_differs_from_
     (checkout / "results").mkdir()
     (checkout / "results/table.parquet").write_text("a result, not code")
     assert source_in(checkout) == f"git {commit[:12]}"  # outputs are not the code
-    with (checkout / "onenn/losses.py").open("a") as f:
+    with (checkout / "onenn/maths/losses.py").open("a") as f:
         f.write("\n# edited\n")
     assert source_in(checkout) == f"git {commit[:12]} (modified)"
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.special import softmax
 
-from onenn.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import (
     attention_weights,

@@ -17,7 +17,7 @@ import torch
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json, write_with
 from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
-from onenn.prompts import make_test_set
+from onenn.maths.prompts import make_test_set
 from onenn.training.run_setup import TrainSettings
 from onenn.training.train import Diverged, find_divergence, train
 from tests.helpers import HUGE_LR
@@ -139,7 +139,7 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
     from onenn.base.io import save_arrays
     from onenn.jobs.evaluate import evaluate_job
     from onenn.jobs.train import train_job
-    from onenn.prompts import make_test_set
+    from onenn.maths.prompts import make_test_set
     from onenn.training.run_setup import TrainSettings
 
     out, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

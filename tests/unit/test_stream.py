@@ -1,5 +1,5 @@
 """The random stream of docs/method.md §4.4: Philox4x32-10 against its published answers; the numpy reference
-(``onenn.stream``), the numba implementation (``onenn.training.philox``) and Triton's own ``tl.randint4x`` and
+(``onenn.maths.stream``), the numba implementation (``onenn.training.philox``) and Triton's own ``tl.randint4x`` and
 ``tl.randn4x`` (``onenn.training.philox_triton``, in Triton's interpreter without a GPU) held to each other; the
 normals' law; and no two random inputs of the default configuration sharing a stream."""
 
@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from onenn import stream
+from onenn.maths import stream
 from onenn.plan import experiments
 from onenn.theory.scaling import points
 from onenn.training import philox
@@ -418,7 +418,7 @@ def test_a_minibatch_that_overflows_a_counter_field_is_refused_by_name():
         with pytest.raises(ValueError, match=f"at most {stream.BOUNDS[field]} of its field '{field}'"):
             stream.check_minibatch(d, N, batch)
     # the engine checks before it draws: 2049 tokens would wrap into the kind bit of the counter
-    from onenn.losses import Loss
+    from onenn.maths.losses import Loss
     from onenn.training.engine import Engine
     from onenn.training.sources import FreshDraws
 

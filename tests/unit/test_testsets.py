@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from onenn import prompts
+from onenn.maths import prompts
 from onenn.base import columns
-from onenn.prompts import make_test_set
+from onenn.maths.prompts import make_test_set
 
 
 @pytest.mark.parametrize("K,delta", [(2, 0.1), (3, 0.1), (5, 0.5), (3, 1.5)])
@@ -54,7 +54,7 @@ def test_bad_test_set_and_margin_are_rejected():
 
 
 def test_the_prompt_sets_drawn_are_the_test_sets_the_tables_name():
-    """onenn.prompts cannot import onenn.base (layers), so it names the sets it draws itself: the same names, in
+    """onenn.maths.prompts cannot import onenn.base (layers), so it names the sets it draws itself: the same names, in
     the same order, as the ``test_set`` column's (onenn.base.columns)."""
     assert prompts.TEST_SETS == columns.TEST_SETS
     assert prompts.BINARY_TEST_SETS == columns.BINARY_TEST_SETS

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.family import diagnostics
-from onenn.steps import log_spaced_steps
+from onenn.maths.family import diagnostics
+from onenn.maths.steps import log_spaced_steps
 from onenn.training.run_setup import TrainSettings, resolve_device
 from onenn.training.train import train
 

@@ -80,12 +80,12 @@ def names_module(job: Job, module: str) -> bool:
 
 def test_a_changed_loss_reruns_every_training_and_all_downstream(finished):
     square = "return 0.5 * (residual**2).sum(-1), residual"
-    with edited(finished, "onenn/losses.py", square, "return 0.25 * (residual**2).sum(-1), 0.5 * residual"):
+    with edited(finished, "onenn/maths/losses.py", square, "return 0.25 * (residual**2).sum(-1), 0.5 * residual"):
         jobs, _ = dry_run(finished)
     trained = runs(finished)
     trainings = [j for j in jobs if j.rule in ("train", "binary_train")]
     assert {run_of(j) for j in trainings} == trained and len(trainings) == len(trained)
-    assert all(names_module(j, "onenn.losses") for j in trainings)
+    assert all(names_module(j, "onenn.maths.losses") for j in trainings)
     assert {run_of(j) for j in jobs if j.rule in ("evaluate", "binary_evaluate")} == trained
     experiments = {run.split("/")[0] for run in trained}
     assert {j.wildcards["experiment"] for j in jobs if j.rule == "table"} >= experiments
@@ -121,6 +121,6 @@ def test_changed_table_code_reruns_that_table_its_figure_the_summary_and_the_sco
     ids=["comment", "docstring"],
 )
 def test_a_comment_or_docstring_change_reruns_nothing(finished, old, new):
-    with edited(finished, "onenn/losses.py", old, new):
+    with edited(finished, "onenn/maths/losses.py", old, new):
         jobs, text = dry_run(finished)
     assert not jobs and "Nothing to be done" in text, by_rule(jobs)

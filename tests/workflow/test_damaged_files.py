@@ -20,7 +20,7 @@ import pytest
 
 from onenn.base import paths
 from onenn.base.io import load_arrays
-from onenn.prompts import SET_ARRAYS
+from onenn.maths.prompts import SET_ARRAYS
 from tests.workflow.helpers import QUICK, snakemake
 
 

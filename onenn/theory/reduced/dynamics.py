@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from onenn.steps import log_spaced_steps
+from onenn.maths.steps import log_spaced_steps
 from onenn.theory.reduced.checks import check_finite, check_integer, check_positive
 from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, loss_scale, prepare
 
@@ -70,7 +70,7 @@ def gradient_descent(
 ) -> GDTrajectory:
     """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``K``).
 
-    ``record_steps`` (default: ``onenn.steps.log_spaced_steps(steps, 60)``) are update counts at which ``xi1``, ``xi2`` and the
+    ``record_steps`` (default: ``onenn.maths.steps.log_spaced_steps(steps, 60)``) are update counts at which ``xi1``, ``xi2`` and the
     loss at those parameters are recorded; step 0 is the initial point. ``progress``
     (``onenn.base.progress.Progress``), if given, is called after every update: the updates done, ``steps`` and
     the loss before the last of them.

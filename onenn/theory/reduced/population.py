@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from onenn.stream import numpy_generator
+from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.checks import check_finite, check_integer
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all
 from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
@@ -59,7 +59,7 @@ _TABLE_POINTS = (1 << 18) + 1
 #: the drawn points' inverse of F uses a table on a uniform grid of F's values for ``|t| <= INVERSE_BULK`` (within
 #: 4e-9 of ``_inverse_cdf`` there) and ``_inverse_cdf`` in the tails, where F^{-1} is too steep for that grid
 INVERSE_BULK = 0.8
-#: the instance of the audit's stream (onenn.stream) that gives the uniforms of the other N - 3 inner products
+#: the instance of the audit's stream (onenn.maths.stream) that gives the uniforms of the other N - 3 inner products
 _PURPOSE_REST = 3
 #: the instance that gives the seed swap's uniforms (the same quadrature with other draws: its noise)
 SWAP_STREAM = 4

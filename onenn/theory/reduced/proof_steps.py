@@ -18,7 +18,7 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from onenn.crossing import ratio_crossing
+from onenn.maths.crossing import ratio_crossing
 from onenn.theory.reduced.loss import Prepared
 from onenn.theory.reduced.sampling import inner_product_density
 from onenn.theory.reduced.thresholds import lemma12_a
@@ -167,7 +167,7 @@ def largest_c_d(name: str, xi1: np.ndarray, xi2: np.ndarray, xi1_dot: np.ndarray
 
 
 def crossing(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray) -> tuple[float, float, float]:
-    """``(t, xi1, xi2)`` where ``xi1/xi2`` first reaches 7/15 along a trajectory (``onenn.crossing.ratio_crossing``,
+    """``(t, xi1, xi2)`` where ``xi1/xi2`` first reaches 7/15 along a trajectory (``onenn.maths.crossing.ratio_crossing``,
     the audit table's crossing time: ``t`` in log time); ``xi1`` and ``xi2`` linear between the recorded points
     around it at the share where the ratio meets the bound; NaNs if it never does."""
     t, k, share = ratio_crossing(time, np.asarray(xi1) / np.asarray(xi2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onenn.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND
 
 
 def ratio_crossing(time: np.ndarray, ratio: np.ndarray, bound: float = XI_RATIO_BOUND) -> tuple[float, int, float]:

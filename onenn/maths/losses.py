@@ -2,13 +2,13 @@
 of the losses, which every other implementation of them takes its names and codes from.
 
 Every loss maps ``(ell, target_class, y_target)`` to ``(loss (B,), dloss/dℓ (B, m))``; the gradient with respect
-to ``W`` is then the same rank-one formula for every loss (``onenn.gradient``). ``y_target`` is the label
+to ``W`` is then the same rank-one formula for every loss (``onenn.maths.gradient``). ``y_target`` is the label
 vector of the nearest neighbour (the simplex code ``u_{c_{i*}}`` or a scalar label); ``target_class`` its class,
 needed by the losses that see classes (``None`` in the binary setting).
 
 The registry: ``DEFINITIONS`` (the torch definition of every loss, by name), ``LOSSES`` (their names, in the order
 of their codes) and ``loss_code``. The compiled kernels (``onenn.training.kernels``, ``onenn.training.fused``)
-and the numpy model (``onenn.model_numpy``) repeat the losses for speed or without torch; each lists the losses it
+and the numpy model (``onenn.maths.model_numpy``) repeat the losses for speed or without torch; each lists the losses it
 implements and checks a run's loss with ``require_loss`` before it computes anything, so a loss added here alone
 is refused by name, never computed as another (docs/extending.md says what adding a loss touches).
 
@@ -114,7 +114,7 @@ def require_loss(name: str, implemented: Collection[str], implementation: str, a
     code = loss_code(name)
     if name not in implemented:
         raise LossNotImplemented(
-            f"loss {name!r} is registered in onenn/losses.py but has no implementation in {implementation}; "
+            f"loss {name!r} is registered in onenn/maths/losses.py but has no implementation in {implementation}; "
             f"add {add} (docs/extending.md, adding a loss)"
         )
     return code

@@ -1,5 +1,5 @@
 """The one-layer softmax-attention model of docs/method.md §1 and its argmax head (the 1-NN target ``i*`` is
-``onenn.prompts.nearest_neighbour``).
+``onenn.maths.prompts.nearest_neighbour``).
 
 Prompts are stored as token *rows* (the transpose of the columns of docs/method.md §1):
 ``x``  (B, N+1, d) inputs, the query last;

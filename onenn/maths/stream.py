@@ -127,7 +127,7 @@ SEED_BITS, INSTANCE_BITS, PURPOSE_BITS = 32, 24, 7
 
 def instance_of(*parts: object) -> int:
     """The instance number of a purpose's parameters: the low 24 bits of the CRC-32 of ``parts`` written with
-    ``format`` and joined by ``|`` (as ``onenn.prompts.seeded_generator`` hashes a set's parameters)."""
+    ``format`` and joined by ``|`` (as ``onenn.maths.prompts.seeded_generator`` hashes a set's parameters)."""
     return zlib.crc32("|".join(format(p) for p in parts).encode()) & ((1 << INSTANCE_BITS) - 1)
 
 

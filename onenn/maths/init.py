@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.stream import gaussian_matrix, stream_key
+from onenn.maths.stream import gaussian_matrix, stream_key
 
 if TYPE_CHECKING:
     import torch
@@ -48,7 +48,7 @@ def initial_array(
     d: int, m: int, sigma: float, epsilon: float, noise_blocks: str, seed: int, *, dtype: str = "float64"
 ) -> np.ndarray:
     """``W0 + ε·G`` with ``G`` i.i.d. N(0, 1) on the chosen blocks: the stream's normals of the run's
-    ``(seed, "initial_weights")`` key (``onenn.stream.gaussian_matrix``, drawn on the CPU by the reference, so a
+    ``(seed, "initial_weights")`` key (``onenn.maths.stream.gaussian_matrix``, drawn on the CPU by the reference, so a
     seed gives the same start on every device and engine), computed in float64 and rounded to ``dtype`` (one of
     ``PRECISIONS``). With ``ε = 0`` no numbers are drawn."""
     if epsilon < 0:

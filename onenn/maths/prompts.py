@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onenn.stream import instance_of, numpy_generator
+from onenn.maths.stream import instance_of, numpy_generator
 
 #: the multiclass test sets (as onenn.base.columns names them: the mathematics does not import the foundation)
 TEST_SETS = ("uniform", "separated")
@@ -116,7 +116,7 @@ def binary_separated_prompts(
 
 def seeded_generator(seed: int, purpose: str, *parts: object) -> np.random.Generator:
     """A generator of its own for every set of parameters: the stream of ``(seed, purpose)`` whose instance is a
-    hash of ``parts`` (``onenn.stream.numpy_generator``, ``instance_of``), so the same parameters always give the
+    hash of ``parts`` (``onenn.maths.stream.numpy_generator``, ``instance_of``), so the same parameters always give the
     same draws and two sets never share draws."""
     return numpy_generator(seed, purpose, instance_of(*parts))
 

@@ -1,14 +1,14 @@
-"""The model of ``onenn.model`` and the losses of ``onenn.losses`` in numpy, float64: what computes without torch.
+"""The model of ``onenn.maths.model`` and the losses of ``onenn.maths.losses`` in numpy, float64: what computes without torch.
 
-``onenn.model`` and ``onenn.losses`` stay the readable definitions; this module repeats their forward pass, the
+``onenn.maths.model`` and ``onenn.maths.losses`` stay the readable definitions; this module repeats their forward pass, the
 simplex code and the per-prompt loss values, so that the jobs that only evaluate a model (the evaluation of a run,
 ``onenn.analysis.evaluate``; the scaling identity, ``onenn.theory.scaling``) never import torch, whose import alone
 costs about 1.6 s of CPU, more than an evaluation itself (docs/performance.md, per-job fixed cost).
 ``tests/unit/test_evaluate.py`` holds it to the torch definitions (to 1e-12, every loss). The loss names come from the
-registry of ``onenn.losses``, which imports no torch; a registered loss missing here is refused by name
+registry of ``onenn.maths.losses``, which imports no torch; a registered loss missing here is refused by name
 (``check_loss``).
 
-Prompts are token rows as in ``onenn.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the label
+Prompts are token rows as in ``onenn.maths.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the label
 vectors of the context, ``D = d + m + 1``.
 """
 
@@ -18,18 +18,18 @@ from collections.abc import Callable
 
 import numpy as np
 
-from onenn.losses import require_loss
+from onenn.maths.losses import require_loss
 
 
 def simplex_code(K: int) -> np.ndarray:
-    """Rows ``u_c = e_c - (1/K) 1_K`` for ``c = 0..K-1`` (``onenn.model.simplex_code``).  # (K, K)"""
+    """Rows ``u_c = e_c - (1/K) 1_K`` for ``c = 0..K-1`` (``onenn.maths.model.simplex_code``).  # (K, K)"""
     if K < 2:
         raise ValueError(f"K must be >= 2 (the number of classes), got {K}")
     return np.eye(K) - 1.0 / K
 
 
 def forward(W: np.ndarray, x: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Attention weights ``q`` (B, N+1) and the output ``ℓ = Σ_{j<=N} q_j y_j`` (B, m) (``onenn.model.forward``).
+    """Attention weights ``q`` (B, N+1) and the output ``ℓ = Σ_{j<=N} q_j y_j`` (B, m) (``onenn.maths.model.forward``).
     Batched matrix products rather than ``einsum``: three to five times faster in numpy."""
     d, m = x.shape[-1], Y.shape[-1]
     x_query = np.ascontiguousarray(x[:, -1, :])  # (B, d)
@@ -40,7 +40,7 @@ def forward(W: np.ndarray, x: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np
     q = np.exp(scores - scores.max(axis=-1, keepdims=True))
     q /= q.sum(axis=-1, keepdims=True)
     # einsum sums over j in order, as torch does: at xi1 = 0 the output is the context's plurality vote, classes
-    # with equal counts tie up to rounding, and this order breaks the ties as onenn.model.forward does
+    # with equal counts tie up to rounding, and this order breaks the ties as onenn.maths.model.forward does
     ell = np.einsum("bj,bjm->bm", q[:, :-1], Y)  # (B, m)
     return q, ell
 
@@ -74,7 +74,7 @@ def mixture(ell: np.ndarray, target_class: np.ndarray, y_target: np.ndarray, c: 
     return (1 - c) * square(ell, target_class, y_target, c) + c * cross_entropy(ell, target_class, y_target, c)
 
 
-#: the per-prompt loss values of ``onenn.losses.LOSSES``, by name: ``(ell, target_class, y_target, c) -> (B,)``
+#: the per-prompt loss values of ``onenn.maths.losses.LOSSES``, by name: ``(ell, target_class, y_target, c) -> (B,)``
 LOSS_VALUES: dict[str, Callable[..., np.ndarray]] = {
     "square": square,
     "cross_entropy": cross_entropy,
@@ -84,12 +84,12 @@ LOSS_VALUES: dict[str, Callable[..., np.ndarray]] = {
 
 
 def check_loss(loss: str) -> None:
-    """Raise, naming what to add, if ``loss`` is not a loss of ``onenn.losses`` or has no numpy values here."""
+    """Raise, naming what to add, if ``loss`` is not a loss of ``onenn.maths.losses`` or has no numpy values here."""
     require_loss(
         loss,
         LOSS_VALUES,
-        "the numpy model (onenn/model_numpy.py)",
-        "a function (ell, target_class, y_target, c) -> (B,) to onenn/model_numpy.py and its entry to "
+        "the numpy model (onenn/maths/model_numpy.py)",
+        "a function (ell, target_class, y_target, c) -> (B,) to onenn/maths/model_numpy.py and its entry to "
         "LOSS_VALUES there",
     )
 
