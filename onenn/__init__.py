@@ -2,10 +2,10 @@
 
 The package is layered, and its imports point one way (docs/architecture.md; ``tests/repo/test_layers.py``):
 
-- at the bottom, side by side: the mathematics, at the top of the package (``model``, its numpy twin
-  ``model_numpy``, ``gradient``, ``losses``, ``family``, ``init``, ``prompts``, ``steps``), and the foundation ``onenn.base`` (settings, atomic writes and
-  checked reads, where every output lives, provenance, column names);
-- above them, side by side: ``onenn.training`` (SGD engines, torch and numba), ``onenn.theory`` (the reduced
+- at the bottom, side by side: the mathematics, ``onenn.maths`` (``model``, ``losses``, ``family``, ``init``,
+  ``prompts``, ``steps``), and the foundation ``onenn.base`` (settings, atomic writes and checked reads,
+  where every output lives, provenance, column names);
+- above them, side by side: ``onenn.training`` (SGD engines, numba and Triton), ``onenn.theory`` (the reduced
   dynamics and the experiments beyond the paper, numpy and scipy), ``onenn.analysis`` (evaluation, tables,
   statistics, figures) and ``onenn.plan`` (what the Snakefile imports: experiments, validation, resources);
 - above them: ``onenn.jobs``, one module per stage, the only code that reads and writes the workflow's files;

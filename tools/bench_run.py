@@ -1,18 +1,7 @@
-"""The benchmark of a whole run: Snakemake from an empty ``results/`` in a scratch copy of the workflow.
-
-    python -m tools.bench_run                    # the default target (the full run, about 25 min on 2 cores)
-    python -m tools.bench_run --target paper     # the paper's experiments 1–6 alone
-    python -m tools.bench_run --target quick     # the quick preset, a few minutes
-    python -m tools.bench_run --summarise DIR    # an existing run folder's benchmarks/, without running
-
-One table: the wall time and the user and system CPU of the whole process tree (Snakemake and every job, from
-the ``RUSAGE_CHILDREN`` of this process), the Snakemake process's own CPU (its ``RUSAGE_SELF``, written by the
-process itself as it exits), and for each rule its jobs and the sums of the ``s`` (wall) and ``cpu_time``
-columns of their Snakemake benchmark files (``benchmarks/**/*.tsv``). Snakemake samples a job's processes every
-0.5 s for its first 15 s, then every 30 s, and ``cpu_time`` is the last sample: the CPU a job spends after its
-last sample (at most 0.5 s in its first 15 s, up to 30 s later) is missed. The table is printed and written to
-``--output`` (atomically; by default ``benchmarks/run-TARGET.md``, or ``benchmarks/run-summary.md`` with
-``--summarise``). No torch: only the standard library and onenn.base.
+"""The whole run's benchmark: ``python -m tools.bench_run --target quick|paper|default`` runs Snakemake from an
+empty ``results/`` in a scratch copy of the workflow (``--summarise DIR`` reads a finished run's benchmarks/), and
+writes one table to benchmarks/run-TARGET.md: the process tree's wall and CPU, Snakemake's own, and each rule's
+(docs/performance.md says how Snakemake samples a job's CPU, and what the row "rest" holds).
 """
 
 from __future__ import annotations
@@ -28,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -38,33 +27,38 @@ from onenn.base.provenance import processors
 from onenn.plan.experiments import PAPER_EXPERIMENTS
 
 ROOT = Path(__file__).resolve().parents[1]
-#: what a scratch copy of the workflow holds (as the end-to-end tests copy it)
-WORKFLOW_FILES = ("Snakefile", "config.yaml")
-WORKFLOW_FOLDERS = ("workflow", "onenn")
-QUICK = ("config.yaml", "workflow/presets/quick.yaml")
 TARGETS = ("default", "paper", "quick")
-
-#: Snakemake run inside this Python process, which writes its own CPU time (all its threads) as it exits:
-#: ``python -c CHILD USAGE_JSON snakemake-arguments...``
+#: benchmark folders whose name is not their rule's
+FOLDER_RULES = {"tables": "table", "figures": "figure"}
+#: Snakemake in a Python process that writes its own CPU (all its threads) as it exits: CHILD USAGE_JSON ARGS...
 CHILD = """\
 import json, resource, runpy, sys
 from onenn.base.io import write_with
-usage_path = sys.argv[1]
-sys.argv = ["snakemake", *sys.argv[2:]]
-code = 0
+path, sys.argv = sys.argv[1], ["snakemake", *sys.argv[2:]]
 try:
     runpy.run_module("snakemake", run_name="__main__", alter_sys=True)
-except SystemExit as exit:
-    code = exit.code
 finally:
     own = resource.getrusage(resource.RUSAGE_SELF)
-    usage = json.dumps({"user": own.ru_utime, "system": own.ru_stime})
-    write_with(usage_path, lambda tmp: tmp.write_text(usage))
-sys.exit(code)
+    write_with(path, lambda tmp: tmp.write_text(json.dumps({"user": own.ru_utime, "system": own.ru_stime})))
 """
 
-#: benchmark folders whose name is not their rule's
-FOLDER_RULES = {"tables": "table", "figures": "figure"}
+
+@dataclass
+class RuleTotals:
+    jobs: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    unmeasured: int = 0  # jobs whose benchmark has no cpu_time (NA: finished before its first sample)
+
+
+@dataclass
+class RunUsage:
+    wall: float
+    tree_user: float
+    tree_system: float
+    snakemake_user: float
+    snakemake_system: float
+    exit_status: int
 
 
 def rule_of(path: PurePosixPath) -> str:
@@ -79,61 +73,33 @@ def rule_of(path: PurePosixPath) -> str:
     return FOLDER_RULES.get(parts[0], parts[0])
 
 
-@dataclass
-class RuleTotals:
-    jobs: int = 0
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    unmeasured: int = 0  # jobs whose benchmark has no cpu_time (NA: finished before its first sample)
-
-
-def number(text: str) -> float | None:
+def number(text: str | None) -> float | None:
     try:
-        return float(text)
+        return float(text or "")
     except ValueError:
         return None
 
 
 def rule_totals(benchmarks: Path) -> dict[str, RuleTotals]:
-    """Jobs, summed ``s`` and summed ``cpu_time`` of each rule's benchmark files under ``benchmarks``, by rule."""
+    """Jobs, summed ``s`` and summed ``cpu_time`` of each rule's benchmark files, the most CPU first."""
     totals: dict[str, RuleTotals] = {}
     for file in sorted(benchmarks.glob("**/*.tsv")):
-        with open(file, newline="") as f:
-            records = list(csv.DictReader(f, delimiter="\t"))
         t = totals.setdefault(rule_of(PurePosixPath(file.relative_to(benchmarks).as_posix())), RuleTotals())
         t.jobs += 1
-        for record in records:  # one a repeat (one, unless a rule sets `repeat`)
-            t.seconds += number(record.get("s", "")) or 0.0
-            cpu = number(record.get("cpu_time", ""))
-            t.cpu_seconds += cpu or 0.0
-            t.unmeasured += cpu is None
+        with open(file, newline="") as f:
+            for record in csv.DictReader(f, delimiter="\t"):  # one a repeat (one, unless a rule sets `repeat`)
+                t.seconds += number(record.get("s")) or 0.0
+                cpu = number(record.get("cpu_time"))
+                t.cpu_seconds += cpu or 0.0
+                t.unmeasured += cpu is None
     return dict(sorted(totals.items(), key=lambda item: -item[1].cpu_seconds))
 
 
-@dataclass
-class RunUsage:
-    wall: float
-    tree_user: float
-    tree_system: float
-    snakemake_user: float
-    snakemake_system: float
-    exit_status: int
-
-
-def copy_workflow(source: Path, dest: Path) -> None:
-    """The workflow of ``source`` (a checkout) in ``dest``, without results, logs or benchmarks."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        shutil.copy(source / name, dest / name)
-    for name in WORKFLOW_FOLDERS:
-        shutil.copytree(source / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-
-
-def snakemake_arguments(target: str, cores: str, extra: Iterable[str] = ()) -> list[str]:
+def snakemake_arguments(target: str, cores: str, extra: Sequence[str] = ()) -> list[str]:
     """Snakemake's command line (after ``snakemake``) for ``target``."""
     arguments = ["--cores", cores, *extra]
     if target == "quick":
-        return [*arguments, "--configfile", *QUICK]
+        return [*arguments, "--configfile", "config.yaml", "workflow/presets/quick.yaml"]
     if target == "paper":
         tables = [paths.TABLE.format(experiment=e) for e in PAPER_EXPERIMENTS]
         figures = [p.format(experiment=e) for e in PAPER_EXPERIMENTS for p in (paths.FIGURE_PNG, paths.FIGURE_PDF)]
@@ -143,137 +109,97 @@ def snakemake_arguments(target: str, cores: str, extra: Iterable[str] = ()) -> l
     raise ValueError(f"target must be one of {', '.join(TARGETS)}; got {target!r}")
 
 
-def run_snakemake(work: Path, arguments: list[str], log: Path) -> RunUsage:
-    """Snakemake with ``arguments`` in ``work``, its messages in ``log``; the CPU of the tree and of Snakemake."""
+def run_snakemake(source: Path, work: Path, arguments: list[str], log: Path) -> RunUsage:
+    """Snakemake in ``work``, a copy of checkout ``source``'s workflow, its messages in ``log``; the CPU used."""
+    work.mkdir(parents=True)
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(source / name, work / name)
+    for name in ("workflow", "onenn"):
+        shutil.copytree(source / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     usage_path = work / ".snakemake-usage.json"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     with open(log, "w") as out:  # a log, streamed: not an output
-        process = subprocess.run(
-            [sys.executable, "-c", CHILD, str(usage_path), *arguments],
-            cwd=work,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        command = [sys.executable, "-c", CHILD, str(usage_path), *arguments]
+        status = subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     own = json.loads(usage_path.read_text())
-    return RunUsage(
-        wall=wall,
-        tree_user=after.ru_utime - before.ru_utime,
-        tree_system=after.ru_stime - before.ru_stime,
-        snakemake_user=own["user"],
-        snakemake_system=own["system"],
-        exit_status=process.returncode,
-    )
-
-
-def share(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.1f}%" if whole > 0 else ""
-
-
-def row(*cells: object) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
+    tree = (after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
+    return RunUsage(wall, *tree, own["user"], own["system"], status)
 
 
 def table(rules: dict[str, RuleTotals], usage: RunUsage | None) -> str:
-    """One markdown table: the whole tree and Snakemake (when run here), then every rule, then their sums; shares
-    are of the tree's CPU, or without a run (``usage`` None) of the jobs' CPU."""
-    whole = "the tree's CPU" if usage else "the jobs' CPU"
-    lines = [row("part", "jobs", "wall s", "user s", "system s", "CPU s", f"share of {whole}"), "|---" * 7 + "|"]
-    jobs = sum(t.jobs for t in rules.values())
-    job_cpu = sum(t.cpu_seconds for t in rules.values())
+    """One Markdown table: the tree and Snakemake (when run here), every rule, their sums; shares of the tree's CPU,
+    or without a run (``usage`` None) of the jobs' CPU."""
+    jobs, job_cpu = sum(t.jobs for t in rules.values()), sum(t.cpu_seconds for t in rules.values())
     tree = usage.tree_user + usage.tree_system if usage else job_cpu  # the shares' whole
+
+    def row(part: str, n: object = "", wall="", user="", system="", cpu=0.0, share: str | None = None) -> str:
+        share = (f"{100 * cpu / tree:.1f}%" if tree > 0 else "") if share is None else share
+        return f"| {part} | {n} | {wall} | {user} | {system} | {cpu:.1f} | {share} |"
+
+    whole = "the tree's CPU" if usage else "the jobs' CPU"
+    lines = [f"| part | jobs | wall s | user s | system s | CPU s | share of {whole} |", "|---" * 7 + "|"]
     if usage:
         own = usage.snakemake_user + usage.snakemake_system
-        u, s = usage.tree_user, usage.tree_system
-        lines.append(
-            row("whole run (process tree)", jobs, f"{usage.wall:.1f}", f"{u:.1f}", f"{s:.1f}", f"{tree:.1f}", "100%")
-        )
-        u, s = usage.snakemake_user, usage.snakemake_system
-        lines.append(row("Snakemake process itself", "", "", f"{u:.1f}", f"{s:.1f}", f"{own:.1f}", share(own, tree)))
+        times = (f"{usage.wall:.1f}", f"{usage.tree_user:.1f}", f"{usage.tree_system:.1f}")
+        lines.append(row("whole run (process tree)", jobs, *times, tree, "100%"))
+        user, system = f"{usage.snakemake_user:.1f}", f"{usage.snakemake_system:.1f}"
+        lines.append(row("Snakemake process itself", "", "", user, system, own))
     for name, t in rules.items():
         name += f" ({t.unmeasured} without cpu_time)" if t.unmeasured else ""
-        cpu = t.cpu_seconds
-        lines.append(row(f"rule {name}", t.jobs, f"{t.seconds:.1f}", "", "", f"{cpu:.1f}", share(cpu, tree)))
+        lines.append(row(f"rule {name}", t.jobs, f"{t.seconds:.1f}", cpu=t.cpu_seconds))
     seconds = sum(t.seconds for t in rules.values())
-    lines.append(row("jobs' benchmarks, sum", jobs, f"{seconds:.1f}", "", "", f"{job_cpu:.1f}", share(job_cpu, tree)))
+    lines.append(row("jobs' benchmarks, sum", jobs, f"{seconds:.1f}", cpu=job_cpu))
     if usage:
-        rest = tree - own - job_cpu
-        lines.append(row("rest: job start-up, unsampled job CPU", "", "", "", "", f"{rest:.1f}", share(rest, tree)))
+        lines.append(row("rest: job start-up, unsampled job CPU", cpu=tree - own - job_cpu))
     return "\n".join(lines)
-
-
-def machine() -> str:
-    return f"{processors()}, Python {platform.python_version()}"
 
 
 def report(title: str, rules: dict[str, RuleTotals], usage: RunUsage | None, load: float | None = None) -> str:
     """The Markdown file: title, machine, date (and the load average when the run started), the table."""
     started = "" if load is None else f" Load average {load:.2f} when the run started."
-    lines = [f"# {title}", "", f"Machine: {machine()}. Written {time.strftime('%Y-%m-%d %H:%M:%S')}.{started}", ""]
+    machine = f"{processors()}, Python {platform.python_version()}"
+    lines = [f"# {title}", "", f"Machine: {machine}. Written {time.strftime('%Y-%m-%d %H:%M:%S')}.{started}", ""]
     if usage and usage.exit_status != 0:
         lines += [f"**Snakemake exited with status {usage.exit_status}: the run is not complete.**", ""]
     return "\n".join([*lines, table(rules, usage), ""])
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m tools.bench_run",
-        description="Benchmark a whole run of the workflow from an empty results/ in a scratch copy, or summarise "
-        "an existing run's benchmarks/. Arguments after -- go to Snakemake.",
-    )
-    parser.add_argument(
-        "--target",
-        choices=TARGETS,
-        default="default",
-        help="default: the full run's default "
-        "target; paper: experiments 1–6 alone; quick: the quick preset (default: %(default)s)",
-    )
-    parser.add_argument("--summarise", type=Path, metavar="DIR", help="only summarise DIR/benchmarks/, run nothing")
-    parser.add_argument("--cores", default="all", help="Snakemake's --cores (default: %(default)s)")
-    parser.add_argument("--source", type=Path, default=ROOT, help="the checkout whose workflow is copied")
-    parser.add_argument("--workdir", type=Path, help="run in this new folder and keep it (default: a temporary one)")
-    parser.add_argument(
-        "--output", type=Path, help="default: benchmarks/run-TARGET.md, or benchmarks/run-summary.md with --summarise"
-    )
-    parser.add_argument("snakemake", nargs="*", help="more arguments for Snakemake, after --")
-    return parser.parse_args(argv)
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_run", description=__doc__.split("\n\n")[0])
+    add = parser.add_argument
+    add("--target", choices=TARGETS, default="default", help="the full run, experiments 1–6 alone, or the quick preset")
+    add("--summarise", type=Path, metavar="DIR", help="only summarise DIR/benchmarks/, run nothing")
+    add("--cores", default="all", help="Snakemake's --cores (default: %(default)s)")
+    add("--source", type=Path, default=ROOT, help="the checkout whose workflow is copied")
+    add("--workdir", type=Path, help="run in this new folder and keep it (default: a temporary one)")
+    add("--output", type=Path, help="default: benchmarks/run-TARGET.md, or benchmarks/run-summary.md with --summarise")
+    add("snakemake", nargs="*", help="more arguments for Snakemake, after --")
+    args = parser.parse_args(argv)
+    args.output = args.output or Path("benchmarks") / f"run-{'summary' if args.summarise else args.target}.md"
+    return args
 
 
-def default_output(args: argparse.Namespace) -> Path:
-    """One file a target, so that the quick preset's table does not overwrite the full run's."""
-    return Path("benchmarks") / f"run-{'summary' if args.summarise else args.target}.md"
-
-
-def run(args: argparse.Namespace) -> str:
-    arguments = snakemake_arguments(args.target, args.cores, args.snakemake)
-    title = f"Whole run: `snakemake {' '.join(arguments)}` from an empty results/"
-    with tempfile.TemporaryDirectory(prefix="onenn-bench-run-") as tmp:
-        work = args.workdir or Path(tmp) / "workflow"
-        if args.workdir and args.workdir.exists():
-            raise SystemExit(f"--workdir {args.workdir} exists; give a new folder")
-        copy_workflow(args.source, work)
-        log = Path(tmp) / "snakemake.log"
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-        usage = run_snakemake(work, arguments, log)
-        if usage.exit_status != 0:
-            print(log.read_text()[-4000:], file=sys.stderr)
-        return report(title, rule_totals(work / "benchmarks"), usage, load)
-
-
-def main(argv: list[str] | None = None) -> str:
+def main(argv: Sequence[str] | None = None) -> str:
     args = parse(argv)
     if args.summarise:
-        benchmarks = args.summarise / "benchmarks"
-        if not benchmarks.is_dir():
+        if not (args.summarise / "benchmarks").is_dir():
             raise SystemExit(f"no benchmarks/ folder in {args.summarise}")
-        text = report(f"Jobs' benchmarks of {args.summarise}", rule_totals(benchmarks), None)
+        text = report(f"Jobs' benchmarks of {args.summarise}", rule_totals(args.summarise / "benchmarks"), None)
     else:
-        text = run(args)
+        if args.workdir and args.workdir.exists():
+            raise SystemExit(f"--workdir {args.workdir} exists; give a new folder")
+        arguments = snakemake_arguments(args.target, args.cores, args.snakemake)
+        with tempfile.TemporaryDirectory(prefix="onenn-bench-run-") as tmp:
+            work, log = args.workdir or Path(tmp) / "workflow", Path(tmp) / "snakemake.log"
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+            usage = run_snakemake(args.source, work, arguments, log)
+            if usage.exit_status != 0:
+                print(log.read_text()[-4000:], file=sys.stderr)
+            title = f"Whole run: `snakemake {' '.join(arguments)}` from an empty results/"
+            text = report(title, rule_totals(work / "benchmarks"), usage, load)
     print(text)
-    write_with(args.output or default_output(args), lambda tmp: tmp.write_text(text))
+    write_with(args.output, lambda tmp: tmp.write_text(text))
     return text
 
 

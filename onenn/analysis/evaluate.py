@@ -1,11 +1,6 @@
-"""The metrics of docs/method.md §5 for every saved ``W`` of a run, on a test set, multiclass and binary.
-
-numpy only, in float64: the model and the loss values are the numpy ones of ``onenn.maths.model_numpy``, so an
-evaluation job never imports torch (docs/performance.md, per-job fixed cost).
-
-Prompts are token rows as in ``onenn.maths.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the label
-vectors of the context, ``D = d + m + 1``.
-"""
+"""The metrics of docs/method.md §5 for every saved ``W`` of a run on its test sets, multiclass and binary: numpy,
+float64, on the numpy model ``onenn.maths.model_numpy`` (an evaluation job never imports torch). Shapes as in
+``onenn.maths.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m)."""
 
 from __future__ import annotations
 
@@ -16,16 +11,12 @@ import pandas as pd
 
 from onenn.base.columns import se_column
 from onenn.maths.family import diagnostics
-from onenn.maths.model_numpy import check_loss, forward, loss_values, simplex_code
-
-# --------------------------------------------------------------------------------------------------------
-# Multiclass
-# --------------------------------------------------------------------------------------------------------
+from onenn.maths.losses import check_registered, loss_values
+from onenn.maths.model import forward, simplex_code
 
 
 def mean_and_se(name: str, values: np.ndarray) -> dict[str, float]:
-    """``{name: mean, name_se: sd / √n}``: the mean over the ``n`` prompts of a per-prompt value and its standard
-    error, the sample sd (ddof 1) over the prompts divided by ``√n`` (NaN for a single prompt)."""
+    """``{name: mean, name_se: sd / √n}`` over the prompts (sample sd, ddof 1; NaN for a single prompt)."""
     n = len(values)
     se = float(np.std(values, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
     return {name: float(np.mean(values)), se_column(name): se}
@@ -34,15 +25,13 @@ def mean_and_se(name: str, values: np.ndarray) -> dict[str, float]:
 def prompt_metrics(
     W: np.ndarray, x: np.ndarray, classes: np.ndarray, nn: np.ndarray, K: int, loss: str, c: float = 0.0
 ) -> dict[str, float]:
-    """Mean logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class, and the loss
-    (``onenn.base.columns.METRICS``) of ``W`` on the prompts ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,),
-    each with its standard error over the prompts (``accuracy_se``, ...: ``mean_and_se``)."""
+    """Logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class and the loss of ``W`` on prompts
+    ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,), each with its standard error (``mean_and_se``)."""
     return class_metrics(W, *class_arrays({"x": x, "classes": classes, "nn": nn}, K), loss, c)
 
 
 def class_arrays(data: dict[str, np.ndarray], K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A test set's ``x`` (n, N+1, d), the context's label codes ``Y`` (n, N, K), the 1-NN class ``c_{i*}``
-    (n,) and its code (n, K), in float64: made once a test set, not once a saved step."""
+    """A test set's ``x``, label codes ``Y`` (n, N, K), 1-NN class (n,) and its code (n, K), float64, made once."""
     codes = simplex_code(K)
     x = np.asarray(data["x"], np.float64)
     classes = np.asarray(data["classes"], np.int64)
@@ -53,8 +42,7 @@ def class_arrays(data: dict[str, np.ndarray], K: int) -> tuple[np.ndarray, np.nd
 def class_metrics(
     W: np.ndarray, x: np.ndarray, Y: np.ndarray, target_class: np.ndarray, y_target: np.ndarray, loss: str, c: float
 ) -> dict[str, float]:
-    """``prompt_metrics`` on ``class_arrays``. Means are numpy's pairwise sums, whose last bit does not depend on
-    the number of threads."""
+    """``prompt_metrics`` on ``class_arrays`` (numpy's pairwise sums: the last bit does not depend on threads)."""
     _, ell = forward(W, x, Y)
     return {
         **mean_and_se("logit_error", ((ell - y_target) ** 2).sum(-1)),
@@ -72,7 +60,7 @@ def evaluate_run(
     c: float = 0.0,
 ) -> pd.DataFrame:
     """One row per (saved step, test set): the prompt metrics and the parameter diagnostics, in float64."""
-    check_loss(loss)
+    check_registered(loss)
     d = next(iter(test_sets.values()))["x"].shape[-1]
     arrays = {name: class_arrays(data, K) for name, data in test_sets.items()}
     rows = []
@@ -84,14 +72,11 @@ def evaluate_run(
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------------------------------------
-# Binary (docs/method.md §7.1)
-# --------------------------------------------------------------------------------------------------------
+# --- binary (docs/method.md §7.1) ---
 
 
 def binary_arrays(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A binary prompt set's ``x`` (n, N+1, d), its labels as width-1 vectors ``Y`` (n, N, 1) and the 1-NN
-    targets ``y_{i*}`` (n, 1), in float64."""
+    """A binary prompt set's ``x``, labels as width-1 vectors ``Y`` (n, N, 1) and 1-NN targets (n, 1), float64."""
     x = np.asarray(data["x"], np.float64)
     y = np.asarray(data["y"], np.float64)
     nn = np.asarray(data["nn"], np.int64)
@@ -99,8 +84,7 @@ def binary_arrays(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, 
 
 
 def binary_metrics(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarray) -> dict[str, float]:
-    """``nn_mse``: the mean of ``(ℓ − y_{i*})²``, the squared distance to the 1-NN predictor; the loss is half of
-    it; each with its standard error over the prompts (``nn_mse_se``, ``test_loss_se``: ``mean_and_se``)."""
+    """``nn_mse``, the mean ``(ℓ − y_{i*})²`` (squared distance to the 1-NN predictor), and the loss, half of it."""
     _, ell = forward(W, x, Y)
     squared = ((ell - target) ** 2)[:, 0]
     return {**mean_and_se("nn_mse", squared), **mean_and_se("test_loss", 0.5 * squared)}
@@ -109,7 +93,7 @@ def binary_metrics(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarr
 def evaluate_binary(
     saved_steps: np.ndarray, weights: np.ndarray, sets: dict[str, dict[str, np.ndarray]], d: int
 ) -> pd.DataFrame:
-    """One row per (saved step, prompt set): the metrics (float64) and the parameter diagnostics of docs/method.md §5."""
+    """One row per (saved step, prompt set): the binary metrics and the parameter diagnostics."""
     arrays = {name: binary_arrays(data) for name, data in sets.items()}
     rows = []
     for step, W_np in zip(saved_steps, weights):

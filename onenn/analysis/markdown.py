@@ -1,8 +1,5 @@
-"""The Markdown the headline table, the scorecard and the README's pages are written in, and its HTML page in the
-report (Snakemake's report shows HTML inline, not Markdown). Three constructs only, headings, paragraphs and pipe
-tables: ``markdown_table`` writes a pipe table, ``number`` and ``cell`` its cells, and ``markdown_to_html`` reads
-them back into a page. No torch, no pandas, no Markdown library (the report's page job imports this module).
-"""
+"""The Markdown of the headline table, the scorecard and the README's pages (headings, paragraphs, pipe tables),
+and its HTML page for the report (which shows HTML inline). No pandas, no Markdown library."""
 
 from __future__ import annotations
 
@@ -20,7 +17,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def number(value: float | None) -> str:
-    """A value to four significant digits; ``–`` where there is none (None or NaN)."""
+    """A value to four significant digits; ``–`` for None or NaN."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:.4g}"
@@ -82,7 +79,7 @@ def blocks(text: str) -> Iterator[tuple[str, list[str]]]:
 
 
 def markdown_to_html(text: str, title: str) -> str:
-    """A standalone HTML page of Markdown made of ``#`` headings, paragraphs and pipe tables (text escaped)."""
+    """A standalone HTML page of ``#`` headings, paragraphs and pipe tables (text escaped)."""
     body = []
     for kind, lines in blocks(text):
         if kind == "heading":

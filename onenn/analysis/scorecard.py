@@ -1,9 +1,6 @@
-"""The scorecard: each claim of the paper (``workflow/claims.yaml``) against this run's tables, with a verdict.
-No torch. Three steps, in this order here: measuring a claim in the tables (our value at each of its points, as
-``onenn.analysis.verdict.Measured``: mean and sd over seeds, the test set's error ``recorded_test_se``, the values
-at a common rescaled time), judging it by the verdict rule (``onenn.analysis.verdict``, the rule of
-docs/claims.md), and writing the scorecard's rows (``scorecard``) and its Markdown page (``to_markdown``).
-"""
+"""The scorecard: each claim of ``workflow/claims.yaml`` against this run's tables (docs/claims.md). Three steps
+in this order: measuring a claim (``Measured`` at each of its points), judging it (``onenn.analysis.verdict``),
+and writing its row (``scorecard``) and the page (``to_markdown``). No torch."""
 
 from __future__ import annotations
 
@@ -15,15 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import cell, markdown_table, number
+from onenn.analysis.markdown import number
 from onenn.analysis.verdict import (
-    LEVEL,
-    MARGINAL_LEVEL,
     SLOPE_CHECKS,
     TEST_SET_KEY,
-    VERDICTS,
     Measured,
-    expected_by_chance,
     is_chance_test,
     is_level,
     judge,
@@ -73,7 +66,7 @@ DESCRIPTIONS = {
     "note": "the claim's note: what we compare and why",
 }
 COLUMNS = tuple(DESCRIPTIONS)
-#: the columns a scorecard written before them lacks (or leaves empty), and their value there (``with_defaults``)
+#: the columns an older scorecard lacks (or leaves empty), and their value there (``with_defaults``)
 LATER_COLUMNS = {
     "reading": "",
     "why": "",
@@ -86,9 +79,6 @@ LATER_COLUMNS = {
     "untested": "",
 }
 
-#: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
-REASONS = "../../docs/claims.md"
-
 
 # --- measuring a claim: our value at each of its points ------------------------------------------------------
 
@@ -99,16 +89,14 @@ def prefactor(K: int) -> float:
 
 
 def at_step(steps: np.ndarray, values: np.ndarray, step: float) -> float:
-    """The value at ``step``, linear in ``log(step)`` between the saved steps around it (step 0 left out)."""
+    """The value at ``step``, linear in ``log(step)`` between saved steps (step 0 left out)."""
     keep = steps > 0
     return float(np.interp(np.log(step), np.log(steps[keep]), values[keep]))
 
 
 def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
-    """The least-squares slope of ``values`` against ``log10(step)`` over the last decade of steps
-    (steps ≥ last / 10): the change per decade of steps. Written as ``Σ (x − x̄)(y − y_0) / Σ (x − x̄)²`` (the
-    same slope, since ``Σ (x − x̄) = 0``), so that a series that does not move has a slope of exactly 0, not a
-    rounding error whose sign the sign rule would read."""
+    """Least-squares slope of ``values`` against ``log10(step)`` over the last decade of steps, as
+    ``Σ (x − x̄)(y − y_0) / Σ (x − x̄)²``: exactly 0 for a series that does not move (no rounding sign to read)."""
     keep = (steps >= steps.max() / 10.0) & (steps > 0)
     x, y = np.log10(steps[keep]), values[keep]
     centred = x - x.mean()
@@ -118,10 +106,8 @@ def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
 def per_seed(
     rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None, column: str | None = None
 ) -> pd.DataFrame:
-    """One row per seed: the claim's quantity (``value``), with the run's ``test_size``. With ``rescaled_time``
-    the value is read at the step where ``((K − 1)/K)·step`` equals it; the slope checks (flat, rising, falling)
-    take the slope over the last decade of steps. ``column`` reads another column (a standard error) the same way
-    as the claim's own."""
+    """One row per seed: the claim's quantity (``value``, at ``rescaled_time`` if given; a slope for the slope
+    checks), its ``last`` value and the run's ``test_size``; ``column`` reads another column the same way."""
     q = claim.quantity
     values = rows[column or q.column] * (rows["K"] / (rows["K"] - 1) if q.divide_by else 1.0)
     if q.over and column is None:
@@ -144,7 +130,7 @@ def per_seed(
 
 
 def common_rescaled_time(table: pd.DataFrame, claim: Claim) -> float | None:
-    """``time: rescaled``: the largest rescaled time ``((K − 1)/K)·step`` that every point's runs reach."""
+    """``time: rescaled``: the largest ``((K − 1)/K)·step`` that every point's runs reach."""
     if claim.quantity.time != "rescaled":
         return None
     rows = table[table["variant"].isin([p.variant for p in claim.points])]
@@ -155,18 +141,15 @@ def common_rescaled_time(table: pd.DataFrame, claim: Claim) -> float | None:
 
 
 def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
-    """Check decays: the seed mean of ``column`` at step 0, then at every saved step of the run's last decade
-    (step ≥ last step / 10)."""
+    """Check decays: the seed mean of ``column`` at step 0, then at every saved step of the last decade."""
     means = rows.groupby("step", sort=True)[column].mean()
     decade = means[means.index >= means.index.max() / 10.0]
     return (float(means.iloc[0]), *(float(v) for v in decade))
 
 
 def recorded_test_se(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None) -> float | None:
-    """The test-set error of the seed mean of a level from the table's standard errors over the prompts
-    (``accuracy_se``, ...), read per seed as the level is, then averaged over the seeds: the seeds share the test
-    set, so averaging them does not shrink it, and the mean of the seeds' errors bounds it (docs/claims.md).
-    None where the table has no such column or a row lacks its value (a table written before them)."""
+    """The test set's error of a level: the seeds' recorded standard errors (``accuracy_se``, ...), read as the
+    level is, averaged (the seeds share the test set: docs/claims.md); None where the table lacks them."""
     column = se_column(claim.quantity.column)
     if column not in rows or rows[column].isna().any():
         return None
@@ -220,7 +203,6 @@ def train_point(
 
 
 def versus_rows(table: pd.DataFrame, claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the claim's ``versus`` variant, on the same test set as ``rows``."""
     other = table[table["variant"] == claim.versus]
     return other[other["test_set"] == rows["test_set"].iloc[0]]
 
@@ -228,8 +210,7 @@ def versus_rows(table: pd.DataFrame, claim: Claim, rows: pd.DataFrame) -> pd.Dat
 def paired_difference(
     seeds: pd.DataFrame, other: pd.DataFrame, claim: Claim, rescaled_time: float | None
 ) -> pd.DataFrame:
-    """Per seed, the point's value minus the ``versus`` variant's at the same seed number: the runs of one seed
-    number share ``W0`` and the minibatch stream (``stream_key(seed, "minibatches")``), so they pair."""
+    """Per seed, the point's value minus the ``versus`` variant's (one seed number shares ``W0`` and the stream)."""
     if not len(other):
         return seeds.iloc[0:0]
     theirs = per_seed(other, claim, rescaled_time).set_index("seed")
@@ -345,8 +326,7 @@ def describe_quantity(claim: Claim) -> str:
 
 
 def shows_z(points: list[Measured], claim: Claim) -> bool:
-    """Whether the row's z is a z (docs/claims.md): not for a fall (decays) or a slope (its sign is read), nor for a
-    bound (below, above) whose spread is the sd of seeds that share ``W0`` alone (no test set's error)."""
+    """Whether the row's z is a z (docs/claims.md): not for decays or a slope, nor for a bound without a test error."""
     if claim.check in ("decays", *SLOPE_CHECKS):
         return False
     return claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
@@ -400,246 +380,18 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
 
 def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
-    rows = [score(c, tables.get(c.experiment)) for c in claims]
-    out = pd.DataFrame(rows).reindex(columns=list(COLUMNS))
-    for column in (
-        "paper_value",
-        "paper_spread",
-        "ours_mean",
-        "ours_sd",
-        "test_se",
-        "paper_se",
-        "z",
-        "statistic",
-        "limit",
-    ):
+    out = pd.DataFrame([score(c, tables.get(c.experiment)) for c in claims]).reindex(columns=list(COLUMNS))
+    for column in ("paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z", "statistic"):
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
+    out["limit"] = pd.to_numeric(out["limit"], errors="coerce").astype("float64")
     for column in ("figure", "points", "points_run", "paper_test_size"):
         out[column] = out[column].astype("int64")
     for column in ("n", "dof"):
         out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
-    for column in ("reading", "why", "reason", "post_hoc", "test_sizes", "paper_test_sizes", "untested"):
+    texts = [c for c, default in LATER_COLUMNS.items() if isinstance(default, str)]
+    for column in texts:
         out[column] = out[column].astype("object").where(out[column].notna(), "")
     out["chance"] = out["chance"].astype("bool")
-    for column in (
-        "claim",
-        "source",
-        "experiment",
-        "check",
-        "quantity",
-        "paper",
-        "verdict",
-        "reading",
-        "why",
-        "reason",
-        "post_hoc",
-        "test_sizes",
-        "paper_test_sizes",
-        "untested",
-        "detail",
-        "note",
-    ):
+    for column in ["claim", "source", "experiment", "check", "quantity", "paper", "verdict", *texts, "detail", "note"]:
         out[column] = out[column].astype("string")
     return out
-
-
-# --- the Markdown page ----------------------------------------------------------------------------------------
-
-
-def paper_cell(row: pd.Series) -> str:
-    if pd.isna(row["paper_value"]):
-        return "–"
-    spread = f" ± {number(row['paper_spread'])}" if row["paper_spread"] and not pd.isna(row["paper_spread"]) else ""
-    return number(row["paper_value"]) + spread
-
-
-def ours_cell(row: pd.Series) -> str:
-    if pd.isna(row["ours_mean"]):
-        return "–"
-    return f"{number(row['ours_mean'])} ± {row['ours_sd']:.2g} (n = {row['n']})"
-
-
-def test_cell(row: pd.Series) -> str:
-    """The χ² statistic of checks equal and constant against its limit (for one point χ² = z², limit 4)."""
-    if pd.isna(row["statistic"]) or pd.isna(row["dof"]):
-        return "–"
-    return f"χ²({row['dof']}) = {row['statistic']:.3g}, limit {row['limit']:.3g}"
-
-
-def partly_run(row: pd.Series) -> str:
-    """A verdict on some of the claim's points says on how many."""
-    if row["verdict"] == "not run" or row["points_run"] == row["points"]:
-        return ""
-    return f" ({row['points_run']} of {row['points']} points run)"
-
-
-def anchor_link(anchor: str) -> str:
-    return f"[reason]({REASONS}#{anchor})"
-
-
-def verdict_cell(row: pd.Series) -> str:
-    """The verdict and its reading; a *differs* says whether it is explained (the reason's link), marginal or not
-    explained; a part of the sentence the check does not test; the verdicts at other assumed test sizes."""
-    text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "") + partly_run(row)
-    if row["why"] == "explained":
-        text += f" (explained: {anchor_link(str(row['reason']))})"
-    elif row["why"] == "marginal":
-        text += f" (marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit)"
-    elif row["why"]:
-        text += f" ({row['why']})"
-    if row["untested"] and row["verdict"] != "not run":
-        text += f"; not tested: {row['untested']} (note)"
-    if row["test_sizes"]:
-        text += f"; by the paper's assumed test size: {row['test_sizes']} prompts"
-    return text
-
-
-def claim_cell(row: pd.Series) -> str:
-    return str(row["claim"]) + (" (post-hoc)" if row["post_hoc"] else "")
-
-
-def scale_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """What this run measured: steps and seeds of every training table, prompts of every scaling table."""
-    parts = []
-    for name, table in tables.items():
-        if "step" in table:
-            parts.append(f"{name}: {int(table['step'].max())} steps × {table['seed'].nunique()} seeds")
-        elif "prompts" in table:
-            parts.append(f"{name}: {int(table['prompts'].min())}–{int(table['prompts'].max())} prompts a point")
-    return [f"This run: {'; '.join(parts)}.", ""] if parts else []
-
-
-def tally(card: pd.DataFrame) -> str:
-    counts = card["verdict"].value_counts()
-    return ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
-
-
-def chance_line(card: pd.DataFrame) -> str:
-    """The chance paragraph: the count, then which rows it counts and which post-hoc rows it leaves out."""
-    m, expected, differs, p = expected_by_chance(card)
-    counted = card[card["chance"] & (card["verdict"] != "not run")]["claim"]
-    post_hoc = card[card["post_hoc"] != ""]["claim"]
-    left_out = f" Post-hoc rows, not counted: {', '.join(post_hoc)}." if len(post_hoc) else ""
-    if not m:
-        return "No row is a level test with a spread in this run." + left_out
-    observed = (
-        "none does."
-        if not differs
-        else (f"{differs} do; the probability of {differs} or more by chance alone is {p:.2g}.")
-    )
-    return (
-        f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
-        f"chance alone would make {expected:.2f} of them read *differs* on average "
-        f"(m × {100 * (1 - LEVEL):.2f}%); {observed} Counted: the level tests (checks equal and constant) with a "
-        f"spread on our side at one point at least, not post-hoc: {', '.join(counted)}. The other rows cannot "
-        "read *differs* by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
-    )
-
-
-def post_hoc_note(row: pd.Series) -> str:
-    return f"Post-hoc: {row['post_hoc']}" if row["post_hoc"] else ""
-
-
-INTRODUCTION = (
-    "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n "
-    "seeds; for the scaling identity the estimate ± its standard error over n prompts), the difference z in "
-    "units of the combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the "
-    "paper's sampling error at the test size assumed for it, half its printed precision), and the verdict by the "
-    "rule of docs/claims.md. A slope row (change per decade of steps) shows the slope ± sd over seeds and no z: "
-    "its sign is read by the rule's sign rule. Where a claim covers several points, the row shows the one farthest "
-    "from agreeing "
-    "and the test is χ² over all of them; every point is listed below. Our own rows (questions of this project, "
-    "not the paper's) follow, scored by the same rule."
-)
-
-HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "test", "verdict"]
-
-
-def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
-    body = [
-        [
-            claim_cell(r),
-            str(r["figure"]) if r["figure"] else "–",
-            cell(r["paper"]),
-            cell(f"{r['experiment']}: {r['quantity']}"),
-            paper_cell(r),
-            ours_cell(r),
-            "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
-            test_cell(r),
-            verdict_cell(r),
-        ]
-        for _, r in card.iterrows()
-    ]
-    return markdown_table(header, body)
-
-
-def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
-    """``card`` with the columns a scorecard written before them lacks (``LATER_COLUMNS``), at their defaults."""
-    out = card.copy()
-    for column, default in LATER_COLUMNS.items():
-        if column not in out:
-            out[column] = default
-        elif isinstance(default, str):
-            out[column] = out[column].astype("object").where(out[column].notna(), default)
-        else:
-            out[column] = out[column].astype("object").where(out[column].notna(), default).astype(type(default))
-    return out
-
-
-def assumptions(card: pd.DataFrame) -> list[str]:
-    """The paragraph above the rows: the test size assumed for the paper and the other sizes its verdicts are
-    recomputed at, and the correlation taken for points on one test set."""
-    sizes = sorted({int(n) for n in card["paper_test_size"] if n})
-    ranges = sorted({int(n) for text in card["paper_test_sizes"] for n in str(text).split(", ") if n})
-    text = ""
-    if sizes:
-        text = (
-            f"The paper's sampling error assumes a test size of {', '.join(map(str, sizes))} prompts (the paper "
-            "states none; workflow/claims.yaml, `paper_test_size`)"
-        )
-        text += (
-            f"; a row whose verdict changes when {' or '.join(map(str, ranges))} prompts are assumed instead says so."
-            if ranges
-            else "."
-        )
-    text += (
-        " Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
-        "lowers χ² where their differences have one sign and raises it where they have opposite signs, so the "
-        "assumption can push χ² either way."
-    )
-    return [text.strip(), ""]
-
-
-def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
-    card = with_defaults(card)
-    papers = card[card["source"] != "ours"]
-    ours = card[card["source"] == "ours"]
-    lines = [
-        "# The paper's claims against this run",
-        "",
-        INTRODUCTION,
-        "",
-        *scale_lines(tables),
-        f"Verdicts on the paper's claims: {tally(papers)}.",
-        "",
-        chance_line(papers),
-        "",
-    ]
-    if len(ours):
-        lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
-    lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
-    if len(ours):
-        header = ["row", "fig.", "the question", *HEADER[3:5], *HEADER[5:]]
-        header[4] = "hypothesis"
-        lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
-    lines += ["## Every point", ""]
-    body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
-    lines += [markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
-    notes = [
-        [claim_cell(r), cell(" ".join(x for x in (str(r["note"] or ""), post_hoc_note(r)) if x))]
-        for _, r in card.iterrows()
-        if (not pd.isna(r["note"]) and r["note"]) or r["post_hoc"]
-    ]
-    if notes:
-        lines += ["## What is compared", "", markdown_table(["claim", "note"], notes), ""]
-    return "\n".join(lines)

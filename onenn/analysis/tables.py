@@ -1,5 +1,5 @@
-"""Tables: one tidy row per (experiment, variant, seed, step, test set), and statistics over seeds.
-No torch; all statistics live here, the plotting code only draws them."""
+"""Tables: one tidy row per (experiment, variant, seed, step, test set), every statistic over seeds, and the audit's
+numbers (docs/method.md §7). No torch: the figures and pages only draw and write these."""
 
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ RUN_TABLE_DESCRIPTIONS = {
 
 
 def window_means(minibatch_loss: np.ndarray, saved_steps: np.ndarray) -> np.ndarray:
-    """For each saved step ``s_k``: the mean minibatch loss of the steps ``[s_{k−1}, s_k)`` that led to
-    ``W_{s_k}``; at step 0 the loss of the first minibatch."""
+    """Per saved step ``s_k``: the mean minibatch loss of the steps ``[s_{k−1}, s_k)``; at step 0 the first one's."""
     out = np.empty(len(saved_steps))
     for k, step in enumerate(saved_steps):
         lo = int(saved_steps[k - 1]) if k > 0 else 0
@@ -34,7 +33,7 @@ def window_means(minibatch_loss: np.ndarray, saved_steps: np.ndarray) -> np.ndar
 def run_table(
     metrics: pd.DataFrame, run_info: dict[str, Any], minibatch_loss: np.ndarray, saved_steps: np.ndarray
 ) -> pd.DataFrame:
-    """Add the run's identity, its minibatch loss and its resolved settings to the metrics of one run."""
+    """One run's metrics with its identity, its minibatch loss and its resolved settings."""
     table = metrics.copy()
     by_step = dict(zip(saved_steps.tolist(), window_means(minibatch_loss, saved_steps)))
     table["minibatch_loss"] = table["step"].map(by_step).astype("float64")
@@ -70,8 +69,7 @@ def final_step(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Per run, ``value`` at its first and last saved step and their ratio ``end / start`` (NaN where the
-    start is 0): one row per (experiment, variant, seed), with the run's settings."""
+    """Per run: ``value`` at its first and last saved step and ``end / start`` (NaN where the start is 0)."""
     runs = ["experiment", "variant", "seed"]
     one_set = table[table["test_set"] == table["test_set"].iloc[0]] if "test_set" in table else table
     ordered = one_set.sort_values(runs + ["step"], kind="stable")
@@ -86,8 +84,7 @@ def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
 
 
 def class_scaled(table: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Add ``{value}_scaled = value / ((K − 1)/K)``: on the family every loss of the K-class problem is
-    ``(K − 1)/K`` times the binary one (Lemma 2), so scaled curves of different K can be compared."""
+    """Add ``{value}_scaled = value / ((K − 1)/K)``: Lemma 2's factor, so that curves of different K compare."""
     out = table.copy()
     out[f"{value}_scaled"] = out[value] * out["K"] / (out["K"] - 1)
     return out
@@ -98,8 +95,7 @@ ORDER_KEYS = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "l
 
 
 def variant_order(table: pd.DataFrame) -> list[str]:
-    """The experiment's variants sorted by the settings that vary between them (numbers as numbers, so
-    ``K=10`` comes after ``K=2``)."""
+    """The variants sorted by the settings that vary between them (numbers as numbers: ``K=2`` before ``K=10``)."""
     per_variant = table.groupby("variant", sort=True).first()
     keys = [k for k in ORDER_KEYS if k in per_variant and per_variant[k].nunique() > 1]
     return list(per_variant.sort_values(keys, kind="stable").index) if keys else list(per_variant.index)
@@ -132,8 +128,7 @@ def _population_levels(mine: pd.DataFrame) -> list[str]:
 
 
 def _at_time(part: pd.DataFrame, t: float) -> tuple[float, float]:
-    """``(xi_ratio, reduced_loss)`` of one flow at ``t``, interpolated in log time (the loss in log too); NaN
-    beyond the flow's recorded times."""
+    """``(xi_ratio, reduced_loss)`` of one flow at ``t``, log-interpolated in time (the loss in log too); NaN outside."""
     part = part[part["time"] > 0].sort_values("time")
     if not len(part) or not part["time"].min() <= t <= part["time"].max():
         return np.nan, np.nan
@@ -144,10 +139,8 @@ def _at_time(part: pd.DataFrame, t: float) -> tuple[float, float]:
 
 
 def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TIMES) -> pd.DataFrame:
-    """The resolution test: ``xi1/xi2`` and the loss of every population level at ``times`` (log-interpolated,
-    NaN beyond a level's end), with their relative differences to the next finer level; and the seed swap
-    (source ``population_swap``, ``nodes_divisor`` 1, where the table has it), with its relative difference to
-    the main flow at the same nodes."""
+    """The resolution test: ``xi1/xi2`` and the loss of every population level and of the seed swap at ``times``, with
+    their relative change to the next finer level (the swap: to the main flow)."""
     rows = []
     for variant, mine in table.groupby("variant", sort=True):
         for source in _population_levels(mine) + ([AUDIT_SWAP] if (mine["source"] == AUDIT_SWAP).any() else []):
@@ -181,16 +174,13 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
 
 
 def crossing_time(part: pd.DataFrame, bound: float = XI_RATIO_BOUND) -> float:
-    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow's recorded times (``onenn.maths.crossing.ratio_crossing``:
-    interpolated in log time between the last recorded time below and the first above; NaN if it never does)."""
+    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow (``onenn.maths.crossing.ratio_crossing``; NaN if never)."""
     part = part[part["time"] > 0].sort_values("time")
     return ratio_crossing(part["time"].to_numpy(), part["xi_ratio"].to_numpy(), bound)[0]
 
 
 def significant_digits(value: float, error: float, most: int = 6) -> int:
-    """How many significant digits of ``value`` its ``error`` allows: down to the decimal place of the error's
-    first digit (``1264`` with error ``4`` keeps 4, with error ``40`` keeps 3), at least 1, at most ``most``
-    (and ``most`` when the error is 0)."""
+    """The significant digits of ``value`` its ``error`` allows (to the error's first digit), in ``[1, most]``."""
     if not np.isfinite(value) or value == 0 or not np.isfinite(error):
         return 1
     if error <= 0:
@@ -225,8 +215,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     ``swap_xi_ratio_rel_gap`` and ``swap_reduced_loss_rel_gap``: the largest relative change of ``xi1/xi2`` and
     of the loss under the seed swap at the early times of ``RESOLUTION_TIMES`` (``_seed_swap_gaps``).
     ``loss_xi1_end``, ``asymptote`` and ``stuck_loss_xi1_end``: ``loss * xi1`` at the end, its limit ``C`` and
-    the stuck mass's share ``1/2 F(r)^N xi1`` (docs/method.md §7.3; NaN in a table without them).
-    """
+    the stuck mass's share ``1/2 F(r)^N xi1`` (docs/method.md §7.3; NaN in a table without them)."""
     rows = []
     main = audit_trajectory(table)
     for variant, part in main.groupby("variant", sort=True):
@@ -296,8 +285,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _crossing_and_error(mine: pd.DataFrame, levels: list[str]) -> tuple[float, float]:
-    """The main flow's ``crossing_time`` and its error: the largest change of it at half the nodes and under the
-    seed swap (NaN where neither is in the table or neither crosses)."""
+    """The main flow's ``crossing_time`` and its largest change at half the nodes and under the seed swap."""
     cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])
     others = [crossing_time(mine[mine["source"] == s]) for s in levels[1:2] + [AUDIT_SWAP]]
     changes = [abs(c - cross) for c in others if np.isfinite(c)]
@@ -305,8 +293,7 @@ def _crossing_and_error(mine: pd.DataFrame, levels: list[str]) -> tuple[float, f
 
 
 def _seed_swap_gaps(mine: pd.DataFrame) -> tuple[float, float]:
-    """The largest relative change of ``xi1/xi2`` and of the loss under the seed swap at the times of
-    ``RESOLUTION_TIMES`` its flow reaches (NaN without a seed swap)."""
+    """The largest relative change of ``xi1/xi2`` and of the loss under the seed swap (NaN without one)."""
     res = audit_resolution(mine)
     swap = res[res["source"] == AUDIT_SWAP]
     if not len(swap) or swap["xi_ratio_change"].isna().all():
@@ -315,8 +302,7 @@ def _seed_swap_gaps(mine: pd.DataFrame) -> tuple[float, float]:
 
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
-    """The main trajectory of every variant interpolated (in log time) at ``times``: ``xi1, xi2, xi_ratio,
-    reduced_loss, xi2_minus_xi1, boundary, stuck_mass`` (the values at log-spaced t of the headline table)."""
+    """The main trajectory of every variant log-interpolated at ``times`` (the headline table's values)."""
     rows = []
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part[part["time"] > 0].sort_values("time")

@@ -1,20 +1,6 @@
-"""The scorecard's verdict rule, as docs/claims.md states it, section by section: a referee reads the two side by
-side. No torch: the rule judges the points that ``onenn.analysis.scorecard`` measures, and that module turns
-its verdicts into the scorecard's rows and page.
-
-- *The verdict rule*: our side of a point (``Measured``: mean and sd over seeds; kind scaling has no seeds, its
-  ``sd`` is the standard error of the estimate and ``n`` the prompts) and one function per check (``judge_equal``,
-  ``judge_constant``, ``judge_order``, ``judge_bound``, ``judge_decays``, ``judge_slope``; ``judge`` picks one);
-  the level ``LEVEL`` and the χ² limit ``chi2_limit``.
-- *The error budget*: the spread of check equal (``combined_spread``) and of the other checks (``ours_spread``);
-  which values carry the test set's sampling error (``is_level``); the bound on it where a table does not record
-  it (``metric_bound``, ``sampling_error``).
-- *Variants that share a test set*: ``TEST_SET_KEY``, the covariance of the differences and the χ² statistic
-  (``covariance``, ``chi_square``).
-- *The assumed test size*: the verdict at other test sizes assumed for the paper (``verdicts_at_test_sizes``).
-- *How many "differs" chance alone gives*: which rows count (``is_chance_test``), why a *differs* reads as it does
-  (``why_differs``), and ``expected_by_chance``.
-"""
+"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``judge``), the error
+budget, variants that share a test set (``chi_square``), the assumed test size, and how many *differs* chance
+alone gives (``expected_by_chance``). No torch."""
 
 from __future__ import annotations
 
@@ -47,14 +33,13 @@ MARGINAL_LEVEL = math.erf(3.0 / math.sqrt(2.0))
 
 
 def chi2_limit(dof: int, level: float = LEVEL) -> float:
-    """The ``level`` quantile of χ² with ``dof`` degrees of freedom (4 for one at ``LEVEL``, 9 at
-    ``MARGINAL_LEVEL``)."""
+    """The ``level`` quantile of χ² with ``dof`` degrees of freedom (4 for one at ``LEVEL``, 9 at ``MARGINAL_LEVEL``)."""
     return float(2.0 * gammaincinv(dof / 2.0, level))
 
 
 @dataclass
 class Measured:
-    """Our value at one point: mean and sd over seeds (kind scaling: the estimate and its standard error)."""
+    """Our value at one point: mean and sd over seeds (kind scaling: the estimate and its standard error, n prompts)."""
 
     label: str
     mean: float
@@ -134,15 +119,13 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 def slope_sign(m: Measured) -> int:
-    """The sign of a point's slope per decade: +1 when the mean over seeds is more than 2 sd over seeds above 0,
-    −1 when more than 2 sd below, 0 (undetermined) otherwise. The seeds share ``W0`` and the test set, so their
-    sd is small and ``mean / sd`` is no z: only the sign is read."""
+    """+1 (−1) where the mean slope is more than 2 sd over seeds above (below) 0, else 0: only the sign is read (the
+    seeds share ``W0`` and the test set, so ``mean / sd`` is no z)."""
     return 1 if m.mean > 2.0 * m.sd else -1 if m.mean < -2.0 * m.sd else 0
 
 
 def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """Flat: every mean slope per decade within ``resolution + 2 sd`` of 0; rising (falling): every slope's sign
-    + (−) by ``slope_sign``. No z."""
+    """Flat: every slope within ``resolution + 2 sd`` of 0; rising (falling): every ``slope_sign`` + (−)."""
     if claim.check in ("rising", "falling"):
         sign = 1 if claim.check == "rising" else -1
         moving = all(slope_sign(m) == sign for m in points)
@@ -172,8 +155,7 @@ def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 def combined_spread(m: Measured, resolution: float) -> float:
-    """Check equal: our sd, the test set's error, the paper's ±, its sampling error and half its printed
-    precision."""
+    """Check equal: our sd, the test set's error, the paper's ±, its sampling error and half its printed precision."""
     return math.sqrt(m.sd**2 + m.test_se**2 + m.spread**2 + m.paper_se**2 + (resolution / 2.0) ** 2)
 
 
@@ -186,19 +168,15 @@ TEST_SET_METRICS = ("accuracy", "logit_error", "test_loss")
 
 
 def is_level(claim: Claim) -> bool:
-    """A value of a test-set metric at one step: it carries the test set's sampling error (a ratio, a change, a
-    fall or a slope compares one model's values on the same prompts: see docs/claims.md)."""
+    """A test-set metric's value at one step: it carries the test set's sampling error (docs/claims.md)."""
     q = claim.quantity
     return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", *SLOPE_CHECKS)
 
 
 def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
-    """The largest value ``column`` takes on one prompt (None where it is unbounded or not a test-set metric).
-
-    The output ``ℓ = Σ_j q_j u_{c_j}`` lies in the convex hull of 0 and the codes ``u_k`` (the query's own weight
-    carries the 0). The logit error and every loss are convex in ``ℓ``, so their largest value is at a vertex,
-    ``ℓ = u_{c'}`` with ``c' ≠ c`` (all attention on one point of another class): ``‖u_c − u_c'‖² = 2``, square
-    loss 1, cross entropy ``log(e + K − 1)``, squentropy's penalty ``(K² − K − 1)/(K²(K − 1))``."""
+    """The largest value ``column`` takes on one prompt (None: unbounded or no test-set metric). The output lies in the
+    hull of 0 and the codes, and every metric is convex in it, so the bound is at a code ``u_c'`` with ``c' ≠ c``:
+    ``‖u_c − u_c'‖² = 2``, square loss 1, cross entropy ``log(e + K − 1)``, squentropy's penalty ``(K² − K − 1)/(K²(K − 1))``."""
     cross_entropy = math.log(math.e + K - 1)
     bounds = {
         "accuracy": 1.0,
@@ -214,8 +192,7 @@ def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) 
 
 
 def sampling_error(mean: float, bound: float | None, size: int) -> float:
-    """The standard error of a mean over ``size`` prompts of a metric in ``[0, bound]``: ``√(μ(B − μ)/size)``,
-    the largest variance such a metric can have at mean ``μ`` (Bhatia–Davis), exact for an accuracy."""
+    """The largest standard error of a mean over ``size`` prompts of a metric in ``[0, bound]``: ``√(μ(B − μ)/size)``."""
     if bound is None or size <= 0 or not math.isfinite(mean):
         return 0.0
     return math.sqrt(max(mean * (bound - mean), 0.0) / size)
@@ -229,10 +206,8 @@ TEST_SET_KEY = ("test_set", "d", "N", "K", "delta", "test_size")
 
 
 def covariance(points: list[Measured], resolution: float) -> np.ndarray:
-    """Check equal: the covariance of the differences ours − paper. Diagonal ``s²``; two points scored on one
-    test set share its sampling error, taken as fully correlated (the most Cauchy–Schwarz allows), on our side
-    and on the paper's (assumed to share its test sets as ours do). Not conservative: against independence it
-    lowers χ² for differences of one sign and raises it for differences of opposite signs."""
+    """Check equal: the covariance of the differences ours − paper; points on one test set share its error, fully
+    correlated (ours and the paper's). Not conservative either way (docs/claims.md)."""
     spreads = np.array([combined_spread(m, resolution) for m in points])
     cov = np.diag(spreads**2)
     for i, a in enumerate(points):
@@ -243,8 +218,7 @@ def covariance(points: list[Measured], resolution: float) -> np.ndarray:
 
 
 def chi_square(points: list[Measured], resolution: float) -> float:
-    """``dᵀ Σ⁻¹ d`` over the points (``Σ z²`` where no two share a test set); infinite when a point with no
-    spread at all differs."""
+    """``dᵀ Σ⁻¹ d`` over the points; infinite where a point with no spread at all differs."""
     differences = np.array([m.mean - m.paper for m in points])
     cov = covariance(points, resolution)
     spread = np.sqrt(np.diag(cov))
@@ -259,10 +233,8 @@ def chi_square(points: list[Measured], resolution: float) -> float:
 
 
 def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, str]:
-    """Check equal: the verdict with the paper's sampling error at each test size of ``claim.paper_test_sizes``
-    and at ``claim.paper_test_size`` (the one assumed), in increasing size. The sampling error of a mean over
-    ``n`` prompts goes as ``1/√n``, so each point's ``paper_se`` is rescaled by ``√(assumed / n)``. Empty where
-    the check or the claim has no such error."""
+    """Check equal: the verdict at each of the paper's assumed test sizes, ``paper_se`` rescaled by ``√(assumed / n)``;
+    empty where there is no such error."""
     if claim.check != "equal" or not claim.paper_test_size or not any(m.paper_se for m in points):
         return {}
     out = {}
@@ -276,18 +248,16 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
 
 
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:
-    """A row that chance alone makes read *differs* with probability ``1 − LEVEL`` if its claim is true: a level
-    test (check equal or constant) with a spread on our side at one point at least (sd over seeds or the test
-    set's error; with none, our value is fixed and only the paper's numbers decide), run, and not post-hoc."""
+    """A row chance alone makes read *differs* with probability ``1 − LEVEL``: check equal or constant, a spread on
+    our side at one point at least, run, not post-hoc."""
     return (
         claim.check in CHANCE_CHECKS and not claim.post_hoc and bool(points) and any(ours_spread(m) > 0 for m in points)
     )
 
 
 def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """A *differs*: ``explained`` where docs/claims.md gives a reason (``claim.reason``), else ``marginal`` where
-    its χ² is within the ``MARGINAL_LEVEL`` limit (three standard deviations; 9 for one point), else
-    ``not explained``; empty for other verdicts."""
+    """A *differs*: ``explained`` (a reason in docs/claims.md), else ``marginal`` (χ² within the ``MARGINAL_LEVEL``
+    limit), else ``not explained``; empty for other verdicts."""
     if verdict != "differs":
         return ""
     if claim.reason:
@@ -298,9 +268,7 @@ def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
-    """Over the rows that count (column ``chance``, ``is_chance_test``): their number ``m``, the number of
-    *differs* that chance alone would give if every claim they test were true, ``m·(1 − LEVEL)``, the number
-    that reads *differs*, and the binomial probability of that many or more by chance."""
+    """Over the rows that count: their number m, the expected *differs* ``m·(1 − LEVEL)``, those that do, and P(that many or more)."""
     tested = card[card["chance"].fillna(False).astype(bool) & (card["verdict"] != "not run")]
     m = len(tested)
     differs = int((tested["verdict"] == "differs").sum())

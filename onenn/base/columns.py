@@ -5,7 +5,7 @@ them.
 What a column means is a one-line description, kept beside the code that makes the column: the registries
 ``*_DESCRIPTIONS`` here, in ``onenn.maths.family``, ``onenn.base.provenance``, ``onenn.theory.*``, ``onenn.analysis.*``
 and ``onenn.jobs.train``. ``onenn.jobs.columns`` puts together each table's, which go into the Parquet schema as the
-fields' metadata (``onenn.base.io.save_table``) and into docs/columns.md (``python -m tools.column_docs``).
+fields' metadata (``onenn.base.io.save_table``) and into docs/columns.md (``python -m tools.docs columns``).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ FULL_MATRIX_FIRST = ("experiment", "variant", "step")
 def setting_description(key: str) -> str:
     """What a column that holds the setting ``key`` of a run or a job means: the setting, documented with the
     config."""
-    return f"the setting `{key}` ([configuration.md](configuration.md))"
+    return f"the setting `{key}` ([guide.md](guide.md#configuration))"
 
 
 def metric_descriptions(metrics: Iterable[str]) -> dict[str, str]:
@@ -97,7 +97,7 @@ def check_described(columns: Iterable[str], descriptions: Mapping[str, str], tab
     if missing:
         raise Undescribed(
             f"the columns {missing} of {table} have no description: add a one-line one to the registry beside the "
-            "code that makes them (onenn/base/columns.py says where they are), then run `python -m tools.column_docs`"
+            "code that makes them (onenn/base/columns.py says where they are), then run `python -m tools.docs columns`"
         )
 
 

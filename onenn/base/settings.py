@@ -1,13 +1,73 @@
-"""The base of the settings dataclasses (training, binary training, audit, landscape, full-matrix GD): built
-from a config mapping, which may hold only the dataclass's own keys."""
+"""Each setting stated once, in the configuration's schema (``workflow/schemas/config.schema.yaml``): the settings a
+kind's job depends on (``job_keys``) and the defaults of the settings dataclasses (``schema_defaults``) come from
+there (docs/guide.md#configuration)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, fields
-from typing import ClassVar, Self
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
+import yaml
+
+#: the configuration's schema, beside the package in the repository (the workflow reads the same file)
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 #: the devices a training run may name: ``auto`` (CUDA where torch sees a GPU, else the CPU), ``cpu``, ``cuda``
 DEVICES = ("auto", "cpu", "cuda")
+#: settings that say how many runs a variant has, not what a run does: no job's, never a grouping of the curves
+PLAN_KEYS = ("seeds",)
+
+
+def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
+    """The schema at ``path``; ``defaults`` is made to require every setting it declares."""
+    root = yaml.safe_load(Path(path).read_text())
+    defaults = root.get("properties", {}).get("defaults")
+    if defaults is not None and "required" not in defaults:
+        defaults["required"] = [key for sub in defaults.get("allOf", ()) for key in section(sub["$ref"], root)]
+    return root
+
+
+@functools.cache
+def schema() -> dict:
+    if not SCHEMA_PATH.is_file():
+        raise FileNotFoundError(f"{SCHEMA_PATH} is missing: onenn reads its settings there (a checkout has it)")
+    return load_schema()
+
+
+def lookup(root: dict, ref: str) -> dict:
+    """The schema at a local ``$ref`` such as ``#/$defs/train``."""
+    if not ref.startswith("#/"):
+        raise ValueError(f"only local references are supported in the config schema; got {ref!r}")
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def section(name: str, root: dict | None = None) -> dict[str, dict]:
+    """The settings ``$defs/<name>`` (or a ``$ref``) declares, in order, each ``$ref`` resolved (its siblings win)."""
+    root = schema() if root is None else root
+    props = lookup(root, name if name.startswith("#/") else f"#/$defs/{name}").get("properties", {})
+    return {k: {**lookup(root, p["$ref"]), **p} if "$ref" in p else p for k, p in props.items()}
+
+
+def job_keys(name: str) -> tuple[str, ...]:
+    """The settings the job of kind ``name`` (or the ``evaluation``) depends on, in the schema's order."""
+    return tuple(k for k in section(name) if k not in PLAN_KEYS and k != "panels")
+
+
+def schema_defaults(name: str):
+    """Give each field of the class it decorates (below ``@dataclass``) without a value the schema's default."""
+
+    def decorate(cls: type) -> type:
+        for key, prop in section(name).items():
+            if key in cls.__annotations__ and key not in vars(cls) and "default" in prop:
+                default = prop["default"]
+                setattr(cls, key, tuple(default) if isinstance(default, list) else default)
+        return cls
+
+    return decorate
 
 
 class Settings:

@@ -22,7 +22,8 @@ def claims_job(
 ) -> None:
     """Score every claim of the claims file against the tables this run has; write the scorecard twice (Parquet
     and Markdown)."""
-    from onenn.analysis.scorecard import scorecard, to_markdown
+    from onenn.analysis.scorecard import scorecard
+    from onenn.analysis.scorecard_page import to_markdown
     from onenn.plan.claims_file import load_claims
 
     claims = load_claims(claims_path, known, schema_path)

@@ -1,7 +1,7 @@
 """What every column of every table the workflow writes means: each table's descriptions, put together from the
 registries kept beside the code that makes the columns (``onenn.base.columns`` says where they are). The jobs give
 them to ``onenn.base.io.save_table``, which writes them into the Parquet schema as the fields' metadata, and
-``python -m tools.column_docs`` writes them into docs/columns.md.
+``python -m tools.docs columns`` writes them into docs/columns.md.
 
 Each function returns ``{column: description}`` in the order the page lists the columns: the table's identity, its
 own columns, the settings it carries, then the software that made it.

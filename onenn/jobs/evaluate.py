@@ -22,10 +22,8 @@ def load_run(
     label_width: int | None,
     needed: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A run's record and its saved weights, checked (``onenn.jobs.inputs``): the record belongs to the run
-    ``identity`` trained with ``settings`` and has the keys ``needed``, and the weights ``W`` (S, D, D),
-    ``D = d + m + 1``, fit it, with ``m = label_width`` (``None``: the run's ``K``, the width of the simplex
-    code)."""
+    """A run's record and weights, checked (``onenn.jobs.inputs``): the record is the run ``identity``'s, trained with
+    ``settings``, with the keys ``needed``; ``W`` (S, D, D) fits it, ``D = d + m + 1``, ``m = label_width`` (None: K)."""
     needed = ("d", "N", "steps", *(("K",) if label_width is None else ()), *needed)
     run = load_run_record(run_path, identity, settings, needed=needed)
     weights = load_weights(weights_path, run, D=run["d"] + (label_width or run["K"]) + 1)
@@ -42,11 +40,9 @@ def evaluate_job(
     output: str,
     log: logging.Logger,
 ) -> None:
-    """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one Parquet
-    table. ``identity`` (experiment, variant, seed) and the training ``settings`` must be the run record's.
-    numpy only, one thread: the job does not import torch (``onenn.analysis.evaluate``, ``onenn.maths.model_numpy``)."""
-    from onenn.plan.kinds import EVAL_KEYS
+    """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one table (no torch)."""
     from onenn.maths.prompts import SET_ARRAYS
+    from onenn.plan.kinds import EVAL_KEYS
 
     trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
     run, weights = load_run(weights_path, run_path, identity, trained_with, None)
@@ -78,12 +74,11 @@ def binary_evaluate_job(
     output: str,
     log: logging.Logger,
 ) -> None:
-    """Metrics of every saved ``W`` on the training set and the test sets, as one Parquet table. ``identity``
-    (experiment, variant, seed) must be the run record's. numpy only, like ``evaluate_job``."""
-    from onenn.plan.kinds import BINARY_EVAL_KEYS
+    """Metrics of every saved ``W`` on the training set and the test sets, as one table (no torch)."""
     from onenn.maths.prompts import BINARY_SET_ARRAYS
+    from onenn.plan.kinds import EVAL_KEYS
 
-    trained_with = {k: v for k, v in settings.items() if k not in BINARY_EVAL_KEYS}
+    trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
     run, weights = load_run(weights_path, run_path, identity, trained_with, 1, needed=("train_size",))
     sizes = {name: run["train_size"] if name == "train" else settings["test_size"] for name in set_paths}
     sets = {

@@ -19,9 +19,9 @@ def figure_job(
     group_by: Sequence[str],
     log: logging.Logger,
 ) -> None:
-    """Draw figure ``figure`` of an experiment table, its curves grouped by the settings ``group_by``, and save
-    it to every path in ``outputs`` (PNG, PDF)."""
-    from onenn.analysis.plots import PlotStyle, draw, metadata
+    """Draw figure ``figure`` of an experiment's table, grouped by ``group_by``, into every path of ``outputs``."""
+    from onenn.analysis.drawing import PlotStyle, metadata
+    from onenn.analysis.plots import draw
 
     table = load_checked_table(table_path)
     style = PlotStyle(**style)

@@ -43,9 +43,10 @@ def readme_job(
     """Write the scorecard (``claims_table`` rendered as the claims rule renders it, with the experiment
     ``tables`` the claims read) and the audit's section of the headline table, each under the header that
     names the run (``configs``, as ``provenance.config_files`` writes it) and the headline table's software."""
-    from onenn.analysis.scorecard import COLUMNS, VERDICTS
-    from onenn.analysis.scorecard import to_markdown as claims_markdown
-    from onenn.analysis.summary import audit_page
+    from onenn.analysis.scorecard import COLUMNS
+    from onenn.analysis.scorecard_page import to_markdown as claims_markdown
+    from onenn.analysis.summary_page import audit_page
+    from onenn.analysis.verdict import VERDICTS
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
     if not len(summary):

@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 
 
 def with_software(table: pd.DataFrame, job: str) -> pd.DataFrame:
-    """``table`` with the software that made it in every row: the versions and the code of ``job``
-    (``onenn.base.provenance``)."""
+    """``table`` with the software that made it in every row: the versions and the code of ``job``."""
     return normalise_types(table.assign(**versions(), **code_provenance(job)))
 
 
@@ -31,19 +30,10 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
 
     table = scaling_table(settings, experiment)
     save_table(output, with_software(table, "onenn.jobs.tables:scaling_job"), descriptions("scaling"))
-    for row in table.itertuples():
-        log.info(
-            "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f",
-            row.panel,
-            row.xi1,
-            row.xi2,
-            row.K,
-            row.prompts,
-            row.ratio,
-            row.ratio_lower,
-            row.ratio_upper,
-            row.reference,
-        )
+    message = "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f"
+    columns = ["panel", "xi1", "xi2", "K", "prompts", "ratio", "ratio_lower", "ratio_upper", "reference"]
+    for row in table[columns].itertuples(index=False):
+        log.info(message, *row)
 
 
 def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.Logger) -> None:
@@ -61,7 +51,7 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
 
 
 def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str) -> None:
-    """Concatenate per-run (or per-variant) tables of an experiment of ``kind`` into one experiment table."""
+    """Concatenate the runs' (or variants') tables of an experiment of ``kind`` into one."""
     from onenn.analysis.tables import concat_tables
 
     tables = [load_checked_table(p, table_columns(kind)) for p in paths]  # all checked before any is used
@@ -73,8 +63,7 @@ def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: 
 def table_job(
     kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger
 ) -> None:
-    """An experiment's table, by its kind's ``table_source`` (``onenn.plan.kinds``): its runs' or variants' tables
-    concatenated, or computed from ``settings`` by the kind's ``job`` (``scaling``, ``landscape``)."""
+    """An experiment's table by its kind's ``table_source``: its runs' or variants' concatenated, or computed."""
     if kind_named(kind).table_source != "settings":
         aggregate_job(inputs, output, log=log, kind=kind)
     else:

@@ -19,7 +19,8 @@ import pandas as pd
 
 from onenn.base.columns import normalise_types
 from onenn.maths.family import family_matrix
-from onenn.maths.model_numpy import forward, simplex_code, square
+from onenn.maths.losses import square
+from onenn.maths.model import forward, simplex_code
 from onenn.maths.prompts import draw_labels, nearest_neighbour, seeded_generator, sphere
 
 #: prompts drawn at a time: bounds the memory of a point (8192 × 17 × 8 float64 ≈ 9 MB)
@@ -56,9 +57,9 @@ def points(panels: dict[str, dict[str, Any]]) -> list[Point]:
 
 
 def square_losses(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Per-prompt ``½‖ℓ − y_{i*}‖²`` of the model (``onenn.maths.model_numpy.forward``): (n,)."""
+    """Per-prompt ``½‖ℓ − y_{i*}‖²`` of the model (``onenn.maths.model.forward``): (n,)."""
     _, ell = forward(W, x, Y)
-    return square(ell, None, target, 0.0)
+    return square(ell, target)[0]
 
 
 def paired_losses(

@@ -1,8 +1,5 @@
-"""A training run, from its settings to its saved weights: SGD with the analytic gradient (docs/method.md §4) on the
-engine that ``onenn.training.run_setup.make_engine`` builds, ``onenn.training.engine``'s on the CPU or the fused Triton
-kernel of ``onenn.training.fused`` on a CUDA device, and the divergence policy (``on_divergence``).
-
-A run on the CPU trains on the engine's compiled kernels with numpy arrays, and imports no torch."""
+"""A training run, from its settings to its saved weights (docs/method.md §4.2): the engine ``make_engine`` builds
+(the CPU engine, or the GPU engine after its check, ``onenn.training.gpu_check``) and the divergence policy."""
 
 from __future__ import annotations
 
@@ -12,12 +9,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onenn.maths.steps import log_spaced_steps
-from onenn.training.engine import Engine, device_name, float64_array
 from onenn.training.run_setup import TrainSettings, make_engine
 
-if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
+if TYPE_CHECKING:  # triton is imported only where the GPU engine runs
     from onenn.base.progress import Progress
-    from onenn.training.fused import FusedEngine
+    from onenn.training.cpu import Engine
+    from onenn.training.gpu import GpuEngine
 
 ON_DIVERGENCE = ("error", "record")
 
@@ -25,34 +22,33 @@ ON_DIVERGENCE = ("error", "record")
 def train(
     settings: TrainSettings, engine: str = "auto", progress: Progress | None = None
 ) -> dict[str, np.ndarray | str]:
-    """Run SGD; return the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), the minibatch loss of every step
-    (``steps``,) and the device used. A CPU run is deterministic for its seed. ``engine``: ``make_engine``. A run of
-    the fused kernel on CUDA is preceded, the first time in a process, by the kernel's check against the CPU engine
-    (the fused check, ``onenn.training.fused_check``; it raises if they differ), whose record is returned as
-    ``fused_check``. ``progress`` (``onenn.base.progress.Progress``): called after every block of steps with the
-    steps done, ``settings.steps`` and the last minibatch loss (the jobs pass ``StepProgress``, which logs a line
-    every few seconds); by default the run is silent. It changes no number."""
-    sgd = make_engine(settings, engine, numpy=True)
+    """Run SGD: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), every step's minibatch loss and the
+    device; with the GPU engine on CUDA, the GPU check's record (``fused_check``; it raises if the engines differ).
+    ``progress`` (``onenn.base.progress.Progress``) is called after every block; it changes no number."""
+    sgd = make_engine(settings, engine)
     check = run_fused_check(settings, sgd)
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist(), progress)
-    W_saved, losses = float64_array(saved), float64_array(minibatch_loss)
-    result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": device_name(sgd.W)}
+    if isinstance(sgd.W, np.ndarray):
+        W_saved, losses, device = saved.astype(np.float64), minibatch_loss.astype(np.float64), "cpu"
+    else:
+        W_saved, losses = saved.double().cpu().numpy(), minibatch_loss.double().cpu().numpy()
+        device = str(sgd.W.device)
+    result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": device}
     if check is not None:
         result["fused_check"] = check
     return apply_divergence_policy(result, settings.on_divergence)
 
 
-def run_fused_check(settings: TrainSettings, sgd: Engine | FusedEngine) -> dict | None:
-    """The fused check (``onenn.training.fused_check``) where ``sgd`` is the fused engine on a
-    checked device (CUDA), else None."""
-    if isinstance(sgd, Engine):
+def run_fused_check(settings: TrainSettings, sgd: Engine | GpuEngine) -> dict | None:
+    """The GPU check's record where ``sgd`` is the GPU engine on a checked device (CUDA), else None."""
+    if isinstance(sgd.W, np.ndarray):
         return None
-    from onenn.training import fused_check
+    from onenn.training import gpu_check
 
-    if sgd.W.device.type not in fused_check.CHECKED:
+    if sgd.W.device.type not in gpu_check.CHECKED:
         return None
-    return fused_check.check_once(settings, sgd.W.device)
+    return gpu_check.check_once(settings, sgd.W.device)
 
 
 class Diverged(FloatingPointError):

@@ -108,10 +108,7 @@ def test_summarise_writes_the_table(tmp_path, capsys):
 
 
 def test_each_target_has_its_own_file_by_default(tmp_path, monkeypatch):
-    names = {
-        target: bench_run.default_output(bench_run.parse(["--target", target])).as_posix()
-        for target in bench_run.TARGETS
-    }
+    names = {target: bench_run.parse(["--target", target]).output.as_posix() for target in bench_run.TARGETS}
     assert names == {t: f"benchmarks/run-{t}.md" for t in ("default", "paper", "quick")}
     write_benchmark(tmp_path / "run/benchmarks/tables/convergence.tsv", [("1.5", "1.25")])
     monkeypatch.chdir(tmp_path)

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
-from onenn.maths.family import XI_RATIO_BOUND, diagnostics
 from onenn.jobs.beyond import beyond_job
+from onenn.maths.family import XI_RATIO_BOUND, diagnostics
 from onenn.maths.prompts import sphere
 from onenn.maths.stream import numpy_generator
 from onenn.theory.audit import AuditSettings, run_audit, sources
@@ -244,7 +244,8 @@ def test_significant_digits_stop_at_the_errors_first_digit(value, error, digits)
 
 
 def test_the_audit_markdown_has_the_resolution_table(small_audit):
-    from onenn.analysis.summary import audit_markdown, audit_table_summary
+    from onenn.analysis.summary import audit_table_summary
+    from onenn.analysis.summary_page import audit_markdown
 
     rows = audit_table_summary(small_audit)
     rows["experiment"] = "audit"

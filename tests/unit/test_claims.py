@@ -14,13 +14,14 @@ import pytest
 import yaml
 from scipy.stats import chi2, norm
 
-from onenn.analysis.scorecard import scorecard, to_markdown
+from onenn.analysis.scorecard import scorecard
+from onenn.analysis.scorecard_page import to_markdown
 from onenn.analysis.verdict import LEVEL, VERDICTS, chi2_limit, expected_by_chance, metric_bound, sampling_error
 from onenn.base.claim import Claim, ClaimPoint, Quantity
 from onenn.plan.claims_file import catalogue, check_claims, load_claims
 from onenn.plan.validate import ConfigError
 from tests.configs import ROOT
-from tools import readme_numbers
+from tools import docs
 
 CLAIMS = ROOT / "workflow/claims.yaml"
 SCHEMA = ROOT / "workflow/schemas/claims.schema.yaml"
@@ -634,7 +635,7 @@ def test_the_chance_count_takes_only_level_tests_with_a_spread_and_no_post_hoc_r
     assert expected == pytest.approx(1.0 - LEVEL)
     text = to_markdown(card, {"exp": table})
     assert "not post-hoc: counted." in text and "Post-hoc rows, not counted: post_hoc." in text
-    assert readme_numbers.COUNTED in text  # the words by which the README's tool knows the count
+    assert docs.COUNTED in text  # the words by which the README's tool knows the count
     assert "| post_hoc (post-hoc) |" in text and "Post-hoc: chosen after a run" in text
 
 

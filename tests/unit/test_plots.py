@@ -18,7 +18,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from PIL import Image
 
-from onenn.analysis.plots import FIGURES, PlotStyle, figure, grouping
+from onenn.analysis.drawing import PlotStyle, grouping
+from onenn.analysis.plots import FIGURES, figure
 from onenn.analysis.tables import concat_tables
 from onenn.base.columns import METRICS, TEST_SETS
 from onenn.base.io import save_table

@@ -6,7 +6,7 @@ from onenn.plan import claims_file
 from onenn.plan import code
 from onenn.plan import experiments as ex
 from onenn.plan import resources as res
-from onenn.plan.kinds import BINARY_EVAL_KEYS, KINDS
+from onenn.plan.kinds import KINDS
 
 
 def one_of(names):
@@ -96,8 +96,7 @@ def get_train_gpus(wildcards):
 
 
 def get_eval_settings(wildcards):
-    s = get_settings(wildcards)
-    return {k: s[k] for k in ("K", "loss", "c", "delta", "test_size")}
+    return ex.eval_settings(config, wildcards.experiment, wildcards.variant)
 
 
 def get_test_sets(wildcards):
@@ -110,9 +109,7 @@ def get_binary_train_set(wildcards):
 
 
 def get_binary_train_settings(wildcards):
-    return ex.binary_settings(
-        config, wildcards.experiment, wildcards.variant, int(wildcards.seed)
-    )
+    return get_train_settings(wildcards)
 
 
 def get_binary_sets(wildcards):
@@ -124,8 +121,7 @@ def get_binary_sets(wildcards):
 
 
 def get_binary_eval_settings(wildcards):
-    s = get_settings(wildcards)
-    return {k: s[k] for k in BINARY_EVAL_KEYS}
+    return get_eval_settings(wildcards)
 
 
 # --- per-variant jobs, tables, figures, the headline table --------------------------------------------------

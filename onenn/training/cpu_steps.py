@@ -1,21 +1,10 @@
-"""The training engine's compiled CPU kernels (numba): a run of SGD steps (every loss of ``onenn.maths.losses``), the
-preparation of a block of fresh minibatches, and the gather of a block from a fixed prompt set; each one compiled
-loop nest instead of a dozen torch operations, each a pass over memory.
+"""The CPU engine's compiled loops (numba, docs/method.md §4.2): a run of SGD steps (every loss of
+``onenn.maths.losses``), the preparation of a block of fresh minibatches and the gather of a block from a fixed set,
+on the ``(D, N+1, B)`` layout of ``onenn.training.cpu``, every inner loop over the ``B`` prompts of a contiguous row.
 
-They compute what ``Engine.step`` (``onenn.training.engine``), ``FreshDraws.prepare`` and ``FixedSet.prepare``
-(``onenn.training.sources``) compute with torch operations, where the mathematics is commented, on the same
-``(D, N+1, B)`` layout with the prompt index innermost: every inner loop runs over the ``B`` prompts of a
-contiguous row, and the compiler turns it into vector instructions. The arrays are the engine's own buffers, shared with torch without a copy.
-
-Rounding. The gather is a copy. The preparation performs torch's operations in torch's order: the same numbers,
-bit for bit, when the minibatch size is a multiple of 32, as the paper's 128 (torch sums other sizes' last
-columns in another order, which moves a last bit here and there). The step rounds differently in the last bits:
-its sums in another order, multiply-adds fused, the ``W`` update's sum over the minibatch in vector lanes, the
-float32 softmax's ``exp`` by the polynomial below. The tests hold each kernel to the torch operations and the
-engine to the readable reference.
-
-Compiled on first use and cached on disk next to this file (numba's ``cache=True``; the environment variable
-``NUMBA_CACHE_DIR`` moves the cache), so a training job loads them in a fraction of a second after the first job.
+The steps' sums run in their own order with multiply-adds fused (and, in float32, ``exp`` by the polynomial below):
+tests/unit/test_engine.py holds them to the reference ``onenn.maths.model`` to rounding. Compiled on first use and
+cached on disk next to this file (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache).
 """
 
 from __future__ import annotations
@@ -82,15 +71,14 @@ def loss_branch(name: str) -> int:
     code = require_loss(
         name,
         IMPLEMENTED,
-        "the compiled CPU kernels (numba; the engine 'compiled', the CPU's default)",
-        "a branch to _loss_gradient in onenn/training/kernels.py and the name to IMPLEMENTED there "
-        "(the engine 'torch' trains with the torch definition alone)",
+        "the CPU engine's compiled loops (numba)",
+        "a branch to _loss_gradient in onenn/training/cpu_steps.py and the name to IMPLEMENTED there",
     )
     if _compiled_codes() != CODES:
         raise RuntimeError(
-            f"numba's cache of onenn/training/kernels.py holds loss codes {_compiled_codes()} from an older "
+            f"numba's cache of onenn/training/cpu_steps.py holds loss codes {_compiled_codes()} from an older "
             f"onenn/maths/losses.py (now {CODES}); delete the cache "
-            "(onenn/training/__pycache__/kernels.*.nb[ci], or under NUMBA_CACHE_DIR)"
+            "(onenn/training/__pycache__/cpu_steps.*.nb[ci], or under NUMBA_CACHE_DIR)"
         )
     return code
 
@@ -240,7 +228,7 @@ def _loss_gradient(g, u, target_class, loss, c, loss_b):
     total = 0.0
     K = m
     for b in range(B):
-        # cross entropy from log p = ℓ − max ℓ − log Σ exp(ℓ − max ℓ), as torch.log_softmax; gradient p − e_{c*}
+        # cross entropy from log p = ℓ − max ℓ − log Σ exp(ℓ − max ℓ); gradient p − e_{c*}
         target = target_class[b]
         top = g[0, b]
         for k in range(1, K):
@@ -315,7 +303,7 @@ def _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
     d, N = D - K - 1, T - 1
     for i in range(n):
         X = H[i]  # the inputs are its first d rows, the label codes the next K
-        # x / ‖x‖: Σ_k x_k², then x · (1/√·), as torch's sum and rsqrt
+        # x / ‖x‖: Σ_k x_k², then x · (1/√·)
         for t in range(T):
             _column_products(X, d, t, t, norm)
             for b in range(B):
@@ -343,7 +331,7 @@ def _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
 @njit(cache=True, error_model="numpy", inline="always")
 def _column_products(X, d, t, u, out):
     """``out[b] = Σ_{k<d} X[k, t, b] X[k, u, b]``, the products of tokens ``t`` and ``u`` of every prompt, summed over
-    the input coordinates in order (as torch's sum of the products)."""
+    the input coordinates in order."""
     for b in range(out.shape[0]):
         out[b] = 0
     for k in range(d):

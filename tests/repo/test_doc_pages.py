@@ -1,7 +1,7 @@
-"""Every image README.md and docs/*.md show is made by a rule of the README's files (workflow/rules/readme.smk),
-for an experiment that a configuration of the repository defines, and is committed: none is drawn by hand or left
-behind by code that no longer makes it. A static check (no Snakemake): the images' paths against the ``output:``
-patterns of readme.smk's rules and their wildcard constraint."""
+"""README.md and docs/*.md: every image they show is made by a rule of the README's files
+(workflow/rules/readme.smk), for an experiment a configuration defines, and is committed; every relative link
+they make reaches a file of the repository, and its ``#anchor`` a heading of that page. Static checks, no
+Snakemake."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from onenn.base import paths
 
 ROOT = Path(__file__).resolve().parents[2]
 READMES_RULES = ROOT / "workflow/rules/readme.smk"
+#: a link in Markdown, ``[text](target)`` (an image's too)
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 #: an image in Markdown, ``![alt](path)``, or in HTML, ``<img src="path">``
 IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|<img\s[^>]*src=[\"']([^\"']+)[\"']")
 
@@ -87,3 +89,51 @@ def test_every_image_a_page_shows_is_made_by_a_rule_of_the_readme_files(page, im
             f"{page} shows {image}: no configuration of the repository defines experiment {found['experiment']!r}"
         )
     assert image in committed(), f"{page} shows {image}, which is not committed (rerun rule {rule} and commit it)"
+
+
+def prose(page: Path) -> str:
+    """The page's text without its fenced code blocks and inline code, where brackets are not links."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of the page's headings: lower case, punctuation but ``-`` and ``_`` dropped, spaces to
+    ``-``, a repeated one numbered ``-1``, ``-2``, ..."""
+    found: set[str] = set()
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        n, base = 0, slug
+        while slug in found:
+            n += 1
+            slug = f"{base}-{n}"
+        found.add(slug)
+    return found
+
+
+LINKS = sorted(
+    {
+        (page.relative_to(ROOT).as_posix(), target)
+        for page in pages()
+        for target in LINK.findall(prose(page))
+        if not re.match(r"[a-z]+:", target)
+    }
+)
+
+
+def test_the_link_check_reads_links_and_anchors():
+    """The check below looks at something, and the anchor rule is GitHub's on the headings this project uses."""
+    assert any(page == "README.md" and target.startswith("docs/") for page, target in LINKS)
+    assert LINK.findall("see [a](b.md#c) and ![d](e.png)") == ["b.md#c", "e.png"]
+    assert anchors(ROOT / "docs/method.md") >= {"8-glossary"}
+
+
+@pytest.mark.parametrize(("page", "target"), LINKS)
+def test_every_link_reaches_a_file_and_its_anchor_a_heading(page, target):
+    path, _, anchor = target.partition("#")
+    source = ROOT / page
+    reached = (source.parent / path).resolve() if path else source
+    assert reached.exists(), f"{page} links {target}, and {path} does not exist"
+    if anchor and reached.suffix == ".md":
+        assert anchor in anchors(reached), f"{page} links {target}: {reached.name} has no heading with that anchor"

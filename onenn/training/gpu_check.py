@@ -1,24 +1,10 @@
-"""The fused check: the fused kernel checked against the CPU engine before its first training run on a device, in
-each process: a few hundred steps of the fused kernel and of the compiled CPU engine from the same seed, compared
-weight by weight.
+"""The GPU check: before the GPU engine's first run on a device in a process, a few hundred steps of it and of the
+CPU engine from the same seed, compared weight by weight (its record goes into the run record, ``fused_check``).
 
-Both engines draw the same minibatches from the stream of docs/method.md §4.4 (the integers bit for bit, the
-normals within a few ulps), so they compute the same run to float32 round-off. A kernel miscompiled, or wrong on a
-GPU nobody has tested, would differ by far more: the check then stops the run with ``FusedKernelMismatch``, which
-names the difference and the fallback. Its result goes into the run record (``onenn.jobs.train``).
-
-The tolerance (``tolerance``): every step rounds each weight once in float32 (an error of at most half an ulp,
-``2⁻²⁴·|W|``) in each engine, so two runs that make the same updates to round-off differ by at most
-``steps · 2⁻²³ · max|W|`` (the updates' own round-off is smaller by ``lr·|gradient| / |W|``): 9.2e-5 at the defaults
-(256 steps, max|W| = σ = 3). In Triton's interpreter the two engines differ by orders of magnitude less, and
-a kernel made wrong on purpose by far more (``tests/unit/test_fused.py``; the numbers measured when the check was
-written are in benchmarks/history.md).
-
-A near-tie of the 1-NN target resolved differently (the normals agree to a few ulps, not bit for bit) changes one
-prompt's gradient, which moves W by lr/B times that gradient (an estimate: of order 1e-3 at batch 32), over the
-tolerance. Its probability is below 1e-6 a prompt (none in 4·10⁶ prompts at d = 8, N = 16 with every normal moved
-by up to 4 ulps), under 3% for a check of 256 steps of 128 prompts. A check that fails is therefore repeated from
-the next seed; the kernel fails only if both runs differ.
+Both draw the same minibatches (the integers bit for bit, the normals within a few ulps), so they agree to float32
+round-off: at most ``steps · 2⁻²³ · max|W|`` (``tolerance``; one rounding of each weight a step in each engine). A
+1-NN near-tie resolved differently moves W by more (under 3% of checks of 256 steps of 128 prompts), so a failed
+check is repeated from the next seed; the kernel fails only if both differ (docs/performance.md#gpu).
 """
 
 from __future__ import annotations
@@ -40,14 +26,14 @@ STEPS = 256
 SAVED = (1, 16, 64, 128, 256)
 #: float32's machine epsilon: the relative spacing of float32 numbers, twice the largest relative rounding error
 EPS32 = 2.0**-23
-#: the device types on which a fused run is checked first (the interpreter's CPU runs in the tests alone)
+#: the device types on which a GPU run is checked first (the interpreter's CPU runs in the tests alone)
 CHECKED = ("cuda",)
 #: the result of each device's check in this process (``str(device)``)
 RESULTS: dict[str, dict] = {}
 
 
 class FusedKernelMismatch(RuntimeError):
-    """The fused kernel and the compiled CPU engine, from the same seed, differ beyond float32 round-off."""
+    """The GPU engine and the CPU engine, from the same seed, differ beyond float32 round-off."""
 
 
 def tolerance(steps: int, W_max: float) -> float:
@@ -56,15 +42,14 @@ def tolerance(steps: int, W_max: float) -> float:
 
 
 def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
-    """``steps`` steps of the fused kernel on ``device`` and of the compiled engine on the CPU from ``settings``'s
-    seed: the largest |ΔW| at the saved steps, the step where it is largest, and the tolerance. Both engines come
-    from ``make_engine``, the fused one on ``device``'s type (where ``make_engine`` put the run's own)."""
+    """``steps`` steps of the GPU engine on ``device`` and of the CPU engine from ``settings``'s seed: the largest
+    |ΔW| at the saved steps, the step where it is largest, and the tolerance."""
     s = replace(settings, device="cpu")
-    cpu = make_engine(s, "compiled")
-    kernel = make_engine(replace(s, device=device.type), "fused")
+    cpu = make_engine(s, "cpu")
+    kernel = make_engine(replace(s, device=device.type), "gpu")
     saved = [t for t in SAVED if t < steps] + [steps]
     W_kernel = kernel.run(steps, saved)[0].double().cpu().numpy()
-    W_cpu = cpu.run(steps, saved)[0].double().numpy()
+    W_cpu = cpu.run(steps, saved)[0].astype(np.float64)
     difference = differences(W_kernel, W_cpu)
     worst = int(np.argmax(difference))
     finite = W_cpu[np.isfinite(W_cpu)]
@@ -116,11 +101,10 @@ def failure(record: dict) -> str:
         for t in record["tries"]
     )
     return (
-        f"the fused CUDA kernel does not reproduce the CPU engine on {record['device']}: {record['steps']} steps "
-        f"({record['settings']}) from the same seed give weights that differ from the compiled CPU engine's beyond "
-        f"float32 round-off ({found}). The fused kernel is wrong on this GPU or with this Triton; train on the CPU "
-        "(device: cpu in the config), or with Engine's torch operations on CUDA (train(settings, engine='torch')), "
-        "and report the GPU, CUDA and Triton versions"
+        f"the GPU engine does not reproduce the CPU engine on {record['device']}: {record['steps']} steps "
+        f"({record['settings']}) from the same seed give weights that differ from the CPU engine's beyond "
+        f"float32 round-off ({found}). The Triton kernel is wrong on this GPU or with this Triton; train on the CPU "
+        "(device: cpu in the config), and report the GPU, CUDA and Triton versions"
     )
 
 

@@ -1,18 +1,10 @@
-"""The random stream of docs/method.md §4.4 in compiled CPU code (numba): the same Philox4x32-10 words as the
-reference ``onenn.maths.stream``, bit for bit, and a draw kernel for a minibatch in the engine's layout whose inner loops
-run over the prompts of a contiguous row, so that the compiler turns them into vector instructions.
+"""The stream of docs/method.md §4.4 ported to numba: the words of ``onenn.maths.stream`` bit for bit (its constants
+imported from there), one draw (``draw_block``: a block of minibatches in the CPU engine's layout, inner loops over
+the prompts of a contiguous row) and the fixed set's ``permutation``.
 
-The normals need ``log``, ``cos`` and ``sin`` in float32; the library's calls do not vectorise with the loop around
-them, so they are Cephes' float32 polynomials here (``log_f32``, ``sincos_f32``), with the float bits read and
-written by a bitcast (``_bits``, ``_float``). Their error against float64 (``tests/unit/test_stream.py``; its slow test,
-``pytest -m slow``, goes through every one of the 75 497 473 uniforms the stream can give): ``log`` within 2 ulp of
-the exact value, ``sin`` and ``cos`` within 2 ulp, the normals within 4 ulp of the reference's, an ulp near zero
-counted as no less than 2⁻²⁴.
-
-The draw kernels ask LLVM for 512-bit vectors (``_wide_vectors``): on a processor with AVX-512 LLVM otherwise keeps
-to 256 bits, half the lanes (``python -m tools.bench_stream`` times the draws).
-
-Compiled on first use and cached on disk next to this file (numba's ``cache=True``), as ``onenn.training.kernels``.
+``log``, ``cos`` and ``sin`` in float32 are Cephes' polynomials (``log_f32``, ``sincos_f32``), which vectorise where
+the library's calls do not: within 2 ulp, the normals within 4 ulp of the reference's (tests/unit/test_stream.py;
+its slow test goes through every uniform the stream can give). The draws ask LLVM for 512-bit vectors.
 """
 
 from __future__ import annotations
@@ -22,17 +14,14 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from onenn.maths.stream import order
+from onenn.maths import stream
+from onenn.maths.stream import KIND_GAUSSIAN, KIND_INTEGERS, TWO_PI, U_MIN, UNIFORM_SCALE, order
 
 _f32, _i32, _u32, _u64 = np.float32, np.int32, np.uint32, np.uint64
-M0, M1 = _u64(0xD2511F53), _u64(0xCD9E8D57)
-W0, W1 = _u32(0x9E3779B9), _u32(0xBB67AE85)
+M0, M1 = _u64(stream.PHILOX_M0), _u64(stream.PHILOX_M1)
+W0, W1 = _u32(stream.PHILOX_W0), _u32(stream.PHILOX_W1)
 LOW = _u64(0xFFFFFFFF)
-#: onenn.maths.stream's conversions: Triton's uniform scale, the floor 1e-7 on Box–Muller's first uniform, and 2π
-UNIFORM_SCALE, U_MIN, TWO_PI = _f32(4.6566127342e-10), _f32(1.0e-7), _f32(6.283185307179586)
-#: onenn.maths.stream's counter fields (their shifts) and kinds
-TOKEN_SHIFT, KIND_SHIFT, PROMPT_SHIFT, STEP_SHIFT = 8, 19, 20, 40
-KIND_GAUSSIAN, KIND_INTEGERS = 0, 1
+TOKEN_SHIFT, KIND_SHIFT, PROMPT_SHIFT, STEP_SHIFT = (stream.SHIFTS[f] for f in ("token", "kind", "prompt", "step"))
 
 
 @intrinsic
@@ -177,45 +166,6 @@ def _box_muller(w0, w1):
     return r * c, r * s
 
 
-@njit(cache=True, error_model="numpy")
-def philox_counters(c, k0, k1, out):
-    """Philox4x32-10 of each counter ``c[:, i]`` (4, n) uint32 under the key ``(k0, k1)``, into ``out`` (4, n)."""
-    a, b = _u32(k0), _u32(k1)
-    for i in range(c.shape[1]):
-        out[0, i], out[1, i], out[2, i], out[3, i] = _philox(c[0, i], c[1, i], c[2, i], c[3, i], a, b)
-
-
-@njit(cache=True, error_model="numpy")
-def randint4x(key, offsets, out):
-    """Triton's ``tl.randint4x(key, offsets)`` (onenn.maths.stream.randint4x) into ``out`` (4, n) uint32; ``offsets`` (n,)
-    uint64."""
-    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
-    zero = _u32(0)
-    for i in range(offsets.shape[0]):
-        c0, c1 = _u32(offsets[i] & LOW), _u32(offsets[i] >> _u64(32))
-        out[0, i], out[1, i], out[2, i], out[3, i] = _philox(c0, c1, zero, zero, k0, k1)
-
-
-@njit(cache=True, error_model="numpy")
-def randn4x(key, offsets, out):
-    """Triton's ``tl.randn4x(key, offsets)`` into ``out`` (4, n) float32, with the polynomials above."""
-    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
-    zero = _u32(0)
-    for i in range(offsets.shape[0]):
-        c0, c1 = _u32(offsets[i] & LOW), _u32(offsets[i] >> _u64(32))
-        w0, w1, w2, w3 = _philox(c0, c1, zero, zero, k0, k1)
-        out[0, i], out[1, i] = _box_muller(w0, w1)
-        out[2, i], out[3, i] = _box_muller(w2, w3)
-
-
-@njit(cache=True, error_model="numpy")
-def log_sincos(x, log_out, sin_out, cos_out):
-    """``log_f32`` and ``sincos_f32`` of every element of ``x`` (float32): for the tests of their error."""
-    for i in range(x.shape[0]):
-        log_out[i] = log_f32(max(U_MIN, x[i]))
-        sin_out[i], cos_out[i] = sincos_f32(x[i])
-
-
 @njit(inline="always", error_model="numpy")
 def _counter_words(step, b, kind, token, group):
     """The two low counter words ``(c0, c1)`` of ``onenn.maths.stream.counter(step, b, kind, token, group)``."""
@@ -230,27 +180,18 @@ def _counter_words(step, b, kind, token, group):
 
 
 @njit(cache=True, error_model="numpy")
-def draw_minibatch(z, classes, key, step, K):
-    """Step ``step``'s draws of a multiclass minibatch (onenn.maths.stream.minibatch), in place: Gaussians ``z`` (d, N+1,
-    B) float32 (``draw_gaussians``) and classes (N, B) int64 (``draw_classes``)."""
-    _wide_vectors()
-    draw_gaussians(z, key, step)
-    draw_classes(classes, key, step, K)
-
-
-@njit(cache=True, error_model="numpy")
 def draw_block(Z, C, key, first_step, n, K, d):
-    """Steps ``first_step .. first_step + n − 1``'s draws into ``Z[:n, :d]`` float32 (``Z`` is (S, ≥ d, N+1, B):
-    the engine's embeddings in float32, whose first ``d`` rows are the inputs, or a buffer of the draws) and ``C[:n]``
-    (S, N, B) int64, as ``draw_minibatch`` a step at a time (one call for a block of steps: the engine's)."""
+    """Steps ``first_step .. first_step + n − 1`` of ``onenn.maths.stream.minibatch``, a step at a time: the
+    Gaussians into ``Z[:n, :d]`` float32 (``Z`` (S, ≥ d, N+1, B): a float32 engine's embeddings, or a buffer) and
+    the classes into ``C[:n]`` (S, N, B) int64."""
     _wide_vectors()
     for i in range(n):
-        draw_gaussians(Z[i][:d], key, first_step + i)
-        draw_classes(C[i], key, first_step + i, K)
+        _gaussians(Z[i][:d], key, first_step + i)
+        _classes(C[i], key, first_step + i, K)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
-def draw_gaussians(z, key, step):
+def _gaussians(z, key, step):
     """The Gaussians ``z`` (d, N+1, B) float32 of step ``step`` of a minibatch, in place. Every inner loop runs over
     the prompts ``b`` and vectorises: for each token and coordinate group, one loop of Philox calls into a row of
     words, then one loop of Box–Muller pairs a pair of coordinates (two short loops run faster than one long one:
@@ -276,7 +217,7 @@ def draw_gaussians(z, key, step):
 
 
 @njit(cache=True, error_model="numpy")
-def draw_classes(classes, key, step, K):
+def _classes(classes, key, step, K):
     """The classes (N, B) int64 of step ``step`` of a minibatch, in ``0 .. K − 1``, in place."""
     _wide_vectors()
     N, B = classes.shape

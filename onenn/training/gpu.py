@@ -1,34 +1,13 @@
-"""The fused CUDA engine: a whole block of SGD steps of one run in one Triton kernel launch.
+"""The GPU engine (docs/method.md §4.2): a whole block of SGD steps of one run in one Triton kernel launch, with the
+stream's Triton port (``stream_offset``, ``draw_chunk``: the counter of ``onenn.maths.stream``, its constants
+imported from there, drawn by Triton's own ``tl.randn4x`` and ``tl.randint4x``).
 
-The training engine ``Engine`` (``onenn.training.engine``) is the CPU path and the reference; on a GPU its
-twenty-odd tiny kernels a step are each a launch of several µs while the GPU does almost nothing. Here one
-program keeps ``W`` in registers across the block's steps and, each step, for each chunk of the minibatch's
-prompts,
-
-1. draws the chunk inside the kernel from Philox (``tl.randn4x``, ``tl.randint4x``) with the run's minibatch key
-   (``onenn.maths.stream.stream_key(seed, "minibatches")``) and the counter of docs/method.md §4.4, so every number is
-   the one the CPU engine draws at the same step, prompt, token and coordinate (the integers bit for bit, the
-   normals within a few ulps: the device's ``log``, ``cos``, ``sin``);
-2. puts the inputs on the sphere, forms the label codes and the 1-NN target;
-3. runs the forward pass of the query column, ``g = ∂loss/∂ℓ`` for the run's loss and ``r = Σ_j ∂loss/∂s_j h_j``;
-
-then adds ``−lr · mean_b r_b h_{N+1,b}ᵀ`` into ``W`` and writes the step's minibatch loss.
-
-``W`` is held by blocks, rows and columns split ``d | K | 1`` (x, label, indicator); its label columns multiply
-the query's zero label block, take no part and never change, so they are never loaded. A chunk's tiles are
-``(BC, NP, XP)`` for the context's inputs, ``(BC, NP, KP)`` for its label codes and ``(BC, XP)`` for the
-queries: ``BC`` prompts, ``NP ≥ N`` context tokens (the query is kept apart, so ``N = 16, 32, 64`` are not
-padded), ``XP ≥ d`` coordinates, ``KP ≥ K`` classes, powers of two with the padding masked. ``BC`` is chosen
-so that the compiled kernel needs no register spills (``auto_chunk``; ``python -m tools.fused_probe`` reports it); results do not depend
-on it beyond rounding.
-
-No ``tl.dot``: every product is a broadcast and a sum in the training precision (no TF32), and float64 is
-float64 throughout. On a CPU tensor the kernel runs only in Triton's interpreter (``TRITON_INTERPRET=1`` before
-triton is imported), which is how the tests run it on machines without a GPU.
-
-``minibatches`` (tests): read step ``t``'s draws from ``Z[t]`` (d, N+1, B) float32 and ``C[t]`` (N, B) instead of
-drawing them, the layout of ``onenn.training.sources.draw_step``, so the two engines can be compared on the
-same data.
+One program keeps ``W`` in registers across the block's steps, split ``d | K | 1`` (x, label, indicator; the label
+columns never change and are never loaded) and, each step, for each chunk of ``BC`` prompts, draws the chunk, puts
+the inputs on the sphere, forms the codes and the 1-NN target, runs the query column's forward pass, the loss and
+``r = Σ_j ∂loss/∂s_j h_j``; then adds ``−lr · mean_b r_b h_{N+1,b}ᵀ`` into ``W``. Tiles are padded to powers of two
+and masked; no ``tl.dot`` (no TF32). On CPU tensors it runs only in Triton's interpreter (``TRITON_INTERPRET=1``),
+as in the tests; ``minibatches`` (tests) reads pre-drawn ``Z`` (steps, d, N+1, B) and ``C`` (steps, N, B) instead.
 """
 
 from __future__ import annotations
@@ -41,8 +20,8 @@ import triton
 import triton.language as tl
 
 from onenn.maths.losses import Loss, loss_code, require_loss
+from onenn.maths import stream
 from onenn.maths.stream import check_minibatch
-from onenn.training.philox_triton import KIND_GAUSSIAN, KIND_INTEGERS, stream_offset
 
 if TYPE_CHECKING:
     from onenn.base.progress import Progress
@@ -54,6 +33,13 @@ NUM_WARPS = 8
 PER_THREAD = {torch.float32: 16, torch.float64: 8}
 TL_DTYPES = {torch.float32: tl.float32, torch.float64: tl.float64}
 MINUS_INF = tl.constexpr(float("-inf"))
+#: onenn.maths.stream's counter fields (their shifts) and kinds
+TOKEN_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["token"])
+KIND_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["kind"])
+PROMPT_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["prompt"])
+STEP_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["step"])
+KIND_GAUSSIAN: tl.constexpr = tl.constexpr(stream.KIND_GAUSSIAN)
+KIND_INTEGERS: tl.constexpr = tl.constexpr(stream.KIND_INTEGERS)
 #: the losses the kernel has a branch for; each branch is chosen by the loss's code in ``onenn.maths.losses``
 IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
 SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (tl.constexpr(loss_code(name)) for name in IMPLEMENTED)
@@ -65,8 +51,8 @@ def loss_branch(name: str) -> int:
     return require_loss(
         name,
         IMPLEMENTED,
-        "the fused CUDA kernel (Triton; the engine 'fused', the GPU's default)",
-        "a branch to sgd_block_kernel in onenn/training/fused.py (the loss and g = ∂loss/∂ℓ) and the name to "
+        "the GPU engine's kernel (Triton)",
+        "a branch to sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ) and the name to "
         "IMPLEMENTED there",
     )
 
@@ -74,6 +60,16 @@ def loss_branch(name: str) -> int:
 def interpreting() -> bool:
     """Whether Triton was imported in interpreter mode (``TRITON_INTERPRET=1``): kernels then run on CPU tensors."""
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+@triton.jit
+def stream_offset(step, prompt, kind, token, group):
+    """The counter ``t·2⁴⁰ + b·2²⁰ + kind·2¹⁹ + j·2⁸ + m`` (int64) of ``onenn.maths.stream.counter``, as the offset
+    that ``tl.randint4x`` and ``tl.randn4x`` take."""
+    t = tl.to_tensor(step).to(tl.int64) << STEP_SHIFT
+    b = tl.to_tensor(prompt).to(tl.int64) << PROMPT_SHIFT
+    j = tl.to_tensor(token).to(tl.int64) << TOKEN_SHIFT
+    return t + b + (kind << KIND_SHIFT) + j + tl.to_tensor(group).to(tl.int64)
 
 
 @triton.jit
@@ -96,7 +92,7 @@ def draw_chunk(
     BC: tl.constexpr,
 ):
     """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1`` from the stream of docs/method.md §4.4 (the counter
-    ``onenn.training.philox_triton.stream_offset``): the context's Gaussians ``(BC, NP, XP)`` and the query's
+    ``stream_offset``): the context's Gaussians ``(BC, NP, XP)`` and the query's
     ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``. One Philox call gives four numbers:
     coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
     b = b0 + tl.arange(0, BC)
@@ -322,11 +318,9 @@ def auto_chunk(d: int, N: int, K: int, batch: int, dtype: torch.dtype, num_warps
     return max(1, min(1 << max(0, fit.bit_length() - 1), next_power_of_two(batch)))
 
 
-class FusedEngine:
-    """SGD for one run with the fused kernel; the interface of ``onenn.training.engine.Engine``. ``run``
-    updates ``W`` (D, D) in place, on a CUDA device (or a CPU tensor under the interpreter). It draws its own
-    multiclass minibatches, so it takes the number of classes ``K``, which is also its label width (``Engine``'s
-    ``m``)."""
+class GpuEngine:
+    """SGD for one run with the kernel, the interface of ``onenn.training.cpu.Engine``; ``run`` updates ``W`` (D, D)
+    in place on a CUDA device. It draws its own multiclass minibatches: ``K`` is its label width."""
 
     def __init__(
         self,
@@ -352,8 +346,8 @@ class FusedEngine:
             raise ValueError(f"W must be a contiguous float32 or float64 tensor; got {W.dtype}, strides {W.stride()}")
         if W.device.type != "cuda" and not interpreting():
             raise RuntimeError(
-                f"the fused engine runs on a CUDA device; W is on {W.device} (CPU tensors only under Triton's "
-                "interpreter, TRITON_INTERPRET=1, as in the tests); use engine compiled or torch on the CPU"
+                f"the GPU engine runs on a CUDA device; W is on {W.device} (CPU tensors only under Triton's "
+                "interpreter, TRITON_INTERPRET=1, as in the tests); on the CPU use the engine 'cpu'"
             )
         check_minibatch(d, N, batch)
         if not 0 <= key < 2**63:

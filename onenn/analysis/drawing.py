@@ -1,0 +1,227 @@
+"""What the figures of ``onenn.analysis.plots`` draw with: the plot style, one look (colour, marker) per group of
+variants, the grouping by the settings the variants vary, bands of curves against step, final values with their
+error bars, and the labels of settings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from onenn.analysis.tables import seed_stats, variant_order
+
+
+@dataclass(frozen=True)
+class PlotStyle:
+    """Plot settings from the config's ``plots`` section."""
+
+    band_sd: float = 2.0
+    context: str = "paper"
+    palette: str = "viridis"
+    width: float = 10.0
+    height: float = 4.0
+    dpi: int = 150
+
+
+#: the markers of a figure's groups of variants, in turn; the dashes of series of final values; markers along a
+#: curve about one per tenth of the axes' diagonal
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
+
+
+DASHES = ("-", "--", ":", "-.")
+
+
+MARK_EVERY = 0.1
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a figure draws one group of variants, in every panel."""
+
+    colour: Any
+    marker: str
+
+
+def looks(levels: Sequence, palette: str | Sequence) -> dict[Any, Look]:
+    """One look per level: the colours of ``palette`` (a seaborn name, or colours in the order of ``levels``)."""
+    levels = list(levels)
+    colours = sns.color_palette(palette, len(levels)) if isinstance(palette, str) else list(palette)
+    return {level: Look(colour, MARKERS[i % len(MARKERS)]) for i, (level, colour) in enumerate(zip(levels, colours))}
+
+
+def band_lines(ax: Axes, stats: pd.DataFrame, hue: str, look_of: Mapping[Any, Look], title: str | None = None) -> None:
+    """Mean against step with the ``lower``–``upper`` band, one line per ``hue`` value in its look."""
+    for level, look in look_of.items():
+        part = stats[stats[hue] == level].sort_values("step")
+        if part.empty:
+            continue
+        ax.plot(
+            part["step"], part["mean"], color=look.colour, marker=look.marker, markevery=MARK_EVERY, label=str(level)
+        )
+        ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlabel("SGD step")
+    ax.legend(title=title or hue)
+
+
+def point(ax: Axes, x: float, stats: pd.Series, look: Look, filled: bool = True, **kwargs) -> None:
+    """One final value (a ``seed_stats`` row) at ``x`` with its error bar, hollow unless ``filled``."""
+    mean, lower, upper = (float(stats[k]) for k in ("mean", "lower", "upper"))
+    face = look.colour if filled else "white"
+    yerr = [[mean - lower], [upper - mean]]
+    ax.errorbar([x], [mean], yerr=yerr, capsize=3, fmt=look.marker, color=look.colour, mfc=face, **kwargs)
+
+
+def fill_key(labels: Sequence[str]) -> list[Line2D]:
+    """Grey legend entries for what filled and hollow markers mean."""
+    return [
+        Line2D([], [], color="grey", marker="o", ls="none", mfc=face, label=label)
+        for label, face in zip(labels, ("grey", "white"))
+    ]
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """How a figure groups an experiment's curves: by the table's ``column``, in ``order``, under ``title``."""
+
+    column: str
+    order: list
+    title: str
+
+
+def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
+    """One setting: its column, values sorted; several: one group per variant, sorted by them; none: the variant."""
+    missing = [k for k in group_by if k not in table]
+    if missing:
+        raise ValueError(
+            f"cannot group the curves by {', '.join(missing)}: not a column of the table "
+            f"(columns: {', '.join(table.columns)})"
+        )
+    if len(group_by) == 1:
+        return Grouping(group_by[0], sorted(table[group_by[0]].unique()), group_by[0])
+    if not group_by:
+        return Grouping("variant", variant_order(table), "variant")
+    per_variant = table.groupby("variant", sort=True)[list(group_by)].first()
+    return Grouping("variant", list(per_variant.sort_values(list(group_by), kind="stable").index), ", ".join(group_by))
+
+
+def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping, band_sd: float, panel: tuple) -> None:
+    """One panel of curves against step: ``panel`` is (test set, metric, y label, y scale: log, unit or None)."""
+    test_set, metric, label, scale = panel
+    stats = seed_stats(table[table["test_set"] == test_set], [group.column, "step"], metric, band_sd)
+    band_lines(ax, stats, group.column, look_of, group.title)
+    ax.set_ylabel(label)
+    if scale == "log":
+        ax.set_yscale("log")
+    elif scale == "unit":
+        ax.set_ylim(0, 1.02)
+
+
+LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
+
+
+SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
+
+
+UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
+
+
+#: symbols of settings in labels (docs/method.md); what a value of ``noise_blocks`` says (``all``: nothing)
+SYMBOLS = {"epsilon": "ε", "sigma": "σ", "lr": "η", "delta": "δ*"}
+
+
+NOISE_BLOCKS = {"all": "", "label": "label columns", "other": "other blocks"}
+
+
+def setting_label(key: str, value: Any) -> str:
+    """One setting as a label: ``ε=0.3``, ``d=4``, ``label columns`` ('' for noise in all blocks)."""
+    if key == "noise_blocks":
+        return NOISE_BLOCKS.get(str(value), f"noise in {value} blocks")
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{SYMBOLS.get(key, key)}={shown}"
+
+
+def settings_label(values: Mapping[str, Any], keys: Sequence[str]) -> str:
+    parts = [p for p in (setting_label(k, values[k]) for k in keys) if p]
+    return ", ".join(parts) or ", ".join(f"{k}={values[k]}" for k in keys)
+
+
+def is_number(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def final_against(
+    ax: Axes,
+    final: pd.DataFrame,
+    x: str,
+    series: Sequence[str],
+    level: str,
+    look_of: Mapping[Any, Look],
+    series_label: Callable[[dict], str | None],
+) -> None:
+    """Final values (``seed_stats`` rows, looks by ``level``) against the setting ``x``, those of one value of
+    ``series`` joined by a grey line; a number ``x`` on a log scale where positive and spanning a factor 4."""
+    levels = sorted(final[x].unique())
+    numeric = is_number(final[x])
+    final = final.assign(position=final[x] if numeric else final[x].map({v: i for i, v in enumerate(levels)}))
+    parts = final.groupby(list(series), sort=True) if series else [((), final)]
+    for i, (values, part) in enumerate(parts):
+        part = part.sort_values("position")
+        label = series_label(dict(zip(series, values)))
+        if len(part) > 1:
+            ax.plot(part["position"], part["mean"], color="grey", lw=1, ls=DASHES[i % len(DASHES)], label=label)
+            label = None
+        for _, row in part.iterrows():
+            point(ax, float(row["position"]), row, look_of[row[level]], label=label)
+    if not numeric:
+        ax.set_xticks(range(len(levels)), [str(v) for v in levels])
+    elif min(levels) > 0 and max(levels) >= 4 * min(levels):
+        ax.set_xscale("log")
+        ax.set_xticks([float(v) for v in levels], [f"{v:g}" for v in levels])
+        ax.minorticks_off()
+    ax.set_xlabel(SYMBOLS.get(x, x))
+
+
+def grouped(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> tuple[Grouping, dict[Any, Look]]:
+    group = grouping(table, group_by)
+    return group, looks(group.order, style.palette)
+
+
+def error_points(ax: Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs) -> None:
+    yerr = np.vstack([stats["mean"] - stats["lower"], stats["upper"] - stats["mean"]])
+    ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
+
+
+#: colours of the block-confined perturbations (the others take the palette)
+CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
+
+
+def init_label(values: dict) -> str | None:
+    label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
+    return label or None
+
+
+def legends(fig: Figure) -> list[dict[str, Any]]:
+    """The title and the entries of every legend of ``fig``, axes by axes."""
+    found = (ax.get_legend() for ax in fig.axes)
+    return [
+        {"title": legend.get_title().get_text(), "entries": [t.get_text() for t in legend.get_texts()]}
+        for legend in found
+        if legend is not None
+    ]
+
+
+def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[str, str] | None:
+    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, its legends as JSON (chunk ``Legends``)."""
+    title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
+    if fmt == "png":
+        return {"Title": title, "Legends": json.dumps(legends(fig))}
+    return {"Title": title} if fmt in ("pdf", "svg") else None

@@ -1,0 +1,249 @@
+"""The headline table's Markdown: one renderer per kind (``onenn.plan.kinds``: ``train_markdown``, ...) and the
+page (``to_markdown``), with the audit's section as a page of its own (``audit_page``). No torch."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from onenn.analysis.markdown import markdown_table, number
+from onenn.analysis.summary import AUDIT_TIMES
+from onenn.analysis.tables import AUDIT_SWAP
+from onenn.base import provenance
+from onenn.maths.family import XI_RATIO_BOUND
+
+
+def mean_sd(mean: float, sd: float) -> str:
+    return "–" if pd.isna(mean) else f"{mean:.4g} ± {sd:.2g}"
+
+
+def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
+    hit = rows[
+        (rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)
+    ]
+    return hit.iloc[0] if len(hit) else None
+
+
+#: (header, quantity, test set) of the training columns of the Markdown table
+TRAIN_COLUMNS = (
+    ("separated accuracy", "accuracy", "separated"),
+    ("uniform accuracy", "accuracy", "uniform"),
+    ("separated logit error", "logit_error", "separated"),
+    ("uniform logit error", "logit_error", "uniform"),
+    ("training loss (uniform test set)", "test_loss", "uniform"),
+)
+PARAMETER_COLUMNS = (
+    ("distance start", "dist_family_start", None),
+    ("distance end", "dist_family_end", None),
+    ("end / start", "dist_family_ratio", None),
+    ("active distance start", "dist_family_active_start", None),
+    ("active distance end", "dist_family_active_end", None),
+    ("active end / start", "dist_family_active_ratio", None),
+    ("label-column norm start", "label_norm_start", None),
+    ("label-column norm end", "label_norm_end", None),
+)
+
+
+def seeds_markdown(rows: pd.DataFrame, title: str, columns: tuple) -> list[str]:
+    """``title``, then a table of ``mean ± sd`` per variant: ``columns`` are (header, quantity, test set)."""
+    body = []
+    for variant, part in rows.groupby("variant", sort=False):
+        cells = [_lookup(part, q, t) for _, q, t in columns]
+        n = int(cells[0]["n"]) if cells[0] is not None else 0
+        body.append([str(variant), str(n)] + [mean_sd(c["mean"], c["sd"]) if c is not None else "–" for c in cells])
+    return [title, "", markdown_table(["variant", "n"] + [h for h, _, _ in columns], body), ""]
+
+
+def train_markdown(rows: pd.DataFrame) -> list[str]:
+    out = seeds_markdown(rows, "final metrics (mean ± sd over n seeds):", TRAIN_COLUMNS)
+    if ((rows["quantity"] == "dist_family_start") & (rows["mean"] > 0)).any():  # W0 off the family
+        out += seeds_markdown(
+            rows, "parameters at the first and the last saved step (mean ± sd over n seeds):", PARAMETER_COLUMNS
+        )
+    return out
+
+
+def scaling_markdown(rows: pd.DataFrame) -> list[str]:
+    body = []
+    ratio = rows[rows["quantity"] == "ratio"]
+    for r in ratio.itertuples():
+        point = rows[rows["variant"] == r.variant]
+        mc = point[point["quantity"] == "L_MC"].iloc[0]
+        binary = point[point["quantity"] == "L_bin"].iloc[0]
+        body.append(
+            [
+                str(r.panel),
+                f"{r.xi1:g}",
+                f"{r.xi2:g}",
+                str(int(r.K)),  # K is a float column when another kind's rows have none
+                str(r.n),
+                f"{mc['mean']:.4f} ± {mc['se']:.4f}",
+                f"{binary['mean']:.4f} ± {binary['se']:.4f}",
+                f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]",
+                f"{r.reference:.4f}",
+            ]
+        )
+    header = ["panel", "ξ1", "ξ2", "K", "prompts", "L_MC ± se", "L_bin ± se", "L_MC / L_bin [interval]", "(K−1)/K"]
+    return [
+        "Ratio with its delta-method confidence interval; losses with their standard errors:",
+        "",
+        markdown_table(header, body),
+        "",
+    ]
+
+
+def binary_markdown(rows: pd.DataFrame) -> list[str]:
+    columns = (
+        ("training loss", "test_loss", "train"),
+        ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
+        ("MSE to 1-NN, separated", "nn_mse", "separated"),
+        ("distance to family", "dist_family_active", None),
+        ("ξ1", "xi1", None),
+        ("ξ2", "xi2", None),
+    )
+    return seeds_markdown(rows, "At the last step (mean ± sd over n seeds):", columns)
+
+
+def audit_markdown(rows: pd.DataFrame) -> list[str]:
+    columns = (
+        ("σ", "sigma"),
+        ("t end", "time_end"),
+        ("ξ1", "xi1_end"),
+        ("ξ2", "xi2_end"),
+        ("ξ1/ξ2", "xi_ratio_end"),
+        ("max ξ1/ξ2", "xi_ratio_max"),
+        ("first t with ξ1/ξ2 > 7/15", "time_cross"),
+        ("ξ2 − ξ1", "xi2_minus_xi1_end"),
+        ("loss", "reduced_loss_end"),
+        ("loss·log t at t = 10", "loss_log_time_first"),
+        ("loss·log t at the end", "loss_log_time_end"),
+        ("GD–flow gap", "gd_flow_gap"),
+        ("r = 1 − ξ2/ξ1", "boundary_end"),
+        ("mass beyond r", "stuck_mass_end"),
+        ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
+        ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
+        ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
+        ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
+        ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
+        ("loss·ξ1 at the end", "loss_xi1_end"),
+        ("its limit C (closed form)", "asymptote"),
+        ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
+    )
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    variants = list(dict.fromkeys(rows["variant"]))
+    body = [[v] + [_audit_cell(values, v, q) for _, q in columns] for v in variants]
+    times = [f"{t:.0e}" for t in AUDIT_TIMES]
+    at_times = (
+        ("loss", "reduced_loss"),
+        ("ξ1/ξ2", "xi_ratio"),
+        ("ξ1", "xi1"),
+        ("r", "boundary"),
+        ("mass beyond r", "stuck_mass"),
+    )
+    loss_body = [
+        [v, name] + [number(values.get((v, f"{q}@t={t}"), float("nan"))) for t in times]
+        for v in variants
+        for name, q in at_times
+    ]
+    return [
+        f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
+        "",
+        markdown_table(["variant"] + [h for h, _ in columns], body),
+        "",
+        "The main trajectory (the population flow) at log-spaced times t:",
+        "",
+        markdown_table(["variant", "value"] + [f"t={t}" for t in times], loss_body),
+        "",
+    ] + resolution_markdown(rows)
+
+
+def _audit_cell(values: pd.Series, variant: str, quantity: str) -> str:
+    """A cell of the audit's table; the crossing time to the digits its error allows, with the error."""
+    value = values.get((variant, quantity), float("nan"))
+    if quantity != "time_cross" or math.isnan(value):
+        return number(value)
+    digits = values.get((variant, "time_cross_digits"), float("nan"))
+    error = values.get((variant, "time_cross_error"), float("nan"))
+    if math.isnan(digits):
+        return number(value)
+    return f"{value:.{int(digits)}g} (± {error:.1g})"
+
+
+def resolution_markdown(rows: pd.DataFrame) -> list[str]:
+    """The resolution test: ξ1/ξ2 and the loss of every population level (rows ``xi_ratio@<source>@t=<time>``)."""
+    found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
+    if not len(found):
+        return []
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    keys = [q.split("@")[1:] for q in dict.fromkeys(found["quantity"])]
+    sources = list(dict.fromkeys(k[0] for k in keys))
+    times = list(dict.fromkeys(k[1] for k in keys))
+    header = ["variant", "resolution"] + [f"ξ1/ξ2 at {t}" for t in times] + [f"loss at {t}" for t in times]
+    body = []
+    for v in dict.fromkeys(found["variant"]):
+        for src in sources:
+            label = (
+                "all nodes, the seed swap's uniforms"
+                if src == AUDIT_SWAP
+                else "all nodes"
+                if "/" not in src
+                else f"1/{src.split('/')[1]} of the nodes per variable"
+            )
+            cells = [
+                number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
+                for q in ("xi_ratio", "reduced_loss")
+                for t in times
+            ]
+            body.append([v, label] + cells)
+    return [
+        (
+            "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
+            " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
+        ),
+        "",
+        markdown_table(header, body),
+        "",
+    ]
+
+
+def audit_page(summary: pd.DataFrame) -> str:
+    """The audit's section of the headline table as a page of its own."""
+    audits = summary[summary["kind"] == "audit"]
+    if not len(audits):
+        kinds = ", ".join(map(str, dict.fromkeys(summary["kind"])))
+        raise ValueError(f"the headline table has no experiment of kind 'audit' (its kinds: {kinds or 'none'})")
+    lines = ["# The audit of Lemma 12's invariant", ""]
+    for name, rows in audits.groupby("experiment", sort=False):
+        lines += [f"## {name}", ""] + audit_markdown(rows)
+    return "\n".join(lines)
+
+
+def values_markdown(rows: pd.DataFrame) -> list[str]:
+    quantities = list(dict.fromkeys(rows["quantity"]))
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    body = [
+        [v] + [number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])
+    ]
+    return [markdown_table(["variant", *quantities], body), ""]
+
+
+def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFrame], list[str]]]) -> str:
+    """The headline table as Markdown, a section per experiment by its kind's renderer, then the software."""
+    lines = ["# Headline table", ""]
+    for name, rows in summary.groupby("experiment", sort=False):
+        kind = rows["kind"].iloc[0]
+        if kind not in renderers:
+            raise ValueError(f"no Markdown renderer given for kind {kind!r} (experiment {name!r})")
+        lines += [f"## {name} ({kind})", ""]
+        lines += renderers[kind](rows)
+    if set(provenance.KEYS) <= set(summary.columns) and len(summary):
+        keys = [*provenance.KEYS, *(k for k in provenance.CODE_KEYS if k in summary.columns)]
+        found = summary.iloc[0][keys].to_dict()
+        for key in provenance.ACCELERATOR_KEYS:
+            if key in summary.columns:
+                found[key] = provenance.gpus_used(summary[key])
+        made_with = provenance.describe(found)
+        lines += ["## Software", "", f"This table was made with {made_with}.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,215 @@
+"""The CPU engine (docs/method.md §4.2): SGD for one run on numpy buffers, through the compiled loops of
+``onenn.training.cpu_steps`` and the stream's port ``onenn.training.cpu_stream`` (numba); no torch.
+
+A block of ``BLOCK`` minibatches is held as embeddings ``H`` (S, D, T, B), ``T = N + 1`` tokens (the query last),
+the prompt index innermost, so every inner loop runs over a contiguous row. A run's *minibatch source* fills the
+block with everything that does not depend on ``W``: ``FreshDraws`` (fresh prompts of §3.1, the multiclass runs) or
+``FixedSet`` (a fixed, pre-embedded set in reshuffled passes, the binary experiment). Held to the reference
+``onenn.maths.model`` by tests/unit/test_engine.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from onenn.maths.losses import Loss
+from onenn.maths.stream import BOUNDS, check_minibatch
+from onenn.training import cpu_steps, cpu_stream
+
+if TYPE_CHECKING:
+    from onenn.base.progress import Progress
+
+#: steps whose W-independent work is done together: a speed knob only, results do not depend on it
+BLOCK = 16
+
+
+class MinibatchSource(Protocol):
+    """Where an engine's minibatches come from (``FreshDraws``, ``FixedSet``)."""
+
+    def attach(self, engine: Engine) -> None:
+        """Check that the source fits ``engine``; allocate what filling its block needs."""
+
+    def prepare(self, engine: Engine, n: int) -> None:
+        """The next ``n`` minibatches into the engine's block (``H``, ``U``, ``target_class``)."""
+
+
+def check_saved_steps(saved_steps: list[int] | None, steps: int) -> list[int]:
+    """``saved_steps`` as a list, checked sorted and in ``0..steps``."""
+    saved_steps = list(saved_steps or [])
+    if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+        raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+    return saved_steps
+
+
+class Engine:
+    """SGD for one run; ``run`` updates ``W`` (D, D), a contiguous numpy array, in place. ``m``: the label width
+    (``K``, or 1 for scalar labels); the minibatches come from ``source``."""
+
+    def __init__(
+        self,
+        W: np.ndarray,
+        *,
+        d: int,
+        N: int,
+        m: int,
+        batch: int,
+        lr: float,
+        loss: Loss,
+        source: MinibatchSource,
+        block: int = BLOCK,
+    ) -> None:
+        D, T, B, S = d + m + 1, N + 1, batch, block
+        if not isinstance(W, np.ndarray):
+            raise TypeError(f"the CPU engine trains a numpy array W; got {type(W).__name__}")
+        if W.shape != (D, D):
+            raise ValueError(f"W must be (D, D) = ({D}, {D}) for d={d}, m={m}; got {tuple(W.shape)}")
+        if not W.flags.c_contiguous or not W.flags.writeable:
+            raise ValueError("the CPU engine updates W in place: W must be contiguous and writeable")
+        self.W, self.d, self.N, self.m, self.B, self.S, self.loss = W, d, N, m, batch, block, loss
+        self.loss_code = (cpu_steps.loss_branch(loss.name), loss.c)  # raises if the kernels lack the loss
+        with np.errstate(over="ignore"):  # lr in the training precision, as in `W -= lr * grad` (1e39: inf)
+            self.lr = float(np.asarray(lr).astype(W.dtype))
+        self.lr_over_batch = W.dtype.type(self.lr / B)
+        zeros = lambda *shape: np.zeros(shape, W.dtype)  # noqa: E731
+        self.H = zeros(S, D, T, B)  # the block's embeddings
+        self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
+        self.U, self.G, self.L = zeros(S, m, B), zeros(S, m, B), zeros(S)  # u_{c_i*}, ∂loss/∂ℓ, minibatch losses
+        self.target_class = np.zeros((S, B), np.int64)  # c_{i*}
+        self.scratch = (zeros(D, B), zeros(T, B), zeros(T, B), zeros(D, B), zeros(B))  # v, s, a, r, norm
+        self.source = source
+        source.attach(self)
+
+    def run(
+        self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``steps`` SGD steps: ``W`` after each of ``saved_steps`` (S, D, D) and every step's minibatch loss.
+        ``progress`` (``onenn.base.progress.Progress``) is called after every block."""
+        saved_steps = check_saved_steps(saved_steps, steps)
+        W = self.W
+        saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
+        k = 0
+        for start in range(0, steps, self.S):
+            n = min(self.S, steps - start)
+            self.prepare_block(n)
+            i = 0
+            while i < n:
+                while k < len(saved_steps) and saved_steps[k] == start + i:
+                    saved[k] = W
+                    k += 1
+                stop = min(n, saved_steps[k] - start) if k < len(saved_steps) else n
+                self.sgd_steps(i, stop)
+                i = stop
+            losses[start : start + n] = self.L[:n]
+            if progress is not None:
+                progress(start + n, steps, losses[start + n - 1])
+        saved[k:] = W  # the saved steps equal to `steps`
+        return saved, losses
+
+    def prepare_block(self, n: int) -> None:
+        """The next ``n`` minibatches from the source."""
+        if not 1 <= n <= self.S:
+            raise ValueError(f"prepare_block: n must lie in 1..{self.S} (the engine's block); got {n}")
+        self.source.prepare(self, n)
+
+    def sgd_steps(self, first: int, last: int) -> None:
+        """SGD steps on the prepared minibatches ``first..last-1``; the range is checked here, not in the kernel."""
+        if not 0 <= first <= last <= self.S:
+            raise ValueError(
+                f"sgd_steps: first and last must satisfy 0 <= first <= last <= {self.S} (the engine's block); "
+                f"got first={first}, last={last}"
+            )
+        arrays = (self.W, self.H, self.U, self.target_class, self.G, self.L)
+        cpu_steps.sgd_steps(*arrays, first, last, self.lr_over_batch, *self.loss_code, *self.scratch)
+
+
+class FreshDraws:
+    """Fresh minibatches of Assumption 1 from the run's stream (minibatch key ``key``), one step at a time (the
+    results depend neither on the block nor on the run length), from step ``first_step``. One source, one engine."""
+
+    def __init__(self, key: int, first_step: int = 0) -> None:
+        if not 0 <= key < 2**63:
+            raise ValueError(f"key must lie in 0..2**63-1 (onenn.maths.stream.stream_key); got {key}")
+        if not 0 <= first_step < BOUNDS["step"]:
+            raise ValueError(f"first_step must lie in 0..{BOUNDS['step'] - 1}; got {first_step}")
+        self.key, self.step = key, first_step
+        self.engine: Engine | None = None
+
+    def attach(self, engine: Engine) -> None:
+        if self.engine is not None:
+            raise ValueError("a FreshDraws source feeds one engine; make one per engine")
+        e, K = engine, engine.m  # multiclass: the label width is the number of classes
+        check_minibatch(e.d, e.N, e.B)
+        self.engine = engine
+        dtype = e.W.dtype.type
+        # the float32 draws land in H directly; a float64 engine's go through Z
+        self.Z = None if dtype is np.float32 else np.zeros((e.S, e.d, e.N + 1, e.B), np.float32)
+        self.C = np.zeros((e.S, e.N, e.B), np.int64)  # classes
+        one, shift = dtype(1.0), dtype(1.0 / K)
+        self.codes = (one - shift, -shift)  # u_c's entries
+        self.kernel_scratch = tuple(np.zeros((2, e.B), dtype))
+
+    def prepare(self, engine: Engine, n: int) -> None:
+        """Draw ``n`` minibatches; inputs onto the sphere, the label codes and the 1-NN targets."""
+        if self.step + n > BOUNDS["step"]:
+            raise ValueError(
+                f"the random stream's counter holds {BOUNDS['step']} steps; step {self.step + n - 1} asked"
+            )
+        e = engine
+        cpu_stream.draw_block(e.H if self.Z is None else self.Z, self.C, self.key, self.step, n, e.m, e.d)
+        self.step += n
+        if self.Z is not None:
+            e.H[:n, : e.d] = self.Z[:n]
+        cpu_steps.prepare_fresh(e.H, self.C, e.U, e.target_class, n, *self.codes, *self.kernel_scratch)
+
+
+class FixedSet:
+    """A fixed, pre-embedded prompt set in passes reshuffled at the start of each: pass ``p`` takes the order
+    ``onenn.maths.stream.permutation(key, n, p)``, minibatch ``k`` the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
+    (n, D, N+1) are the embeddings, ``U_set`` (n, m) the 1-NN targets; square loss only. Engines of several minibatch
+    sizes may share one source and ``W``; a minibatch must not cross the end of a pass."""
+
+    def __init__(self, H_set: np.ndarray, U_set: np.ndarray, key: int) -> None:
+        self.H_set, self.U_set, self.key = np.ascontiguousarray(H_set), np.ascontiguousarray(U_set), key
+        self.size = H_set.shape[0]
+        if self.size > BOUNDS["prompt"]:
+            raise ValueError(f"the random stream orders at most {BOUNDS['prompt']} prompts; the set has {self.size}")
+        self.passes = 0  # the passes begun
+        self.perm: np.ndarray | None = None  # the order of the pass under way
+        self.position = self.size  # at the end of a pass: the next minibatch starts a new one
+        self.index = np.zeros(0, np.int64)
+
+    def attach(self, engine: Engine) -> None:
+        e = engine
+        if e.loss.name != "square":
+            raise ValueError(f"a FixedSet source has no classes: loss must be 'square'; got {e.loss.name!r}")
+        D, T = e.d + e.m + 1, e.N + 1
+        if self.H_set.shape[1:] != (D, T) or self.U_set.shape[1:] != (e.m,):
+            raise ValueError(
+                f"the set's embeddings {tuple(self.H_set.shape)} and targets {tuple(self.U_set.shape)} do not fit "
+                f"the engine's (n, D, N+1) = (n, {D}, {T}) and (n, m) = (n, {e.m})"
+            )
+        if e.B > self.size:
+            raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
+        if e.S * e.B > len(self.index):
+            self.index = np.zeros(e.S * e.B, np.int64)
+
+    def prepare(self, engine: Engine, n: int) -> None:
+        """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block."""
+        B = engine.B
+        index = self.index[: n * B]
+        i = 0
+        while i < n:
+            if self.position == self.size:
+                self.perm = cpu_stream.permutation(self.key, self.size, self.passes)
+                self.position, self.passes = 0, self.passes + 1
+            left = min(n - i, (self.size - self.position) // B)  # the minibatches left in this pass
+            if left == 0:
+                raise ValueError(
+                    f"a minibatch of {B} prompts would cross the end of a pass ({self.size - self.position} left)"
+                )
+            index[i * B : (i + left) * B] = self.perm[self.position : self.position + left * B]
+            self.position += left * B
+            i += left
+        cpu_steps.gather_block(self.H_set, self.U_set, index, engine.H, engine.U, n)
