@@ -1,12 +1,6 @@
-"""onenn from Python, without Snakemake: train, evaluate, load a finished run, and the theory's objects in one call.
-
-The top floor of the package (docs/architecture.md): it calls the workflow's own jobs (``onenn.jobs``) and the
-layers below, and adds no second implementation. ``train`` checks its settings with the configuration's check
-(``onenn.plan.validate`` and ``workflow/schemas/config.schema.yaml``: the same messages as a bad ``config.yaml``),
-resolves them as the workflow does (``onenn.plan.experiments``) and runs the training job; ``evaluate`` makes the
-test sets and runs the evaluation job, so its table is, for the same settings and seed, the workflow's
-``metrics.parquet``. The jobs read and write files: here they do so in a temporary folder, and the results come
-back in memory. docs/api.md shows each call.
+"""onenn from Python, without Snakemake: train, evaluate, load a finished run, and the theory's objects in one call
+(docs/guide.md#the-api). It runs the workflow's own jobs in a temporary folder, with the configuration's check and
+resolution, and adds no second implementation.
 """
 
 from __future__ import annotations
@@ -23,10 +17,10 @@ import numpy as np
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
+from onenn.base.settings import schema, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
-from onenn.plan.kinds import EVAL_KEYS
-from onenn.plan.validate import ConfigError, check_config, load_schema
+from onenn.plan.validate import ConfigError, check_config
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,43 +39,23 @@ __all__ = [
     "train",
 ]
 
-#: the configuration's schema, beside the package in the repository (the workflow reads the same file)
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
-
 log = logging.getLogger("onenn.api")
-
-
-def schema() -> dict:
-    """The configuration's schema (``workflow/schemas/config.schema.yaml``)."""
-    if not SCHEMA_PATH.is_file():
-        raise FileNotFoundError(
-            f"{SCHEMA_PATH} is missing: onenn.api checks settings against the workflow's schema, so it needs the "
-            "repository (pip install -e . in a checkout)"
-        )
-    return load_schema(SCHEMA_PATH)
-
-
-def schema_defaults(section: str) -> dict[str, Any]:
-    """The ``default`` of every key of a section of the schema: ``settings`` (a training experiment's keys) or
-    ``test_sets``."""
-    root = schema()
-    node = root["$defs"]["settings"] if section == "settings" else root["properties"][section]
-    return {k: v["default"] for k, v in node["properties"].items()}
 
 
 def default_settings() -> dict[str, Any]:
     """Every setting of a training run with its default: the keys of ``defaults`` in ``config.yaml``."""
-    return schema_defaults("settings")
+    return {k: prop["default"] for name in ("train", "evaluation") for k, prop in section(name).items()}
 
 
 def checked_config(experiment: str, settings: dict[str, Any], test_set_seed: int | None = None) -> dict:
-    """A configuration of one training experiment ``experiment`` with ``settings`` as its own keys, checked by the
-    workflow's check (``ConfigError``, with the messages a bad ``config.yaml`` gives, the keys named
-    ``experiments.<experiment>.<key>``)."""
+    """A configuration of one training experiment with ``settings`` as its own keys, checked by the workflow's
+    check (``ConfigError``, the keys named ``experiments.<experiment>.<key>``)."""
     for key in (*ex.EXPERIMENT_KEYS, "seed"):
         if key in settings:
             raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
-    seed = schema_defaults("test_sets")["seed"] if test_set_seed is None else test_set_seed
+    seed = (
+        schema()["properties"]["test_sets"]["properties"]["seed"]["default"] if test_set_seed is None else test_set_seed
+    )
     config = {
         "defaults": default_settings(),
         "test_sets": {"seed": seed},
@@ -219,7 +193,7 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
             save_arrays(folder / "weights.npz", **{name: getattr(run, name) for name in WEIGHTS_ARRAYS})
             save_json(folder / "run.json", run.record)
             evaluate_job(
-                {k: s[k] for k in ("K", "loss", "c", *EVAL_KEYS)},
+                {k: s[k] for k in ex.eval_keys("train")},
                 identity=identity(result.experiment, result.variant, run.seed),
                 weights_path=str(folder / "weights.npz"),
                 run_path=str(folder / "run.json"),

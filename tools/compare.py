@@ -22,13 +22,6 @@ NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 SPREAD = re.compile(rf"^(?P<value>{NUMBER}) ± (?P<spread>{NUMBER})")  # label: mean ± spread ...
 TREND = re.compile(rf"^{NUMBER} → (?P<value>{NUMBER})")  # label: first → last, ...
 
-# --- tables ----------------------------------------------------------------------------------------------------
-
-
-def tables(results: Path) -> dict[str, Path]:
-    """Every Parquet table under ``results``, by its path relative to it."""
-    return {str(p.relative_to(results)): p for p in sorted(results.rglob("*.parquet"))}
-
 
 def relative_change(old: pd.Series, new: pd.Series) -> float:
     """max |new − old| / max(|old|, |new|) over a numeric column (0 where both are equal or NaN; inf for NaN
@@ -56,17 +49,18 @@ def verdict(old: pd.DataFrame, new: pd.DataFrame, rtol: float) -> str:
     changes = {c: relative_change(old[c].reset_index(drop=True), new[c].reset_index(drop=True)) for c in shared}
     changes = {c: change for c, change in changes.items() if not math.isnan(change)}
     largest = max(changes, key=changes.get, default=None)
-    named = f" (largest relative change {changes[largest]:.3g}, in {largest})" if largest else ""
-    if len(changes) == len(differ) and changes[largest] <= rtol and list(old.index) == list(new.index):
-        return f"close: {', '.join(differ[:8])}{named}"
-    return f"DIFFERENT: {', '.join(differ[:8])}{named}"
+    named = "" if largest is None else f" (largest relative change {changes[largest]:.3g}, in {largest})"
+    columns = ", ".join(map(str, differ[:8])) or "(the columns' order or the index)"
+    if largest is not None and len(changes) == len(differ) and changes[largest] <= rtol and old.index.equals(new.index):
+        return f"close: {columns}{named}"
+    return f"DIFFERENT: {columns}{named}"
 
 
 def compare(
     old_root: Path, new_root: Path, rename: dict[str, str], ignore: Sequence[str] = (), rtol: float = 0.0
 ) -> list[tuple[str, str]]:
-    """(table, verdict) for every table of either run."""
-    old, new = tables(old_root), tables(new_root)
+    """(table, verdict) for every Parquet table of either run, by its path under the run's folder."""
+    old, new = ({str(p.relative_to(root)): p for p in sorted(root.rglob("*.parquet"))} for root in (old_root, new_root))
     out = []
     for name in sorted(set(old) | set(new)):
         if name not in new or name not in old:
@@ -76,9 +70,6 @@ def compare(
         b = pd.read_parquet(new[name]).drop(columns=list(ignore), errors="ignore")
         out.append((name, verdict(a, b, rtol)))
     return out
-
-
-# --- claims ----------------------------------------------------------------------------------------------------
 
 
 def points(detail: str) -> dict[str, tuple[float, float]]:
@@ -135,9 +126,6 @@ def markdown(table: pd.DataFrame) -> str:
     return markdown_table(list(table.columns), [[cell(v) for v in row] for row in table.itertuples(index=False)]) + "\n"
 
 
-# --- the command -----------------------------------------------------------------------------------------------
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.compare", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -162,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_with(args.output, lambda tmp: tmp.write_text(text))
         return 0
     verdicts = compare(args.old, args.new, dict(pair.split("=", 1) for pair in args.rename), args.ignore, args.rtol)
+    if not verdicts:
+        parser.error(f"no Parquet tables under {args.old} or {args.new}: are they finished runs' results/ folders?")
     for name, v in verdicts:
         print(f"{v.split(':')[0]:10s} {name}{v[v.find(':') :] if ':' in v else ''}")
     same = sum(v.startswith(("equal", "close")) for _, v in verdicts)

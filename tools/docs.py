@@ -122,12 +122,9 @@ def scorecard(root: Path) -> tuple[str, Tally, Tally | None]:
     return run["run"], papers, ours
 
 
-def minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
-
-
 def timing(run: RunBenchmark) -> str:
-    return f"{minutes(run.wall)} of wall time and {minutes(run.cpu)} of CPU ({run.jobs} jobs)"
+    wall, cpu = (f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s" for s in (run.wall, run.cpu))
+    return f"{wall} of wall time and {cpu} of CPU ({run.jobs} jobs)"
 
 
 def machine(run: RunBenchmark) -> str:

@@ -1,5 +1,5 @@
 """The metrics of docs/method.md §5 for every saved ``W`` of a run on its test sets, multiclass and binary: numpy,
-float64, on the numpy model ``onenn.maths.model_numpy`` (an evaluation job never imports torch). Shapes as in
+float64, on the reference model ``onenn.maths.model`` (an evaluation job never imports torch). Shapes as in
 ``onenn.maths.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m)."""
 
 from __future__ import annotations

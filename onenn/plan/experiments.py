@@ -129,11 +129,14 @@ def train_settings(config: dict, experiment: str, variant: str, seed: int) -> di
     return {**job_settings(config, experiment, variant), "seed": int(seed)}
 
 
+def eval_keys(kind: str) -> tuple[str, ...]:
+    """What the evaluation of a run of ``kind`` depends on: ``EVAL_KEYS``, and a multiclass run's classes and loss."""
+    return (*(("K", "loss", "c") if kind == "train" else ()), *EVAL_KEYS)
+
+
 def eval_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
-    """What the evaluation of a run depends on: ``EVAL_KEYS``, and a multiclass run's classes and loss."""
     s = settings(config, experiment, variant)
-    multiclass = ("K", "loss", "c") if config["experiments"][experiment]["kind"] == "train" else ()
-    return {k: s[k] for k in (*multiclass, *EVAL_KEYS)}
+    return {k: s[k] for k in eval_keys(config["experiments"][experiment]["kind"])}
 
 
 def scaling_settings(config: dict, experiment: str) -> dict[str, Any]:

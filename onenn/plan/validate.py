@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
+from onenn.base.settings import load_schema, lookup
 from onenn.plan import experiments as ex
 from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
@@ -104,20 +104,6 @@ LEAF_KEYWORDS = {
     "minItems",
     "minProperties",
 }
-
-
-def load_schema(path: str | Path) -> dict:
-    return yaml.safe_load(Path(path).read_text())
-
-
-def lookup(root: dict, ref: str) -> dict:
-    """The schema at a local ``$ref`` such as ``#/$defs/settings``."""
-    if not ref.startswith("#/"):
-        raise ValueError(f"only local references are supported in the config schema; got {ref!r}")
-    node: Any = root
-    for part in ref[2:].split("/"):
-        node = node[part.replace("~1", "/").replace("~0", "~")]
-    return node
 
 
 def applied_schemas(validator, schema: dict, instance: Any) -> Iterator[dict]:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.progress import EVERY, FlowProgress, StepProgress
-from onenn.base.settings import Settings
+from onenn.base.settings import Settings, schema_defaults
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
@@ -71,27 +71,28 @@ def sources(levels: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+@schema_defaults("audit")
 class AuditSettings(Settings):
     """One audit run. The sample: ``n_plain`` plain prompts and ``n_max x n_gap`` stratified ones."""
 
     WHAT = "audit settings"
 
-    d: int = 8
-    N: int = 32
-    sigma: float | str = 3.0
-    lr: float = 0.1
-    steps: int = 10_000
-    time_end: float = 1e20
-    sample_time_end: float = 1e6
-    n_plain: int = 32_768
-    n_max: int = 256
-    n_gap: int = 128
-    gap_min: float = 1e-8
-    t1_nodes: int = 128
-    gap_nodes: int = 64
-    third_nodes: int = 8
-    levels: int = 2
-    n_eval: int = 60
+    d: int
+    N: int
+    sigma: float | str
+    lr: float
+    steps: int
+    time_end: float
+    sample_time_end: float
+    n_plain: int
+    n_max: int
+    n_gap: int
+    gap_min: float
+    t1_nodes: int
+    gap_nodes: int
+    third_nodes: int
+    levels: int
+    n_eval: int
     seed: int = 0
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.base.settings import Settings
+from onenn.base.settings import Settings, schema_defaults
 from onenn.maths.family import diagnostics
 from onenn.maths.prompts import nearest_neighbour, sphere
 from onenn.maths.steps import log_spaced_steps
@@ -81,16 +81,17 @@ def embed_active(A: np.ndarray, d: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+@schema_defaults("full_matrix")
 class FullMatrixSettings(Settings):
     WHAT = "full-matrix settings"
 
-    d: int = 8
-    N: int = 32
-    sigma: float = 3.0
-    lr: float = 0.1
-    steps: int = 2000
-    prompts: int = 16_384
-    n_eval: int = 40
+    d: int
+    N: int
+    sigma: float
+    lr: float
+    steps: int
+    prompts: int
+    n_eval: int
     seed: int = 0
 
 

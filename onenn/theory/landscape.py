@@ -7,24 +7,25 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.base.settings import Settings
+from onenn.base.settings import Settings, schema_defaults
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.loss import loss_landscape
 from onenn.theory.reduced.sampling import sample_inner_products
 
 
 @dataclass(frozen=True)
+@schema_defaults("landscape")
 class LandscapeSettings(Settings):
     """The reduced loss on the grid ``xi1_range x xi2_range`` (``grid`` points each way), on a plain sample."""
 
     WHAT = "landscape settings"
 
-    d: int = 8
-    N: int = 32
-    xi1_range: tuple[float, float] = (0.0, 15.0)
-    xi2_range: tuple[float, float] = (0.0, 15.0)
-    grid: int = 61
-    prompts: int = 16_384
+    d: int
+    N: int
+    xi1_range: tuple[float, float]
+    xi2_range: tuple[float, float]
+    grid: int
+    prompts: int
     seed: int = 0
 
     @classmethod

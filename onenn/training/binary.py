@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.base.settings import Settings
+from onenn.base.settings import Settings, schema_defaults
 from onenn.maths.init import PRECISIONS, initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.steps import log_spaced_steps
@@ -25,23 +25,24 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+@schema_defaults("binary")
 class BinarySettings(Settings):
     """Everything one binary training run depends on. ``W0 = diag(0, −sigma) + epsilon·G``."""
 
     WHAT = "binary training settings"
 
-    d: int = 8
-    N: int = 16
-    sigma: float = 0.0
-    epsilon: float = 1.0
-    lr: float = 0.1
-    batch: int = 128
-    epochs: int = 2000
-    train_size: int = 10_000
-    labels: str = "gaussian"
-    n_eval: int = 48
+    d: int
+    N: int
+    sigma: float
+    epsilon: float
+    lr: float
+    batch: int
+    epochs: int
+    train_size: int
+    labels: str
+    n_eval: int
     seed: int = 0
-    dtype: str = "float32"
+    dtype: str
 
     @property
     def steps_per_epoch(self) -> int:

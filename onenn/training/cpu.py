@@ -72,7 +72,7 @@ class Engine:
         with np.errstate(over="ignore"):  # lr in the training precision, as in `W -= lr * grad` (1e39: inf)
             self.lr = float(np.asarray(lr).astype(W.dtype))
         self.lr_over_batch = W.dtype.type(self.lr / B)
-        zeros = lambda *shape: np.zeros(shape, W.dtype)  # noqa: E731
+        zeros = lambda *shape: np.zeros(shape, W.dtype)
         self.H = zeros(S, D, T, B)  # the block's embeddings
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
         self.U, self.G, self.L = zeros(S, m, B), zeros(S, m, B), zeros(S)  # u_{c_i*}, ∂loss/∂ℓ, minibatch losses

@@ -19,8 +19,8 @@ import torch
 import triton
 import triton.language as tl
 
-from onenn.maths.losses import Loss, loss_code, require_loss
 from onenn.maths import stream
+from onenn.maths.losses import Loss, loss_code, require_loss
 from onenn.maths.stream import check_minibatch
 
 if TYPE_CHECKING:

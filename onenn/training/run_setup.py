@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from onenn.base.settings import DEVICES, Settings
+from onenn.base.settings import DEVICES, Settings, schema_defaults
 from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.stream import stream_key
@@ -30,27 +30,28 @@ ENGINES = ("auto", "cpu", "gpu")
 
 
 @dataclass(frozen=True)
+@schema_defaults("train")
 class TrainSettings(Settings):
     """Everything one training run depends on. Names follow docs/method.md."""
 
     WHAT = "training settings"
 
-    d: int = 8
-    N: int = 16
-    K: int = 3
-    sigma: float = 3.0
-    lr: float = 0.05
-    batch: int = 128
-    loss: str = "square"
-    c: float = 0.0
-    epsilon: float = 0.0
-    noise_blocks: str = "all"
-    steps: int = 100_000
-    n_eval: int = 48
+    d: int
+    N: int
+    K: int
+    sigma: float
+    lr: float
+    batch: int
+    loss: str
+    c: float
+    epsilon: float
+    noise_blocks: str
+    steps: int
+    n_eval: int
     seed: int = 0
-    device: str = "auto"
-    dtype: str = "float32"
-    on_divergence: str = "error"  # error: raise Diverged | record: keep the steps before the divergence
+    device: str
+    dtype: str
+    on_divergence: str  # error: raise Diverged | record: keep the steps before the divergence
 
 
 def gpu_driver_present() -> bool:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of the fused CUDA engine (docs/performance.md#gpu): on a machine with an NVIDIA GPU, with a Python
+# The GPU check of the GPU engine (docs/performance.md#gpu): on a machine with an NVIDIA GPU, with a Python
 # that has torch's CUDA build and triton (the project's environment, docs/install.md, or any such Python: the
 # checkout is put on PYTHONPATH; without snakemake the last stage is skipped), from anywhere:
 #   bash tests/gpu/check.sh                     # about 9 minutes on one GPU; prints one table
@@ -10,4 +10,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-exec timeout -k 10 600 "${PYTHON:-python3}" -m tools.gpu_check "$@"
+exec timeout -k 10 600 "${PYTHON:-python3}" -m tests.gpu.check "$@"

@@ -80,7 +80,7 @@ def test_scaling_settings_errors_name_the_experiment():
     with pytest.raises(ValueError, match="experiments.convergence has kind 'train'"):
         ex.scaling_settings(CONFIG, "convergence")
     broken = {**CONFIG, "experiments": {"s": {"kind": "scaling", "figure": "scaling_identity"}}}
-    with pytest.raises(ValueError, match=r"experiments\.s\.panels is required"):
+    with pytest.raises(ValueError, match=r"experiments\.s \(kind scaling\) needs seed, ci_level, panels"):
         ex.scaling_settings(broken, "s")
     with pytest.raises(ValueError, match="kind must be one of train, scaling"):
         ex.experiment_names(CONFIG, kind="trian")

@@ -61,6 +61,8 @@ def test_a_table_equal_but_for_round_off_is_close_and_names_its_largest_change(t
     assert main(["tables", str(old), str(new), "--rtol", "1e-15"]) == 0
     assert main(["tables", str(old), str(new)]) == 1
     assert "0 of 1 tables equal or within --rtol 0" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # no tables: the wrong folders, not a match
+        main(["tables", str(tmp_path / "none"), str(tmp_path / "none")])
     write(new, "tables/t.parquet", frame.assign(loss=[1.0, 0.0, 1.0, 4.0]))  # NaN against a number: not round-off
     assert dict(compare(old, new, {}, rtol=1.0))["tables/t.parquet"].startswith(
         "DIFFERENT: loss (largest relative change inf"

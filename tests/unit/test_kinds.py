@@ -27,15 +27,15 @@ def test_every_kind_of_the_default_config_is_described():
 
 def test_a_kind_without_its_job_or_with_a_malformed_reference_is_refused():
     with pytest.raises(ValueError, match="kind toy: a kind whose table comes from settings needs a job"):
-        Kind("toy", (), "settings", (), "m:f", "m:g")
+        Kind("toy", "settings", (), "m:f", "m:g")
     with pytest.raises(ValueError, match="kind toy: summarise must be 'module:function'; got 'm.f'"):
-        Kind("toy", (), "runs", (), "m.f", "m:g")
+        Kind("toy", "runs", (), "m.f", "m:g")
     with pytest.raises(ValueError, match="table_source must be one of"):
-        Kind("toy", (), "files", (), "m:f", "m:g")
+        Kind("toy", "files", (), "m:f", "m:g")
 
 
 def test_a_function_that_is_not_where_the_kind_says_is_named(monkeypatch):
-    monkeypatch.setitem(KINDS, "toy", Kind("toy", (), "runs", (), "onenn.analysis.summary:no_such", "m:g"))
+    monkeypatch.setitem(KINDS, "toy", Kind("toy", "runs", (), "onenn.analysis.summary:no_such", "m:g"))
     with pytest.raises(TypeError, match="kind 'toy': its summarise 'onenn.analysis.summary:no_such' is not a function"):
         kind_function("toy", "summarise")
     with pytest.raises(ValueError, match="kind 'toy' has no job"):

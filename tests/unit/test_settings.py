@@ -1,5 +1,5 @@
 """The settings dataclasses of the jobs: an unknown key is refused by name, with the allowed ones; the workflow
-hands each job every setting it has; and every run of the shipped configurations gets the values the configuration
+hands each job every setting it has; each default is the schema's; and every run of the shipped configurations gets the values the configuration
 gives it (defaults, then the experiment's keys, then the variant's), resolved here independently of
 onenn.plan.experiments."""
 
@@ -7,6 +7,7 @@ import itertools
 from dataclasses import fields
 
 import pytest
+import yaml
 
 from onenn.plan import experiments as ex
 from onenn.plan import kinds
@@ -15,7 +16,7 @@ from onenn.theory.full_matrix import FullMatrixSettings
 from onenn.theory.landscape import LandscapeSettings
 from onenn.training.binary import BinarySettings
 from onenn.training.run_setup import TrainSettings
-from tests.configs import FULL, QUICK, load_config
+from tests.configs import FULL, QUICK, ROOT, load_config
 
 CLASSES = [TrainSettings, BinarySettings, AuditSettings, LandscapeSettings, FullMatrixSettings]
 
@@ -28,12 +29,13 @@ def test_an_unknown_key_is_named_with_the_allowed_ones(cls):
 
 #: kind -> (its job's settings, the keys the workflow's params give that job)
 JOBS = {
-    "train": (TrainSettings, (*kinds.TRAIN_KEYS, "seed")),
-    "binary": (BinarySettings, (*kinds.BINARY_KEYS, "seed")),
-    "audit": (AuditSettings, kinds.AUDIT_KEYS),
-    "landscape": (LandscapeSettings, kinds.LANDSCAPE_KEYS),
-    "full_matrix": (FullMatrixSettings, kinds.FULL_MATRIX_KEYS),
+    "train": (TrainSettings, (*kinds.KINDS["train"].settings_keys, "seed")),
+    "binary": (BinarySettings, (*kinds.KINDS["binary"].settings_keys, "seed")),
+    "audit": (AuditSettings, kinds.KINDS["audit"].settings_keys),
+    "landscape": (LandscapeSettings, kinds.KINDS["landscape"].settings_keys),
+    "full_matrix": (FullMatrixSettings, kinds.KINDS["full_matrix"].settings_keys),
 }
+SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
 
 
 @pytest.mark.parametrize("kind", list(JOBS))
@@ -41,6 +43,22 @@ def test_the_workflow_hands_each_job_every_setting_it_has(kind):
     """A field left out would keep its default whatever the configuration says; an extra key would fail the job."""
     cls, keys = JOBS[kind]
     assert sorted(f.name for f in fields(cls)) == sorted(keys)
+
+
+def schema_default(kind: str, key: str):
+    """The default the YAML states for ``key`` of ``kind``: its own entry's, or that of the training setting it
+    refers to (a run's ``seed``, no setting of the schema, is 0)."""
+    own = SCHEMA["$defs"][kind]["properties"].get(key)
+    if own is None:
+        return 0 if key == "seed" else pytest.fail(f"{kind}.{key} is not in the schema")
+    return own["default"] if "default" in own else SCHEMA["$defs"]["train"]["properties"][key]["default"]
+
+
+@pytest.mark.parametrize("kind", list(JOBS))
+def test_every_default_is_the_schemas(kind):
+    for f in fields(JOBS[kind][0]):
+        got = list(f.default) if isinstance(f.default, tuple) else f.default
+        assert got == schema_default(kind, f.name), (kind, f.name)
 
 
 def overrides_of(experiment: dict) -> list[dict]:
@@ -54,10 +72,8 @@ def overrides_of(experiment: dict) -> list[dict]:
 def job_settings(config: dict, experiment: str, variant: str, kind: str):
     """The job's settings as the workflow's params build them (run seed 3 for the kinds with runs)."""
     cls = JOBS[kind][0]
-    if kind == "train":
+    if kind in ("train", "binary"):
         return cls.from_dict(ex.train_settings(config, experiment, variant, 3))
-    if kind == "binary":
-        return cls.from_dict(ex.binary_settings(config, experiment, variant, 3))
     if kind == "landscape":
         return cls.from_dict(ex.table_settings(config, experiment))
     return cls.from_dict(ex.variant_settings(config, experiment, variant))

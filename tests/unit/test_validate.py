@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from onenn.plan import experiments as ex
+from onenn.base.settings import section
 from onenn.plan import kinds
 from onenn.plan.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
 from tests.bad_configs import BAD_CONFIGS, CONFIG, bad_config, conv, delete, experiment, setting
@@ -40,9 +41,9 @@ def violations(prop: dict) -> list:
     return out
 
 
-SETTING_VIOLATIONS = [
-    (key, value) for key, prop in SCHEMA["$defs"]["settings"]["properties"].items() for value in violations(prop)
-]
+#: the settings `defaults` gives: those of a training run and of its evaluation
+SETTINGS = {**section("train", SCHEMA), **section("evaluation", SCHEMA)}
+SETTING_VIOLATIONS = [(key, value) for key, prop in SETTINGS.items() for value in violations(prop)]
 
 
 @pytest.mark.parametrize("key,value", SETTING_VIOLATIONS, ids=[f"{k}={v!r}" for k, v in SETTING_VIOLATIONS])
@@ -113,12 +114,14 @@ def test_an_experiment_without_sweep_or_variants_has_one_default_variant():
 
 
 def test_schema_documents_every_setting_and_matches_the_code():
-    settings = SCHEMA["$defs"]["settings"]["properties"]
+    settings = SETTINGS
     for key, prop in settings.items():
-        assert "description" in prop and "default" in prop, key
-        assert "type" in prop or "enum" in prop, key
-        if "enum" not in prop:
-            assert prop["default"] == CONFIG["defaults"][key], key  # the schema default is config.yaml's
+        assert prop["default"] == CONFIG["defaults"][key], key  # the schema default is config.yaml's
+    for kind in kinds.KINDS:  # every setting of every kind, once its $ref is followed
+        for key in kinds.KINDS[kind].settings_keys:
+            prop = section(kind, SCHEMA)[key]
+            assert "description" in prop and "default" in prop, (kind, key)
+            assert "type" in prop or "enum" in prop or "anyOf" in prop, (kind, key)
     assert set(SCHEMA["properties"]["defaults"]["required"]) == set(settings) == set(CONFIG["defaults"])
     # keys that are not run settings: those of every experiment, and the scaling kind's panels
     structure = set(SCHEMA["$defs"]["experiment"]["properties"]) | set(SCHEMA["$defs"]["scaling"]["required"])

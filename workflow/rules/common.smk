@@ -108,20 +108,12 @@ def get_binary_train_set(wildcards):
     return ex.binary_set_path("train", get_settings(wildcards))
 
 
-def get_binary_train_settings(wildcards):
-    return get_train_settings(wildcards)
-
-
 def get_binary_sets(wildcards):
     s = get_settings(wildcards)
     return {
         test_set: ex.binary_set_path(test_set, s)
         for test_set in columns.BINARY_TEST_SETS
     }
-
-
-def get_binary_eval_settings(wildcards):
-    return get_eval_settings(wildcards)
 
 
 # --- per-variant jobs, tables, figures, the headline table --------------------------------------------------

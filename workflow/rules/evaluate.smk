@@ -35,7 +35,7 @@ rule binary_evaluate:
         "benchmarks/binary_evaluate/{experiment}/{variant}/seed{seed}.tsv"
     params:
         **get_code("onenn.jobs.evaluate:binary_evaluate_job"),
-        settings=get_binary_eval_settings,
+        settings=get_eval_settings,
     threads: 1
     wildcard_constraints:
         experiment=one_of(BINARY_EXPERIMENTS),

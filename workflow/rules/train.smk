@@ -34,7 +34,7 @@ rule binary_train:
         "benchmarks/binary_train/{experiment}/{variant}/seed{seed}.tsv"
     params:
         **get_code("onenn.jobs.train:binary_train_job"),
-        settings=get_binary_train_settings,
+        settings=get_train_settings,
     threads: 1
     wildcard_constraints:
         experiment=one_of(BINARY_EXPERIMENTS),

@@ -1,20 +1,17 @@
-"""The GPU check of the fused CUDA engine: ``bash tests/gpu/check.sh`` (``python -m tools.gpu_check``;
+"""The GPU check of the GPU engine: ``bash tests/gpu/check.sh`` (``python -m tests.gpu.check``;
 ``--help`` for the options, ``--dry-run`` for the plan without a GPU).
 
 On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints one table (and writes it to
 ``--output``), a row for each engine of each check:
 
-1. **equality**: whole runs from the same seed, the fused kernel on the GPU against ``Engine`` with its compiled
-   kernels on the CPU (both draw the minibatches of the stream of docs/method.md §4.4), for every loss, float64 and
+1. **equality**: whole runs from the same seed, the GPU engine against the CPU engine (both draw the minibatches of the stream of docs/method.md §4.4), for every loss, float64 and
    float32: the largest difference of the saved weights, against float32 round-off
-   (``onenn.training.fused_check.tolerance``); and the result of the fused check
-   (``onenn.training.fused_check``), which every CUDA training job runs;
-2. **speed**: µs a step of the engines ``compiled`` on the CPU (1 thread), ``torch`` on CUDA and ``fused`` on
-   CUDA, timed in interleaved repetitions of the same run;
-3. **tests**: ``tests/unit/test_fused.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
+   (``onenn.training.gpu_check.tolerance``); and the result of the check every CUDA training job runs first
+   (``onenn.training.gpu_check``);
+2. **speed**: µs a step of the CPU engine (1 thread) and of the GPU engine, timed in interleaved repetitions;
+3. **tests**: ``tests/unit/test_gpu.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
    runs in the interpreter on a machine without a GPU);
-4. **learning**: the quick preset's training runs, trained with the fused kernel on CUDA and with the compiled
-   kernels on the CPU from the same seeds: the final separated accuracy and (ξ1, ξ2), which must be equal to
+4. **learning**: the quick preset's training runs, trained on both engines from the same seeds: the final separated accuracy and (ξ1, ξ2), which must be equal to
    round-off (``ROUND_OFF``): the two engines train the same runs;
 5. **experiments**: the wall time of the paper's experiments 1–6 at the paper's scale with every training job
    on the GPU (Snakemake in a scratch copy of the workflow, ``--gpu-slots`` training jobs sharing the GPU),
@@ -47,28 +44,28 @@ import yaml
 from onenn.analysis.evaluate import evaluate_run
 from onenn.base import paths
 from onenn.base.io import write_with
+from onenn.maths.init import initial_weights
 from onenn.maths.losses import LOSSES, Loss
-from onenn.plan import experiments as ex
 from onenn.maths.prompts import make_test_set
 from onenn.maths.stream import stream_key
-from onenn.training import fused_check
+from onenn.plan import experiments as ex
+from onenn.training import cpu_stream, gpu_check
 from onenn.training.run_setup import TrainSettings, make_engine
-from onenn.training.sources import draw_step
 from onenn.training.train import train
 
-if TYPE_CHECKING:  # triton is imported only where the fused kernel runs
-    from onenn.training.fused import FusedEngine
+if TYPE_CHECKING:  # triton is imported only where the GPU engine runs
+    from onenn.training.gpu import GpuEngine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("equality", "speed", "tests", "learning", "experiments")
 QUICK = ("config.yaml", "workflow/presets/quick.yaml")
-#: equality: the paper's shapes, a few hundred steps (the largest |ΔW| allowed: fused_check.tolerance)
+#: equality: the paper's shapes, a few hundred steps (the largest |ΔW| allowed: gpu_check.tolerance)
 EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
 #: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
 EQUALITY_SHAPES = {"N=64, K=10, batch=100": {"N": 64, "K": 10, "batch": 100, "epsilon": 0.3}}
-#: speed: the benchmark's configurations (tools.bench)
+#: speed: some of the benchmark's configurations (tools.bench)
 SPEED_CONFIGS = {"defaults": {}, "N=64": {"N": 64}, "K=10": {"K": 10}}
-#: the fused kernel with other numbers of warps a program (default 8), at the first configuration
+#: the GPU engine with other numbers of warps a program (default 8), at the first configuration
 OTHER_WARPS = (4, 16)
 HEADER = ["check", "engine", "device", "config", "result", "verdict"]
 
@@ -94,43 +91,37 @@ def table(rows: list[dict[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fused_with(s: TrainSettings, **options) -> FusedEngine:
-    """The fused engine of a run with other speed knobs (``num_warps``, ``chunk``, ``block``) or pre-drawn
+def gpu_with(s: TrainSettings, device: torch.device, **options) -> GpuEngine:
+    """The GPU engine of a run with other speed knobs (``num_warps``, ``chunk``, ``block``) or pre-drawn
     ``minibatches``."""
-    from onenn.training.fused import FusedEngine
+    from onenn.training.gpu import GpuEngine
 
-    W, loss = make_engine(s, "compiled").W, Loss(s.loss, s.c)
-    return FusedEngine(
-        W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, key=stream_key(s.seed, "minibatches"), **options
-    )
+    W = torch.from_numpy(initial_weights(s.d, s.K, s.sigma, s.epsilon, s.noise_blocks, s.seed, dtype=s.dtype))
+    key, loss = stream_key(s.seed, "minibatches"), Loss(s.loss, s.c)
+    return GpuEngine(W.to(device), d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key, **options)
 
 
 # --- 1. equality: whole runs from the same seed ----------------------------------------------------------------
 
 
 def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The minibatches of steps ``0 .. steps − 1`` of a run (its ``(seed, "minibatches")`` stream), in ``Engine``'s
-    layout: Gaussians (steps, d, N+1, B) float32, classes (steps, N, B) int64."""
-    key = stream_key(s.seed, "minibatches")
-    Z = torch.empty(steps, s.d, s.N + 1, s.batch)
-    C = torch.empty(steps, s.N, s.batch, dtype=torch.long)
-    for t in range(steps):
-        draw_step(Z[t], C[t], s.K, key, t)
-    return Z, C
+    """The minibatches of steps ``0 .. steps − 1`` of a run as the CPU engine draws them: Gaussians (steps, d, N+1, B)
+    float32, classes (steps, N, B) int64."""
+    Z, C = np.empty((steps, s.d, s.N + 1, s.batch), np.float32), np.empty((steps, s.N, s.batch), np.int64)
+    cpu_stream.draw_block(Z, C, stream_key(s.seed, "minibatches"), 0, steps, s.K, s.d)
+    return torch.from_numpy(Z), torch.from_numpy(C)
 
 
 def weight_difference(s: TrainSettings, device: torch.device) -> tuple[float, int, float]:
-    """A whole run of ``s`` from its seed, the compiled kernels on the CPU against the fused kernel on ``device``
-    (each drawing its own minibatches): max |ΔW| over the saved steps, the step where it is largest, and the
-    tolerance of float32 round-off (``fused_check.tolerance``)."""
+    """A whole run of ``s`` from its seed, the CPU engine against the GPU engine on ``device`` (each drawing its own
+    minibatches): max |ΔW| over the saved steps, the step where it is largest, and the tolerance of float32
+    round-off (``gpu_check.tolerance``)."""
     saved = [0, 1, s.steps // 3, s.steps]
-    compiled = make_engine(replace(s, device="cpu"), "compiled")
-    kernel = make_engine(replace(s, device=device.type), "fused")
-    W_compiled, _ = compiled.run(s.steps, saved)
-    W_kernel, _ = kernel.run(s.steps, saved)
-    difference = (W_kernel.cpu() - W_compiled).abs().amax(dim=(1, 2))
+    W_cpu, _ = make_engine(replace(s, device="cpu"), "cpu").run(s.steps, saved)
+    W_gpu, _ = make_engine(replace(s, device=device.type), "gpu").run(s.steps, saved)
+    difference = np.abs(W_gpu.cpu().numpy() - W_cpu).max(axis=(1, 2))
     worst = int(difference.argmax())
-    return float(difference[worst]), saved[worst], fused_check.tolerance(s.steps, float(W_compiled.abs().max()))
+    return float(difference[worst]), saved[worst], gpu_check.tolerance(s.steps, float(np.abs(W_cpu).max()))
 
 
 def equality_rows(
@@ -142,10 +133,10 @@ def equality_rows(
     losses: tuple[str, ...] = LOSSES,
 ) -> list[dict[str, str]]:
     """Every loss at ``base`` (the paper's defaults), and other shapes with the square loss, in both precisions;
-    then the fused check at ``base``."""
+    then the GPU check at ``base``."""
     cases = [("defaults", {"loss": loss, "c": 0.5 if loss == "mixture" else 0.0}) for loss in losses]
     cases += list(shapes.items())
-    check = "equality: max abs ΔW against compiled (CPU), whole runs from the same seed"
+    check = "equality: max abs ΔW against the CPU engine, whole runs from the same seed"
     rows = []
     for dtype in dtypes:
         for name, changes in cases:
@@ -153,13 +144,13 @@ def equality_rows(
             difference, step, tolerance = weight_difference(s, device)
             config = f"{name}, {s.loss}, {dtype}, {s.steps} steps"
             verdict = "ok" if difference <= tolerance else f"FAIL (> {tolerance:.1e}, float32 round-off)"
-            rows.append(row(check, "fused", str(device), config, f"{difference:.1e} at step {step}", verdict))
-    record = fused_check.run_check(base, device)
+            rows.append(row(check, "gpu", str(device), config, f"{difference:.1e} at step {step}", verdict))
+    record = gpu_check.run_check(base, device)
     found = "; ".join(f"seed {t['seed']}: {t['max_abs_dW']:.1e} at step {t['at_step']}" for t in record["tries"])
     tolerance = record["tries"][-1]["tolerance"]
     config = f"{record['settings']}, {record['steps']} steps"
     verdict = f"{'passed' if record['passed'] else 'FAILED'} (tolerance {tolerance:.1e})"
-    rows.append(row("equality: the fused check (fused_check)", "fused", str(device), config, found, verdict))
+    rows.append(row("equality: the GPU check (onenn.training.gpu_check)", "gpu", str(device), config, found, verdict))
     return rows
 
 
@@ -169,31 +160,30 @@ def equality_rows(
 def speed_rows(
     device: torch.device, *, steps: int, reps: int, configs: dict[str, dict] = SPEED_CONFIGS
 ) -> list[dict[str, str]]:
-    """µs a step of the engines ``compiled`` on the CPU (1 thread), ``torch`` and ``fused`` on ``device``."""
-    from tools.bench import clock
+    """µs a step of the CPU engine (1 thread) and of the GPU engine on ``device``."""
+    import numba
 
-    torch.set_num_threads(1)
+    numba.set_num_threads(1)
     rows = []
     for name, changes in configs.items():
         s = replace(TrainSettings(), **changes)
         on_device = replace(s, device=device.type)
-        engines = {("compiled", "cpu"): make_engine(replace(s, device="cpu"), "compiled")}
-        if device.type != "cpu":  # (cpu: a test, the interpreter standing in for the GPU)
-            engines["torch", str(device)] = make_engine(on_device, "torch")
-        engines["fused", str(device)] = make_engine(on_device, "fused")
+        engines = {("cpu", "cpu"): make_engine(replace(s, device="cpu"), "cpu")}
+        engines["gpu", str(device)] = make_engine(on_device, "gpu")
         if device.type != "cpu" and name == next(iter(configs)):  # other warps a program at the first config
             for warps in OTHER_WARPS:
-                engines[f"fused, {warps} warps", str(device)] = fused_with(on_device, num_warps=warps)
+                engines[f"gpu, {warps} warps", str(device)] = gpu_with(on_device, device, num_warps=warps)
         times: dict[tuple[str, str], list[float]] = {key: [] for key in engines}
         for key, engine in engines.items():
             engine.run(min(steps, 16))  # warm-up: compiles the kernel
         for _ in range(reps):
             for key, engine in engines.items():
-                now = clock("wall", torch.device(key[1]))
-                start = now()
+                start = time.perf_counter()
                 engine.run(steps)
-                times[key].append((now() - start) / steps)
-        cpu = statistics.median(times[("compiled", "cpu")])
+                if key[1] != "cpu":
+                    torch.cuda.synchronize(key[1])
+                times[key].append((time.perf_counter() - start) / steps)
+        cpu = statistics.median(times[("cpu", "cpu")])
         for (engine_name, dev), t in times.items():
             us = statistics.median(t) * 1e6
             config = f"{name} (d={s.d}, N={s.N}, K={s.K}, batch={s.batch}), {s.dtype}"
@@ -207,8 +197,8 @@ def speed_rows(
 
 
 def test_rows(seconds: float) -> list[dict[str, str]]:
-    """``tests/unit/test_fused.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_fused.py"]
+    """``tests/unit/test_gpu.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_gpu.py"]
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds, check=False)
@@ -216,7 +206,7 @@ def test_rows(seconds: float) -> list[dict[str, str]]:
         verdict = "ok" if done.returncode == 0 else f"FAIL (pytest exit {done.returncode})"
     except subprocess.TimeoutExpired:
         summary, verdict = f"not finished in {seconds:.0f} s", "over the budget"
-    return [row("tests: tests/unit/test_fused.py compiled", "fused", "cuda", "pytest", summary, verdict)]
+    return [row("tests: tests/unit/test_gpu.py compiled", "gpu", "cuda", "pytest", summary, verdict)]
 
 
 # --- 4. learning: the quick preset on both engines ------------------------------------------------------------
@@ -239,7 +229,7 @@ def load_config(*files: str) -> dict:
 
 LEARNING_METRICS = ("accuracy", "xi1", "xi2")
 #: the largest differences of round-off: one test prompt in 500 in accuracy (a prediction at a near-tie may flip);
-#: 1e-4 of ξ (the same runs' W agree far closer: 2.5e-9 of max |W| in Triton's interpreter, onenn.training.fused_check)
+#: 1e-4 of ξ (the same runs' W agree far closer: 2.5e-9 of max |W| in Triton's interpreter, onenn.training.gpu_check)
 ROUND_OFF = {"accuracy": 0.002, "xi1": 1e-4, "xi2": 1e-4}
 
 
@@ -265,7 +255,7 @@ def learning_rows(
     """Every training experiment of ``config``, every variant, ``seeds`` seeds on both engines."""
     rows = []
     for experiment in ex.experiment_names(config, kind="train"):
-        finals: dict[str, list[np.ndarray]] = {"compiled": [], "fused": []}
+        finals: dict[str, list[np.ndarray]] = {"cpu": [], "gpu": []}
         worst, worst_variant = 0.0, ""
         for variant in ex.variants(config, experiment):
             resolved = ex.settings(config, experiment, variant)
@@ -276,20 +266,20 @@ def learning_rows(
             )
             per_engine = {
                 engine: np.array([final_metrics(replace(s, seed=k, device=dev), engine, test) for k in range(seeds)])
-                for engine, dev in (("compiled", "cpu"), ("fused", device.type))
+                for engine, dev in (("cpu", "cpu"), ("gpu", device.type))
             }
             for engine, values in per_engine.items():
                 finals[engine].append(values)
-            ratio = difference(per_engine["compiled"], per_engine["fused"])
+            ratio = difference(per_engine["cpu"], per_engine["gpu"])
             if ratio >= worst:
                 worst, worst_variant = ratio, variant
-        n_variants = len(finals["compiled"])
+        n_variants = len(finals["cpu"])
         config_text = f"{experiment}: {n_variants} variants × {seeds} seeds, {s.steps} steps"
-        for engine, dev in (("compiled", "cpu"), ("fused", str(device))):
+        for engine, dev in (("cpu", "cpu"), ("gpu", str(device))):
             means = np.mean([v.mean(0) for v in finals[engine]], axis=0)
             result = f"separated accuracy {means[0]:.3f}, ξ1 {means[1]:.3f}, ξ2 {means[2]:.3f} (mean over variants)"
             verdict = ""
-            if engine == "fused":
+            if engine == "gpu":
                 verdict = "equal" if worst <= 1 else "DIFFER"
                 verdict += f" (worst |Δ|/round-off {worst:.2f}, {worst_variant})"
             rows.append(
@@ -340,9 +330,9 @@ def experiment_rows(gpu_slots: int, seconds: float) -> list[dict[str, str]]:
     """Experiments 1–6 at the paper's scale in a scratch copy, stopped after ``seconds``."""
     config = f"experiments 1–6, paper scale, {gpu_slots} training jobs at once on the GPU"
     if seconds < 60:
-        return [row("experiments: wall time", "fused", "cuda", config, "skipped: under 60 s of the budget left")]
+        return [row("experiments: wall time", "gpu", "cuda", config, "skipped: under 60 s of the budget left")]
     if importlib.util.find_spec("snakemake") is None:
-        return [row("experiments: wall time", "fused", "cuda", config, "skipped: snakemake is not installed")]
+        return [row("experiments: wall time", "gpu", "cuda", config, "skipped: snakemake is not installed")]
     with tempfile.TemporaryDirectory(prefix="onenn-gpu-check-") as tmp:
         work = Path(tmp)
         copy_workflow(work)
@@ -354,10 +344,10 @@ def experiment_rows(gpu_slots: int, seconds: float) -> list[dict[str, str]]:
     finished = rc is not None
     if not finished:
         result = f"not finished in {wall:.0f} s: {len(trained)} training jobs done"
-        return [row("experiments: wall time", "fused", "cuda", config, result, "over the budget")]
+        return [row("experiments: wall time", "gpu", "cuda", config, result, "over the budget")]
     result = f"{wall / 60:.1f} min wall; {len(trained)} training jobs, {sum(trained):.0f} s of training job time in all"
     verdict = "ok" if rc == 0 else f"FAIL (snakemake exit {rc})"
-    return [row("experiments: wall time", "fused", "cuda", config, result, verdict)]
+    return [row("experiments: wall time", "gpu", "cuda", config, result, verdict)]
 
 
 # --- the check -----------------------------------------------------------------------------------------------
@@ -367,17 +357,17 @@ def plan(args: argparse.Namespace) -> str:
     head = f"gpu_check plan (budget {args.budget:.0f} s):\n"
     what = {
         "equality": f"{len(LOSSES) + len(EQUALITY_SHAPES)} cases in float64 and float32, whole runs of "
-        f"{EQUALITY.steps} steps from the same seed; the fused check",
-        "speed": f"{', '.join(SPEED_CONFIGS)}: compiled cpu, torch cuda, fused cuda; {args.reps} × {args.steps} steps",
-        "tests": "python -m pytest tests/unit/test_fused.py with the kernel compiled, on CUDA",
-        "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: compiled cpu, fused cuda, equal",
+        f"{EQUALITY.steps} steps from the same seed; the GPU check",
+        "speed": f"{', '.join(SPEED_CONFIGS)}: the cpu engine, the gpu engine on cuda; {args.reps} × {args.steps} steps",
+        "tests": "python -m pytest tests/unit/test_gpu.py with the kernel compiled, on CUDA",
+        "learning": f"the quick preset's training runs, {args.seeds} seeds a variant: cpu and gpu engines, equal",
         "experiments": "in a scratch copy: " + " ".join(experiments_command(args.gpu_slots)),
     }
     return head + "".join(f"  {stage}: {what[stage]}\n" for stage in args.stages)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tools.gpu_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.gpu.check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stages", nargs="+", default=list(STAGES), choices=STAGES)
     parser.add_argument("--budget", type=float, default=540, help="seconds for the whole check (default 540)")
     parser.add_argument("--steps", type=int, default=2048, help="speed: steps a repetition")
@@ -397,9 +387,11 @@ def main(argv: list[str] | None = None) -> str:
         return text
     started = time.perf_counter()
     device = require_gpu()
+    import platform
+
     import triton
 
-    from tools.bench import machine
+    from onenn.base.provenance import processors
 
     stages: dict[str, Callable[[], list[dict[str, str]]]] = {
         "equality": lambda: equality_rows(device),
@@ -415,7 +407,7 @@ def main(argv: list[str] | None = None) -> str:
         print(f"gpu_check: {name} done in {time.perf_counter() - stage_start:.0f} s", file=sys.stderr, flush=True)
     header = (
         f"# GPU check (`bash tests/gpu/check.sh`)\n\n{torch.cuda.get_device_name(device)}; CUDA {torch.version.cuda}; "
-        f"triton {triton.__version__}; {machine()}; {time.perf_counter() - started:.0f} s in all.\n\n"
+        f"triton {triton.__version__}; torch {torch.__version__}; {processors()}; Python {platform.python_version()}; {time.perf_counter() - started:.0f} s in all.\n\n"
     )
     text = header + table(rows)
     print(text, end="")

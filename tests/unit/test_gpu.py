@@ -1,15 +1,11 @@
-"""The fused CUDA kernel (onenn.training.fused): the same weights as ``Engine`` on the same minibatches, the
-stream of docs/method.md §4.4 drawn inside it, the same run as the CPU engine from the same seed, and the fused
-check (onenn.training.fused_check). On a machine without a GPU it runs on the CPU in Triton's interpreter
-(tests/conftest.py switches it on); kept small, since the interpreter takes tens of ms a step. On a GPU (the GPU
-check runs this file there) it runs compiled, on CUDA."""
+"""The GPU engine (onenn.training.gpu): the CPU engine's weights on the same minibatches, the stream drawn inside its
+kernel, the same run as the CPU engine from the same seed, and the GPU check (onenn.training.gpu_check). Without a GPU
+it runs on the CPU in Triton's interpreter (tests/conftest.py switches it on), kept small; on a GPU (the GPU check
+runs this file there), compiled on CUDA."""
 
 import json
 import logging
 import os
-import re
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -19,27 +15,26 @@ import torch
 
 try:
     import triton
+    import triton.language as tl
 except ImportError:
     if os.environ.get("CI"):  # .ci/run installs triton (workflow/install.sh): there these tests must run
         raise
     pytest.skip("triton is not installed (workflow/envs/triton.txt)", allow_module_level=True)
 
-from onenn.maths import stream
 from onenn.analysis.evaluate import evaluate_run
 from onenn.base.io import save_arrays
 from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
-from onenn.maths.losses import LOSSES, Loss
+from onenn.maths import stream
+from onenn.maths.losses import Loss
 from onenn.maths.prompts import make_test_set, separated_prompts
-from onenn.training import fused_check
+from onenn.training import cpu_stream
+from onenn.training import gpu_check as engine_check
 from onenn.training import train as training
-from onenn.training.fused import FusedEngine, interpreting
+from onenn.training.gpu import NUM_WARPS, GpuEngine, auto_chunk, draw_chunk, interpreting, tile_sizes
 from onenn.training.run_setup import TrainSettings, make_engine
 from onenn.training.train import train
-from tests.configs import ROOT
 from tests.helpers import LOSS_CASES, loss_id
-from tools.fused_probe import draw_stream
-from tools.gpu_check import predrawn as engine_minibatches  # Engine's minibatches, its layout
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU
 DEVICE = torch.device("cpu" if interpreting() else "cuda")
@@ -56,8 +51,49 @@ def key(s: TrainSettings) -> int:
     return stream.stream_key(s.seed, "minibatches")
 
 
-def fused(s: TrainSettings, W: torch.Tensor, **options) -> FusedEngine:
-    return FusedEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), key=key(s), **options)
+def fused(s: TrainSettings, W: torch.Tensor, **options) -> GpuEngine:
+    return GpuEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=Loss(s.loss, s.c), key=key(s), **options)
+
+
+def start(s: TrainSettings) -> torch.Tensor:
+    """The run's W0 on the kernel's device."""
+    return torch.from_numpy(make_engine(s, "cpu").W).to(DEVICE)
+
+
+def engine_minibatches(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Steps ``0 .. steps - 1`` as the CPU engine draws them: Z (steps, d, N+1, B) float32, C (steps, N, B)."""
+    Z, C = np.empty((steps, s.d, s.N + 1, s.batch), np.float32), np.empty((steps, s.N, s.batch), np.int64)
+    cpu_stream.draw_block(Z, C, key(s), 0, steps, s.K, s.d)
+    return torch.from_numpy(Z), torch.from_numpy(C)
+
+
+@triton.jit
+def stream_kernel(z_ptr, c_ptr, key, first_step, n_steps, d: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                  B: tl.constexpr, NP: tl.constexpr, XP: tl.constexpr, BC: tl.constexpr):  # fmt: skip
+    """What the training kernel draws (``draw_chunk``) at steps ``first_step ..``, written out in Z's and C's layout."""
+    T: tl.constexpr = N + 1
+    k = tl.arange(0, XP)
+    j = tl.arange(0, NP)
+    for i in range(n_steps):
+        z_step = z_ptr + i * (d * T * B)
+        for b0 in range(0, B, BC):
+            zc, zq, cls = draw_chunk(key, first_step + i, b0, d, N, K, B, NP, XP, BC)
+            b = b0 + tl.arange(0, BC)
+            ok = b[:, None] < B
+            token = ok & (j[None, :] < N)
+            k3, j3, b3 = k[None, None, :], j[None, :, None], b[:, None, None]
+            tl.store(z_step + (k3 * T + j3) * B + b3, zc, mask=token[:, :, None] & (k3 < d))
+            tl.store(z_step + (k[None, :] * T + N) * B + b[:, None], zq, mask=ok & (k[None, :] < d))
+            tl.store(c_ptr + i * (N * B) + j[None, :] * B + b[:, None], cls.to(tl.int64), mask=token)
+
+
+def draw_stream(key: int, first_step: int, steps: int, *, d: int, N: int, K: int, batch: int, device) -> tuple:
+    """The GPU engine's minibatches of steps ``first_step ..``: Z (steps, d, N+1, B) float32, C (steps, N, B)."""
+    Z = torch.zeros(steps, d, N + 1, batch, dtype=torch.float32, device=device)
+    C = torch.zeros(steps, N, batch, dtype=torch.int64, device=device)
+    t, chunk = tile_sizes(d, N, K), auto_chunk(d, N, K, batch, torch.float32, NUM_WARPS)
+    stream_kernel[(1,)](Z, C, key, first_step, steps, d=d, N=N, K=K, B=batch, BC=chunk, NP=t["NP"], XP=t["XP"])
+    return Z, C
 
 
 #: (steps, atol): float64 to round-off; float32 to its own rounding over fewer steps (on a GPU with its faster,
@@ -71,19 +107,19 @@ SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
     [(loss, dtype) for loss in LOSS_CASES for dtype in PRECISIONS] + [(changes, "float64") for changes in SHAPES],
     ids=lambda value: loss_id(value) if isinstance(value, dict) else value,
 )
-def test_kernel_equals_the_compiled_engine_on_the_same_minibatches(changes, dtype):
+def test_kernel_equals_the_cpu_engine_on_the_same_minibatches(changes, dtype):
     """Every loss in both precisions, padded shapes (N = 5, D = 16 for K = 10; N = 1) and a random start: the
-    kernel fed ``Engine``'s minibatches gives the weights of its compiled kernels at every saved step and their
+    kernel fed the CPU engine's minibatches gives the CPU engine's weights at every saved step and their
     minibatch losses."""
     steps, atol = PRECISIONS[dtype]
     steps = steps if changes in LOSS_CASES else 80
     s = replace(SMALL, dtype=dtype, **changes)
     saved = [0, 1, steps // 3, steps // 2, steps]
-    compiled = make_engine(s, "compiled")
+    compiled = make_engine(s, "cpu")
     chunk = 4 if changes.get("loss") == "square" else 8  # two chunks (the second partial) for the square loss
     minibatches = tuple(t.to(DEVICE) for t in engine_minibatches(s, steps))
-    kernel = fused(s, compiled.W.clone().to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
-    W_compiled, loss_compiled = compiled.run(steps, saved)
+    kernel = fused(s, torch.from_numpy(compiled.W.copy()).to(DEVICE), minibatches=minibatches, chunk=chunk, block=64)
+    W_compiled, loss_compiled = map(torch.from_numpy, compiled.run(steps, saved))
     W_kernel, loss_kernel = (t.cpu() for t in kernel.run(steps, saved))
     assert (W_compiled[-1] - W_compiled[0]).abs().max() > 0.03  # the weights did move
     torch.testing.assert_close(W_kernel, W_compiled, rtol=0, atol=atol)
@@ -93,7 +129,7 @@ def test_kernel_equals_the_compiled_engine_on_the_same_minibatches(changes, dtyp
 def test_progress_is_called_after_each_launch_and_changes_nothing():
     """``run``'s ``progress`` gets the steps done after each launch (a launch also ends at a saved step) and the
     launch's last minibatch loss, a 0-d tensor read only by a reporter that writes a line; the run is the same."""
-    W0 = make_engine(SMALL, "compiled").W.clone().to(DEVICE)
+    W0 = start(SMALL)
     calls = []
     quiet = fused(SMALL, W0.clone(), block=4).run(10, [0, 6, 10])
     reported = fused(SMALL, W0.clone(), block=4).run(10, [0, 6, 10], lambda *args: calls.append(args))
@@ -108,10 +144,10 @@ def test_in_kernel_draws_are_the_stream():
     those are the stream's (``onenn.maths.stream.minibatch``, the numpy reference): the classes bit for bit, the normals
     within a few ulps (the interpreter's or the device's log, cos and sin)."""
     s = replace(SMALL, loss="squentropy")
-    start = make_engine(s, "compiled").W.to(DEVICE)
-    drawing = fused(s, start.clone(), block=7)
+    W0 = start(s)
+    drawing = fused(s, W0.clone(), block=7)
     Z, C = draw_stream(key(s), 0, 20, **shape(s))
-    reading = fused(s, start.clone(), minibatches=(Z, C))
+    reading = fused(s, W0.clone(), minibatches=(Z, C))
     for a, b in zip(drawing.run(20, [0, 5, 20]), reading.run(20, [0, 5, 20])):
         assert torch.equal(a, b)
     for t in (0, 7, 19):
@@ -126,11 +162,11 @@ def shape(s: TrainSettings) -> dict:
 
 def test_the_stream_does_not_depend_on_the_block_size_nor_the_run_length():
     s = replace(SMALL, dtype="float32")
-    start = make_engine(s, "compiled").W.to(DEVICE)
-    runs = [fused(s, start.clone(), block=block).run(12, [0, 8, 12]) for block in (1, 5, 1024)]
+    W0 = start(s)
+    runs = [fused(s, W0.clone(), block=block).run(12, [0, 8, 12]) for block in (1, 5, 1024)]
     for W, losses in runs[1:]:
         assert torch.equal(W, runs[0][0]) and torch.equal(losses, runs[0][1])
-    in_two = fused(s, start.clone())
+    in_two = fused(s, W0.clone())
     first, _ = in_two.run(8, [8])
     second, _ = in_two.run(4, [4])  # goes on with the stream: steps 8..11
     assert torch.equal(first[0], runs[0][0][1]) and torch.equal(second[0], runs[0][0][2])
@@ -191,18 +227,18 @@ SHORT = TrainSettings(d=4, N=4, K=3, batch=16, lr=0.5, steps=60, n_eval=6, seed=
     "dtype,loss", [("float32", "square"), ("float32", "cross_entropy"), ("float64", "square"), ("float64", "mixture")]
 )
 def test_the_same_seed_gives_the_same_run_on_the_cpu_engine_and_the_kernel(dtype, loss):
-    """The issue's requirement: from the same seed, the compiled CPU engine and the fused kernel (each drawing
-    its own minibatches) give the same W at every saved step to float32 round-off (``fused_check.tolerance``: one
+    """The issue's requirement: from the same seed, the CPU engine and the GPU engine (each drawing
+    its own minibatches) give the same W at every saved step to float32 round-off (``engine_check.tolerance``: one
     rounding of each weight a step), and the same minibatch losses. Another seed gives another run, by far more."""
     s = replace(SHORT, dtype=dtype, loss=loss, c=0.5 if loss == "mixture" else 0.0)
-    cpu = train(s, "compiled")
-    kernel = train(replace(s, device=DEVICE.type), "fused")
+    cpu = train(s, "cpu")
+    kernel = train(replace(s, device=DEVICE.type), "gpu")
     assert np.array_equal(kernel["saved_steps"], cpu["saved_steps"]) and len(cpu["saved_steps"]) >= 5
-    tolerance = fused_check.tolerance(s.steps, np.abs(cpu["W"]).max())
+    tolerance = engine_check.tolerance(s.steps, np.abs(cpu["W"]).max())
     assert np.abs(kernel["W"] - cpu["W"]).max() <= tolerance
     np.testing.assert_allclose(kernel["minibatch_loss"], cpu["minibatch_loss"], rtol=1e-5)
     assert np.abs(cpu["W"][-1] - cpu["W"][0]).max() > 1000 * tolerance  # W moved
-    other = train(replace(s, seed=s.seed + 1), "compiled")
+    other = train(replace(s, seed=s.seed + 1), "cpu")
     assert np.abs(other["W"][-1] - cpu["W"][-1]).max() > 100 * tolerance
 
 
@@ -213,35 +249,35 @@ def test_a_short_run_learns_the_same_on_both_engines():
     test = separated_prompts(2000, s.d, s.N, s.K, 0.1, np.random.default_rng(0))
 
     def metrics(engine: str) -> np.ndarray:
-        r = train(replace(s, device=DEVICE.type if engine == "fused" else "cpu"), engine)
+        r = train(replace(s, device=DEVICE.type if engine == "gpu" else "cpu"), engine)
         table = evaluate_run(r["saved_steps"], r["W"], {"separated": test}, s.K, "square")
         return table[["accuracy", "xi1", "xi2"]].to_numpy()
 
-    compiled, kernel = metrics("compiled"), metrics("fused")
+    compiled, kernel = metrics("cpu"), metrics("gpu")
     assert compiled[0, 0] < 0.65 and compiled[-1, 0] > 0.8
     np.testing.assert_allclose(kernel, compiled, rtol=1e-5, atol=1e-6)
 
 
-# --- the fused check -------------------------------------------------------------------------------------------
+# --- the GPU check ---------------------------------------------------------------------------------------------
 
 TINY = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=10, n_eval=3, seed=2, device="cpu")
 
 
 def shifted_by_one_step(monkeypatch) -> None:
     """A kernel made wrong on purpose: each launch draws the minibatches of the step after the one it trains."""
-    launch = FusedEngine.launch
+    launch = GpuEngine.launch
 
-    def shifted(self: FusedEngine, n: int, losses: torch.Tensor) -> None:
+    def shifted(self: GpuEngine, n: int, losses: torch.Tensor) -> None:
         self.step += 1
         launch(self, n, losses)
         self.step -= 1
 
-    monkeypatch.setattr(FusedEngine, "launch", shifted)
+    monkeypatch.setattr(GpuEngine, "launch", shifted)
 
 
 def test_the_fused_check_passes_records_and_is_made_once_a_device(monkeypatch):
-    monkeypatch.setattr(fused_check, "RESULTS", {})
-    record = fused_check.check_once(TINY, DEVICE, steps=32)
+    monkeypatch.setattr(engine_check, "RESULTS", {})
+    record = engine_check.check_once(TINY, DEVICE, steps=32)
     assert record["passed"] and record["steps"] == 32 and record["device"] == str(DEVICE)
     (first,) = record["tries"]  # passed at once: no second seed
     assert first["seed"] == TINY.seed and first["max_abs_dW"] <= first["tolerance"]
@@ -249,30 +285,30 @@ def test_the_fused_check_passes_records_and_is_made_once_a_device(monkeypatch):
     assert record["settings"] == "d=4, N=6, K=3, batch=7, lr=0.5, loss square (c=0.0), float32"
     json.dumps(record)  # it goes into run.json
     shifted_by_one_step(monkeypatch)  # a later run in the process is not checked again: the record is reused
-    assert fused_check.check_once(replace(TINY, loss="cross_entropy"), DEVICE, steps=32) is record
+    assert engine_check.check_once(replace(TINY, loss="cross_entropy"), DEVICE, steps=32) is record
 
 
 def test_a_kernel_that_differs_from_the_cpu_engine_is_stopped_with_the_difference_and_the_fallback(monkeypatch):
-    monkeypatch.setattr(fused_check, "RESULTS", {})
+    monkeypatch.setattr(engine_check, "RESULTS", {})
     shifted_by_one_step(monkeypatch)
-    with pytest.raises(fused_check.FusedKernelMismatch) as error:
-        fused_check.check_once(TINY, DEVICE, steps=32)
+    with pytest.raises(engine_check.FusedKernelMismatch) as error:
+        engine_check.check_once(TINY, DEVICE, steps=32)
     message = str(error.value)
     print(message)  # for the record: pytest -s shows it
-    record = fused_check.RESULTS[str(DEVICE)]
+    record = engine_check.RESULTS[str(DEVICE)]
     assert not record["passed"] and [t["seed"] for t in record["tries"]] == [2, 3]  # retried from the next seed
     for t in record["tries"]:
         assert t["max_abs_dW"] > 10 * t["tolerance"]
         assert f"seed {t['seed']}: max |ΔW| = {t['max_abs_dW']:.3g} at step {t['at_step']}" in message
         assert f"(tolerance {t['tolerance']:.3g})" in message
-    assert message.startswith(f"the fused CUDA kernel does not reproduce the CPU engine on {DEVICE}: 32 steps")
+    assert message.startswith(f"the GPU engine does not reproduce the CPU engine on {DEVICE}: 32 steps")
     assert "beyond float32 round-off" in message
-    assert "device: cpu in the config" in message and "engine='torch'" in message
+    assert "device: cpu in the config" in message
     monkeypatch.undo()  # a later run in the process fails at once, from the record, without running the kernel
-    monkeypatch.setattr(fused_check, "RESULTS", {str(DEVICE): record})
-    monkeypatch.setattr(fused_check, "compare", None)
-    with pytest.raises(fused_check.FusedKernelMismatch, match="does not reproduce the CPU engine"):
-        fused_check.check_once(TINY, DEVICE)
+    monkeypatch.setattr(engine_check, "RESULTS", {str(DEVICE): record})
+    monkeypatch.setattr(engine_check, "compare", None)
+    with pytest.raises(engine_check.FusedKernelMismatch, match="does not reproduce the CPU engine"):
+        engine_check.check_once(TINY, DEVICE)
 
 
 def test_the_check_compares_weights_only_where_one_run_diverged():
@@ -281,9 +317,9 @@ def test_the_check_compares_weights_only_where_one_run_diverged():
     kernel = W.copy()
     kernel[1, 1, 1] = np.nan  # the kernel alone diverged at the second saved step
     kernel[2, 0, 1] = W[2, 0, 1] = np.inf  # both at the third
-    assert fused_check.differences(kernel, W).tolist() == [0.0, np.inf, 0.0]
+    assert engine_check.differences(kernel, W).tolist() == [0.0, np.inf, 0.0]
     finite = np.zeros((3, 2, 2))
-    assert fused_check.differences(finite + [[2e-6, 0], [0, -3e-6]], finite) == pytest.approx([3e-6] * 3)
+    assert engine_check.differences(finite + [[2e-6, 0], [0, -3e-6]], finite) == pytest.approx([3e-6] * 3)
 
 
 def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, tmp_path):
@@ -320,37 +356,36 @@ def test_a_fused_training_job_runs_the_check_first_and_records_it(monkeypatch, t
         return json.loads(run_path.read_text())
 
     assert "fused_check" not in job("cpu")
-    monkeypatch.setattr(fused_check, "RESULTS", {})
-    monkeypatch.setattr(fused_check, "STEPS", 16)
-    monkeypatch.setattr(fused_check, "CHECKED", ("cuda", "cpu"))
+    monkeypatch.setattr(engine_check, "RESULTS", {})
+    monkeypatch.setattr(engine_check, "STEPS", 16)
+    monkeypatch.setattr(engine_check, "CHECKED", ("cuda", "cpu"))
     monkeypatch.setattr(
         training,
         "train",
-        lambda s, engine="auto", progress=None: train(replace(s, device=DEVICE.type), "fused", progress=progress),
+        lambda s, engine="auto", progress=None: train(replace(s, device=DEVICE.type), "gpu", progress=progress),
     )
-    record = job("fused")
-    assert record["fused_check"] == fused_check.RESULTS[str(DEVICE)] and record["fused_check"]["passed"]
-    assert columns("fused") == columns("cpu") and "fused_check" not in columns("cpu")
+    record = job("gpu")
+    assert record["fused_check"] == engine_check.RESULTS[str(DEVICE)] and record["fused_check"]["passed"]
+    assert columns("gpu") == columns("cpu") and "fused_check" not in columns("cpu")
     shifted_by_one_step(monkeypatch)
-    monkeypatch.setattr(fused_check, "RESULTS", {})
-    with pytest.raises(fused_check.FusedKernelMismatch):
+    monkeypatch.setattr(engine_check, "RESULTS", {})
+    with pytest.raises(engine_check.FusedKernelMismatch):
         job("wrong")
     assert not (tmp_path / "wrong.json").exists()  # stopped before training
 
 
 def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
     s = replace(SMALL, steps=3)
-    assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: Engine with its compiled kernels
-    assert make_engine(s).compiled and make_engine(s, "compiled").compiled and not make_engine(s, "torch").compiled
+    assert type(make_engine(s)).__name__ == "Engine"  # auto on the CPU: the CPU engine
     on_device = replace(s, device=DEVICE.type)
-    assert isinstance(make_engine(on_device, "fused"), FusedEngine)
-    assert train(on_device, "fused")["device"].startswith(DEVICE.type)
+    assert isinstance(make_engine(on_device, "gpu"), GpuEngine)
+    assert train(on_device, "gpu")["device"].startswith(DEVICE.type)
     if DEVICE.type == "cuda":
-        assert isinstance(make_engine(on_device), FusedEngine)  # auto on CUDA: the fused kernel
+        assert isinstance(make_engine(on_device), GpuEngine)  # auto on CUDA: the GPU engine
     for unknown in ("triton", "eager"):
-        with pytest.raises(ValueError, match=f"engine must be one of auto, compiled, torch, fused; got '{unknown}'"):
+        with pytest.raises(ValueError, match=f"engine must be one of auto, cpu, gpu; got '{unknown}'"):
             make_engine(s, unknown)
-    W = make_engine(on_device, "torch").W
+    W = make_engine(on_device, "gpu").W
     with pytest.raises(ValueError, match=r"W must be \(D, D\) = \(9, 9\)"):
         fused(replace(s, K=4), W)
     with pytest.raises(ValueError, match="W must be a contiguous float32 or float64 tensor"):
@@ -361,60 +396,3 @@ def test_the_engine_is_chosen_by_device_and_its_arguments_are_checked():
         fused(s, W, minibatches=engine_minibatches(s, 4)).run(5)
     with pytest.raises(ValueError, match="minibatches must be Z"):
         fused(s, W, minibatches=engine_minibatches(replace(s, N=5), 4))
-
-
-PINNED_TRITON = re.search(r"^triton==([0-9.]+)", (ROOT / "workflow/envs/triton.txt").read_text(), re.MULTILINE)[1]
-
-
-def compile_ahead(tmp_path, cases: list[dict]) -> list[dict]:
-    """``tools.fused_probe.compile_ahead`` for each case, in a process of its own: the compiled kernel needs
-    triton imported without the interpreter; a fresh cache, so that every case is really compiled. It uses
-    triton's compiler internals, so only with the pinned triton."""
-    if triton.__version__ != PINNED_TRITON:
-        pytest.skip(f"compile_ahead is written for triton {PINNED_TRITON}; this is {triton.__version__}")
-    script = (
-        "import json, sys, torch\nfrom tools.fused_probe import compile_ahead\n"
-        "cases = json.loads(sys.argv[1])\n"
-        "print(json.dumps([compile_ahead(**{**c, 'dtype': getattr(torch, c['dtype'])}) for c in cases]))"
-    )
-    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(cases)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
-def test_the_kernel_compiles_for_an_h100_without_spilling_registers(tmp_path):
-    """Triton's own compiler and ptxas, for sm_90, without a GPU: the paper's defaults in float32, and a padded
-    shape with squentropy in float64 on pre-drawn minibatches."""
-    cases = [
-        {"d": 8, "N": 16, "K": 3, "batch": 128, "dtype": "float32", "loss": "square"},
-        {"d": 3, "N": 5, "K": 10, "batch": 7, "dtype": "float64", "loss": "squentropy", "predrawn": True},
-    ]
-    for report in compile_ahead(tmp_path, cases):
-        assert report["spill_bytes"] == 0 and report["registers"] <= 255, report
-
-
-@pytest.mark.slow
-def test_every_variant_of_the_kernel_compiles(tmp_path):
-    """Every loss, precision and data source at the paper's shapes. Training (drawn minibatches) spills a few
-    bytes at most (68 at N = 64 in float32); the pre-drawn mode, for the tests alone, up to a few hundred."""
-    shapes = [{"d": 8, "N": 16, "K": 3}, {"d": 8, "N": 64, "K": 3}, {"d": 8, "N": 16, "K": 10}]
-    cases = [
-        {**shape, "batch": 128, "dtype": dtype, "loss": loss, "predrawn": predrawn}
-        for shape in shapes
-        for dtype in ("float32", "float64")
-        for loss in LOSSES
-        for predrawn in (False, True)
-    ]
-    for case, report in zip(cases, compile_ahead(tmp_path, cases)):
-        assert report["spill_bytes"] <= (512 if case["predrawn"] else 128) and report["registers"] <= 255, (
-            case,
-            report,
-        )

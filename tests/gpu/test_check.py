@@ -15,7 +15,7 @@ import torch
 
 from onenn.training.run_setup import TrainSettings
 from tests.configs import ROOT
-from tools import gpu_check
+from tests.gpu import check as gpu_check
 
 CPU = torch.device("cpu")
 TINY = TrainSettings(d=4, N=6, K=3, batch=7, lr=0.5, steps=20, n_eval=3, device="cpu")
@@ -31,7 +31,7 @@ def test_the_dry_run_prints_the_plan_of_every_stage(capsys):
     text = gpu_check.main(["--dry-run", "--gpu-slots", "3"])
     assert capsys.readouterr().out == text
     assert [line.split(":")[0].strip() for line in text.splitlines()[1:]] == list(gpu_check.STAGES)
-    assert "--resources gpu=3" in text and text.count("results/figures/") == 6 and "tests/unit/test_fused.py" in text
+    assert "--resources gpu=3" in text and text.count("results/figures/") == 6 and "tests/unit/test_gpu.py" in text
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
@@ -50,35 +50,36 @@ def test_without_a_gpu_the_check_stops_at_once_and_says_why():
 
 def test_the_table_has_a_row_for_each_engine():
     rows = [
-        gpu_check.row("speed", engine, dev, "defaults", "1.0", "")
-        for engine, dev in [("compiled", "cpu"), ("fused", "cuda")]
+        gpu_check.row("speed", engine, dev, "defaults", "1.0", "") for engine, dev in [("cpu", "cpu"), ("gpu", "cuda")]
     ]
     lines = gpu_check.table(rows).splitlines()
     assert lines[0] == "| check | engine | device | config | result | verdict |"
-    assert [line.split(" | ")[1] for line in lines[2:]] == ["compiled", "fused"]
+    assert [line.split(" | ")[1] for line in lines[2:]] == ["cpu", "gpu"]
 
 
 def test_the_equality_stage(monkeypatch):
-    """Whole runs from the same seed, every loss and a padded shape in both precisions, then the fused check:
+    """Whole runs from the same seed, every loss and a padded shape in both precisions, then the GPU check:
     equal to round-off. A kernel made wrong (the minibatches of the next step) fails every row."""
     interpreter()
-    from onenn.training import fused_check
-    from onenn.training.fused import FusedEngine
+    from onenn.training import gpu_check as engine_check
+    from onenn.training.gpu import GpuEngine
 
-    monkeypatch.setattr(fused_check, "STEPS", 24)
+    monkeypatch.setattr(engine_check, "STEPS", 24)
     rows = gpu_check.equality_rows(CPU, TINY, {"padded": {"N": 5, "K": 10}})
-    assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"fused"}
+    assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"gpu"}
     assert all(r["verdict"] == "ok" for r in rows[:-1]), rows
-    assert rows[-1]["check"] == "equality: the fused check (fused_check)" and rows[-1]["verdict"].startswith("passed")
+    assert rows[-1]["check"] == "equality: the GPU check (onenn.training.gpu_check)" and rows[-1]["verdict"].startswith(
+        "passed"
+    )
     assert rows[-1]["result"].startswith(f"seed {TINY.seed}: ") and "; " not in rows[-1]["result"]
-    launch = FusedEngine.launch
+    launch = GpuEngine.launch
 
     def shifted(self, n, losses):
         self.step += 1
         launch(self, n, losses)
         self.step -= 1
 
-    monkeypatch.setattr(FusedEngine, "launch", shifted)
+    monkeypatch.setattr(GpuEngine, "launch", shifted)
     wrong = gpu_check.equality_rows(CPU, replace(TINY, steps=8), {}, dtypes=("float32",), losses=("square",))
     assert [r["verdict"][:4] for r in wrong] == ["FAIL", "FAIL"], wrong
     assert wrong[-1]["result"].count("seed ") == 2  # the check tried a second seed
@@ -87,7 +88,7 @@ def test_the_equality_stage(monkeypatch):
 def test_the_speed_stage():
     interpreter()
     rows = gpu_check.speed_rows(CPU, steps=2, reps=1, configs={"tiny": {"d": 4, "N": 4, "batch": 8}})
-    assert [(r["engine"], r["device"]) for r in rows] == [("compiled", "cpu"), ("fused", "cpu")]
+    assert [(r["engine"], r["device"]) for r in rows] == [("cpu", "cpu"), ("gpu", "cpu")]
     assert rows[0]["verdict"] == "1.0× the CPU" and float(rows[1]["result"]) > 0
 
 
@@ -97,7 +98,7 @@ def test_the_learning_stage():
     config["defaults"].update(d=4, batch=8, test_size=64)
     config["experiments"] = {"convergence": {**config["experiments"]["convergence"], "sweep": {"N": [4]}}}
     rows = gpu_check.learning_rows(config, CPU, seeds=2, max_steps=10)
-    assert [(r["engine"], r["device"]) for r in rows] == [("compiled", "cpu"), ("fused", "cpu")]
+    assert [(r["engine"], r["device"]) for r in rows] == [("cpu", "cpu"), ("gpu", "cpu")]
     assert rows[1]["config"] == "convergence: 1 variants × 2 seeds, 10 steps"
     # the two engines train the same runs: equal to round-off
     assert rows[1]["verdict"].startswith("equal (worst |Δ|/round-off "), rows[1]["verdict"]
@@ -119,11 +120,11 @@ def test_the_difference_is_the_largest_in_units_of_round_off():
     [(0.0, "equal (worst |Δ|/round-off 0.00, N=8)"), (1e-3, "DIFFER (worst |Δ|/round-off 5.00, N=8)")],
 )
 def test_the_learning_verdict_names_the_worst_variant(monkeypatch, shift, verdict):
-    """Runs faked with known final metrics: both engines alike, but for ξ2 of the fused runs at N = 8, moved by
+    """Runs faked with known final metrics: both engines alike, but for ξ2 of the GPU runs at N = 8, moved by
     ``shift`` (ξ2 = 2: round-off is 2e-4)."""
 
     def final_metrics(s, engine, test):
-        moved = shift if engine == "fused" and s.N == 8 else 0.0
+        moved = shift if engine == "gpu" and s.N == 8 else 0.0
         return np.array([0.9 + 0.01 * s.seed, 1.0, 2.0 + moved])
 
     monkeypatch.setattr(gpu_check, "final_metrics", final_metrics)
@@ -170,7 +171,7 @@ def test_a_run_with_the_default_settings_ends_before_check_sh_stops_it(monkeypat
             spent = fixed[("equality", "speed", "learning").index(name)] if seconds is None else kwargs[seconds]
             given[name] = spent
             now[0] += max(spent, 0.0)
-            return [gpu_check.row(name, "fused", "cuda", "", f"{spent:.0f} s")]
+            return [gpu_check.row(name, "gpu", "cuda", "", f"{spent:.0f} s")]
 
         return stage
 
@@ -197,7 +198,7 @@ def test_the_tests_stage_runs_the_kernels_tests_compiled():
     summary."""
     pytest.importorskip("triton")
     (test_row,) = gpu_check.test_rows(300)
-    assert test_row["engine"] == "fused" and test_row["verdict"] == "ok"
+    assert test_row["engine"] == "gpu" and test_row["verdict"] == "ok"
     assert "skipped" in test_row["result"] and "passed" not in test_row["result"]
 
 
