@@ -294,14 +294,17 @@ def population_flow(
     at the audit's finest quadrature, ``t1_nodes x gap_nodes x third_nodes``)."""
     import pandas as pd
 
-    from onenn.theory.audit import _log_spaced
+    from onenn.theory.reduced.dynamics import log_times
+    from onenn.theory.reduced.population import boundary, quadrature, stuck_mass
     from onenn.theory.reduced.population import population_flow as flow
-    from onenn.theory.reduced.population import quadrature
     from onenn.theory.reduced.thresholds import resolve_sigma
 
     start = resolve_sigma(sigma, N, d)
-    record = _log_spaced(1.0, time_end, 60) if times is None else np.asarray(list(times), dtype=np.float64)
-    trajectory = flow(
-        0.0, start, time_end, quadrature(N, d, t1_nodes, gap_nodes, seed, third_nodes=third_nodes), record
+    record = log_times(1.0, time_end, 60, decades=True) if times is None else np.asarray(list(times), dtype=float)
+    tr = flow(0.0, start, time_end, quadrature(N, d, t1_nodes, gap_nodes, seed, third_nodes=third_nodes), record)
+    points = list(zip(tr.xi1.tolist(), tr.xi2.tolist(), strict=True))
+    return pd.DataFrame(
+        {"time": tr.time, "xi1": tr.xi1, "xi2": tr.xi2, "loss": tr.loss}
+        | {"boundary": [boundary(a, b) for a, b in points], "stuck_mass": [stuck_mass(a, b, N, d) for a, b in points]}
+        | {"mass": tr.mass}
     )
-    return pd.DataFrame(trajectory._asdict())

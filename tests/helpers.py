@@ -6,7 +6,6 @@ import sys
 
 import numpy as np
 import pandas as pd
-import torch
 
 from onenn.base.columns import normalise_types
 from onenn.maths.losses import LOSSES
@@ -16,11 +15,10 @@ HUGE_LR = 1e39
 
 
 def random_prompts(rng: np.random.Generator, B: int, N: int, d: int, K: int):
-    """Prompts as float64 torch tensors: x on the sphere (B, N+1, d) and classes (B, N)."""
+    """Prompts as float64 numpy arrays: x on the sphere (B, N+1, d) and classes (B, N)."""
     x = rng.standard_normal((B, N + 1, d))
     x /= np.linalg.norm(x, axis=-1, keepdims=True)
-    classes = rng.integers(0, K, size=(B, N))
-    return torch.from_numpy(x), torch.from_numpy(classes)
+    return x, rng.integers(0, K, size=(B, N))
 
 
 # --- small tables whose statistics are known by hand (the headline table, provenance) --------------------------

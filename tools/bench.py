@@ -139,9 +139,11 @@ def main(argv: list[str] | None = None) -> str:
     header = [
         "# CPU engine benchmark (`python -m tools.bench`)",
         "",
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {processors()}, Python {platform.python_version()}; {args.dtype}, "
-        f"1 thread; process CPU time, median of {args.reps} interleaved repetitions of {args.steps} steps; load "
-        f"average {load:.2f} at the start. floor: the step's draws alone (binary: the fixed set's source alone).",
+        (
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {processors()}, Python {platform.python_version()}; {args.dtype}, "
+            f"1 thread; process CPU time, median of {args.reps} interleaved repetitions of {args.steps} steps; load "
+            f"average {load:.2f} at the start. floor: the step's draws alone (binary: the fixed set's source alone)."
+        ),
     ]
     text = table(rows, header)
     print(text, end="")

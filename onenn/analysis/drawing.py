@@ -34,11 +34,7 @@ class PlotStyle:
 #: the markers of a figure's groups of variants, in turn; the dashes of series of final values; markers along a
 #: curve about one per tenth of the axes' diagonal
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
-
-
 DASHES = ("-", "--", ":", "-.")
-
-
 MARK_EVERY = 0.1
 
 
@@ -55,21 +51,6 @@ def looks(levels: Sequence, palette: str | Sequence) -> dict[Any, Look]:
     levels = list(levels)
     colours = sns.color_palette(palette, len(levels)) if isinstance(palette, str) else list(palette)
     return {level: Look(colour, MARKERS[i % len(MARKERS)]) for i, (level, colour) in enumerate(zip(levels, colours))}
-
-
-def band_lines(ax: Axes, stats: pd.DataFrame, hue: str, look_of: Mapping[Any, Look], title: str | None = None) -> None:
-    """Mean against step with the ``lower``–``upper`` band, one line per ``hue`` value in its look."""
-    for level, look in look_of.items():
-        part = stats[stats[hue] == level].sort_values("step")
-        if part.empty:
-            continue
-        ax.plot(
-            part["step"], part["mean"], color=look.colour, marker=look.marker, markevery=MARK_EVERY, label=str(level)
-        )
-        ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("SGD step")
-    ax.legend(title=title or hue)
 
 
 def point(ax: Axes, x: float, stats: pd.Series, look: Look, filled: bool = True, **kwargs) -> None:
@@ -117,7 +98,17 @@ def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping,
     """One panel of curves against step: ``panel`` is (test set, metric, y label, y scale: log, unit or None)."""
     test_set, metric, label, scale = panel
     stats = seed_stats(table[table["test_set"] == test_set], [group.column, "step"], metric, band_sd)
-    band_lines(ax, stats, group.column, look_of, group.title)
+    for level, look in look_of.items():  # mean against step with the lower–upper band, one line per group
+        part = stats[stats[group.column] == level].sort_values("step")
+        if part.empty:
+            continue
+        ax.plot(
+            part["step"], part["mean"], color=look.colour, marker=look.marker, markevery=MARK_EVERY, label=str(level)
+        )
+        ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlabel("SGD step")
+    ax.legend(title=group.title or group.column)
     ax.set_ylabel(label)
     if scale == "log":
         ax.set_yscale("log")
@@ -126,18 +117,12 @@ def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping,
 
 
 LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
-
-
 SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
-
-
 UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
 
 
 #: symbols of settings in labels (docs/method.md); what a value of ``noise_blocks`` says (``all``: nothing)
 SYMBOLS = {"epsilon": "ε", "sigma": "σ", "lr": "η", "delta": "δ*"}
-
-
 NOISE_BLOCKS = {"all": "", "label": "label columns", "other": "other blocks"}
 
 

@@ -5,6 +5,7 @@ float64, on the reference model ``onenn.maths.model`` (an evaluation job never i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -63,16 +64,18 @@ def evaluate_run(
     check_registered(loss)
     d = next(iter(test_sets.values()))["x"].shape[-1]
     arrays = {name: class_arrays(data, K) for name, data in test_sets.items()}
+    return metric_rows(saved_steps, weights, arrays, lambda W, *a: class_metrics(W, *a, loss, c), d, K)
+
+
+def metric_rows(saved_steps: np.ndarray, weights: np.ndarray, arrays: dict, metrics: Callable, d: int, m: int):
+    """One row per (saved step, set): ``metrics(W, *arrays[set])`` and the parameter diagnostics, in float64."""
     rows = []
     for step, W_np in zip(saved_steps, weights):
         W = np.asarray(W_np, np.float64)
-        params = diagnostics(W_np, d, K)
+        params = diagnostics(W_np, d, m)
         for name, prepared in arrays.items():
-            rows.append({"step": int(step), "test_set": name, **class_metrics(W, *prepared, loss, c), **params})
+            rows.append({"step": int(step), "test_set": name, **metrics(W, *prepared), **params})
     return pd.DataFrame(rows)
-
-
-# --- binary (docs/method.md §7.1) ---
 
 
 def binary_arrays(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,10 +98,4 @@ def evaluate_binary(
 ) -> pd.DataFrame:
     """One row per (saved step, prompt set): the binary metrics and the parameter diagnostics."""
     arrays = {name: binary_arrays(data) for name, data in sets.items()}
-    rows = []
-    for step, W_np in zip(saved_steps, weights):
-        W = np.asarray(W_np, np.float64)
-        params = diagnostics(W_np, d, 1)
-        for name, (x, Y, target) in arrays.items():
-            rows.append({"step": int(step), "test_set": name, **binary_metrics(W, x, Y, target), **params})
-    return pd.DataFrame(rows)
+    return metric_rows(saved_steps, weights, arrays, binary_metrics, d, 1)

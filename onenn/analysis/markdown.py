@@ -7,8 +7,6 @@ import html
 import math
 from collections.abc import Iterator, Sequence
 
-# --- writing ---------------------------------------------------------------------------------------------------
-
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -38,8 +38,6 @@ from onenn.analysis.tables import audit_trajectory, class_scaled, final_step, fi
 from onenn.base.columns import TEST_SETS
 from onenn.maths.family import XI_RATIO_BOUND
 
-# --- the paper's training experiments ---------------------------------------------------------------------------
-
 
 def convergence(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """Training loss and separated accuracy against step, one line per group (per N in experiment 1)."""
@@ -210,9 +208,6 @@ def sweep(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt
             else:
                 axes[1, i].set_ylim(0, 1.02)
     return fig
-
-
-# --- the other kinds ----------------------------------------------------------------------------------------
 
 
 def scaling_identity(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:

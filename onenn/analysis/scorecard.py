@@ -80,9 +80,6 @@ LATER_COLUMNS = {
 }
 
 
-# --- measuring a claim: our value at each of its points ------------------------------------------------------
-
-
 def prefactor(K: int) -> float:
     """``(K − 1)/K``, Lemma 2's factor."""
     return (K - 1) / K
@@ -169,7 +166,8 @@ def train_point(
         return None
     seeds = per_seed(rows, claim, rescaled_time)
     if claim.versus is not None:
-        seeds = paired_difference(seeds, versus_rows(table, claim, rows), claim, rescaled_time)
+        other = table[(table["variant"] == claim.versus) & (table["test_set"] == rows["test_set"].iloc[0])]
+        seeds = paired_difference(seeds, other, claim, rescaled_time)
         if not len(seeds):
             return None
     mean = float(seeds["value"].mean())
@@ -200,11 +198,6 @@ def train_point(
         level=float(seeds["last"].mean()),
         **paper,
     )
-
-
-def versus_rows(table: pd.DataFrame, claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
-    other = table[table["variant"] == claim.versus]
-    return other[other["test_set"] == rows["test_set"].iloc[0]]
 
 
 def paired_difference(
@@ -273,26 +266,22 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     return found, missing
 
 
-# --- one row per claim ---------------------------------------------------------------------------------------
+#: check -> how the row picks the point it shows, the one farthest from agreeing (default: the largest |z|)
+SHOWN = {
+    "above": (min, lambda m: m.z),
+    "below": (max, lambda m: m.z),
+    "decays": (max, lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf),  # the smallest fall
+    "rising": (min, lambda m: ratio(m.mean, m.sd)),
+    "falling": (max, lambda m: ratio(m.mean, m.sd)),
+    "flat": (max, lambda m: abs(m.mean)),
+}
 
 
 def shown(points: list[Measured], check: str) -> Measured | None:
-    """The point the row shows: the one farthest from agreeing."""
     if not points or check in ("increasing", "decreasing"):
         return None
-    if check == "above":
-        return min(points, key=lambda m: m.z)
-    if check == "below":
-        return max(points, key=lambda m: m.z)
-    if check == "decays":  # the smallest fall relative to the start
-        return max(points, key=lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf)
-    if check == "rising":
-        return min(points, key=lambda m: ratio(m.mean, m.sd))
-    if check == "falling":
-        return max(points, key=lambda m: ratio(m.mean, m.sd))
-    if check == "flat":
-        return max(points, key=lambda m: abs(m.mean))
-    return max(points, key=lambda m: abs(m.z))
+    pick, key = SHOWN.get(check, (max, lambda m: abs(m.z)))
+    return pick(points, key=key)
 
 
 def describe_point(m: Measured, check: str, versus: str | None = None, with_z: bool = True) -> str:
@@ -381,9 +370,18 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
 def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
     out = pd.DataFrame([score(c, tables.get(c.experiment)) for c in claims]).reindex(columns=list(COLUMNS))
-    for column in ("paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z", "statistic"):
+    for column in (
+        "paper_value",
+        "paper_spread",
+        "ours_mean",
+        "ours_sd",
+        "test_se",
+        "paper_se",
+        "z",
+        "statistic",
+        "limit",
+    ):
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
-    out["limit"] = pd.to_numeric(out["limit"], errors="coerce").astype("float64")
     for column in ("figure", "points", "points_run", "paper_test_size"):
         out[column] = out[column].astype("int64")
     for column in ("n", "dof"):

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import ID_COLUMNS, normalise_types
-from onenn.maths.crossing import ratio_crossing
+from onenn.maths.crossing import crossing
 from onenn.maths.family import XI_RATIO_BOUND
 
 #: what the columns ``run_table`` adds to a run's metrics mean (besides the run's identity and its record)
@@ -101,16 +101,13 @@ def variant_order(table: pd.DataFrame) -> list[str]:
     return list(per_variant.sort_values(keys, kind="stable").index) if keys else list(per_variant.index)
 
 
-# ----------------------------------------------------------------------------------------------------------
-# The reduced-dynamics audit (docs/method.md §7)
-# ----------------------------------------------------------------------------------------------------------
-
-
 #: the audit's main trajectory: the population flow at the finest resolution
 AUDIT_MAIN = "population"
 #: times of the resolution table: the early flow (10 ... 1e6, where xi1/xi2 crosses 7/15 and the weighted sample
 #: is valid) and the late one
 RESOLUTION_TIMES = (1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e12, 1e16, 1e20)
+#: the resolution table's values, and those of them interpolated in log (``_log_interp``)
+RESOLVED = (("xi_ratio", "reduced_loss"), ("reduced_loss",))
 #: the population flow at all the nodes with the seed swap's uniforms (``onenn.theory.audit.POPULATION_SWAP``)
 AUDIT_SWAP = "population_swap"
 
@@ -127,15 +124,16 @@ def _population_levels(mine: pd.DataFrame) -> list[str]:
     return sorted(names, key=lambda s: 1 if s == AUDIT_MAIN else int(s.split("/")[1]))
 
 
-def _at_time(part: pd.DataFrame, t: float) -> tuple[float, float]:
-    """``(xi_ratio, reduced_loss)`` of one flow at ``t``, log-interpolated in time (the loss in log too); NaN outside."""
-    part = part[part["time"] > 0].sort_values("time")
-    if not len(part) or not part["time"].min() <= t <= part["time"].max():
-        return np.nan, np.nan
+def _log_interp(part: pd.DataFrame, t: float, values: Sequence[str], logged: Sequence[str] = ()) -> dict[str, float]:
+    """``values`` of one flow (times > 0, sorted) at ``t``, linear in ``log t``; those ``logged`` in log too."""
     log_t = np.log(part["time"].to_numpy())
-    ratio = float(np.interp(np.log(t), log_t, part["xi_ratio"].to_numpy()))
-    loss = float(np.exp(np.interp(np.log(t), log_t, np.log(part["reduced_loss"].to_numpy()))))
-    return ratio, loss
+    with np.errstate(divide="ignore"):
+        return {
+            v: float(np.exp(np.interp(np.log(t), log_t, np.log(part[v].to_numpy()))))
+            if v in logged
+            else float(np.interp(np.log(t), log_t, part[v].to_numpy()))
+            for v in values
+        }
 
 
 def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TIMES) -> pd.DataFrame:
@@ -144,20 +142,12 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
     rows = []
     for variant, mine in table.groupby("variant", sort=True):
         for source in _population_levels(mine) + ([AUDIT_SWAP] if (mine["source"] == AUDIT_SWAP).any() else []):
-            part = mine[mine["source"] == source]
+            part = mine[(mine["source"] == source) & (mine["time"] > 0)].sort_values("time")
             nodes = 1 if source in (AUDIT_MAIN, AUDIT_SWAP) else int(source.split("/")[1])
             for t in times:
-                ratio, loss = _at_time(part, t)
-                rows.append(
-                    {
-                        "variant": variant,
-                        "source": source,
-                        "nodes_divisor": nodes,
-                        "time": float(t),
-                        "xi_ratio": ratio,
-                        "reduced_loss": loss,
-                    }
-                )
+                inside = len(part) and part["time"].min() <= t <= part["time"].max()
+                values = _log_interp(part, t, *RESOLVED) if inside else dict.fromkeys(RESOLVED[0], np.nan)
+                rows.append({"variant": variant, "source": source, "nodes_divisor": nodes, "time": float(t), **values})
     out = pd.DataFrame(rows)
     if not len(out):
         return out
@@ -174,9 +164,9 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
 
 
 def crossing_time(part: pd.DataFrame, bound: float = XI_RATIO_BOUND) -> float:
-    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow (``onenn.maths.crossing.ratio_crossing``; NaN if never)."""
+    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow (``onenn.maths.crossing.crossing``; NaN if never)."""
     part = part[part["time"] > 0].sort_values("time")
-    return ratio_crossing(part["time"].to_numpy(), part["xi_ratio"].to_numpy(), bound)[0]
+    return crossing(part["time"], part["xi1"], part["xi2"], bound)[0]
 
 
 def significant_digits(value: float, error: float, most: int = 6) -> int:
@@ -194,34 +184,19 @@ def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
     return np.interp(times, part["time"].to_numpy(), part[value].to_numpy())
 
 
-#: the late-time check's columns of ``audit_summary``, from the audit table's columns at the end
-_ASYMPTOTE_COLUMNS = {"loss_xi1_end": "loss_xi1", "asymptote": "asymptote", "stuck_loss_xi1_end": "stuck_loss_xi1"}
+#: the audit table's columns whose value at the end ``audit_summary`` gives as ``{column}_end``
+END_COLUMNS = ("time", "xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "reduced_loss", "reduced_loss_se", "boundary")
+END_COLUMNS += ("stuck_mass",)
+#: the late-time check's columns of ``audit_summary``, from the audit table's columns at the end (NaN without them)
+LATE_COLUMNS = {"loss_xi1_end": "loss_xi1", "asymptote": "asymptote", "stuck_loss_xi1_end": "stuck_loss_xi1"}
 
 
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per audit variant (sigma): the numbers behind the verdict.
-
-    ``xi_ratio_end`` (``xi1/xi2``), ``reduced_loss_end``, ``xi1_end``, ``xi2_end`` at the last time;
-    ``xi_ratio_max`` and the first time ``xi1/xi2`` exceeds 7/15 (``time_cross``, ``crossing_time``, NaN if
-    never), its error ``time_cross_error`` (the largest change of it at half the nodes and under the seed swap)
-    and the significant digits that error allows (``time_cross_digits``);
-    ``loss_log_time_first/end``: ``reduced_loss * log t`` at the first recorded time ``t >= 10`` and at the end
-    (bounded if the loss is ``O(1/log t)``); ``gd_flow_gap``: the largest ``|xi_GD - xi_flow|`` on their overlap;
-    ``resolution_xi_ratio_gap`` and ``resolution_reduced_loss_rel_gap``: the largest difference between the main
-    trajectory and the population flow at half its nodes (the resolution test); ``sample_xi_ratio_gap``: the
-    largest difference between the main trajectory and the flow on the sample up to the sample's end;
-    ``boundary_end`` and ``stuck_mass_end``: ``r = 1 - xi2/xi1`` and ``F(r)^N`` at the end;
-    ``plain_xi_ratio_end``: ``xi1/xi2`` on a plain sample of the same size at the sample's end;
-    ``swap_xi_ratio_rel_gap`` and ``swap_reduced_loss_rel_gap``: the largest relative change of ``xi1/xi2`` and
-    of the loss under the seed swap at the early times of ``RESOLUTION_TIMES`` (``_seed_swap_gaps``).
-    ``loss_xi1_end``, ``asymptote`` and ``stuck_loss_xi1_end``: ``loss * xi1`` at the end, its limit ``C`` and
-    the stuck mass's share ``1/2 F(r)^N xi1`` (docs/method.md §7.3; NaN in a table without them)."""
+    """One row per audit variant (sigma): the numbers behind the verdict (docs/method.md §7)."""
     rows = []
-    main = audit_trajectory(table)
-    for variant, part in main.groupby("variant", sort=True):
+    for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part.sort_values("time")
         end = part.iloc[-1]
-        over = part[part["xi_ratio"] > XI_RATIO_BOUND]
         late = part[part["time"] >= 10.0]
         mine = table[table["variant"] == variant]
         gd = mine[mine["source"] == "gd"].sort_values("time")
@@ -242,28 +217,25 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         sample = pd.concat([gd, mine[mine["source"] == "continuation"]]).sort_values("time")
         sample = sample[sample["time"] > 0]
         on_sample = part[(part["time"] > 0) & (part["time"] <= sample["time"].max())]
-        sample_gap = float(
-            np.max(np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"]))
+        sample_gap = np.max(
+            np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"])
         )
         plain = mine[mine["source"] == "plain"].sort_values("time")
         cross, cross_error = _crossing_and_error(mine, levels)
         swap_gaps = _seed_swap_gaps(mine)
+        row = {
+            "experiment": end["experiment"],
+            "variant": variant,
+            "sigma_rule": end["sigma_rule"],
+            "sigma": end["sigma"],
+        }
+        row |= {f"{c}_end": end[c] for c in END_COLUMNS} | {k: end.get(c, np.nan) for k, c in LATE_COLUMNS.items()}
         rows.append(
-            {
-                "experiment": end["experiment"],
-                "variant": variant,
-                "sigma_rule": end["sigma_rule"],
-                "sigma": end["sigma"],
-                "time_end": end["time"],
-                "xi1_end": end["xi1"],
-                "xi2_end": end["xi2"],
-                "xi_ratio_end": end["xi_ratio"],
-                "xi2_minus_xi1_end": end["xi2_minus_xi1"],
-                "reduced_loss_end": end["reduced_loss"],
-                "reduced_loss_se_end": end["reduced_loss_se"],
+            row
+            | {
                 "xi_ratio_max": part["xi_ratio"].max(),
                 "xi_ratio_bound": XI_RATIO_BOUND,
-                "time_cross": cross if len(over) else np.nan,
+                "time_cross": cross if (part["xi_ratio"] > XI_RATIO_BOUND).any() else np.nan,
                 "time_cross_error": cross_error,
                 "time_cross_digits": significant_digits(cross, cross_error),
                 "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
@@ -272,13 +244,10 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                 "gd_flow_gap": float(gap),
                 "resolution_xi_ratio_gap": res_ratio_gap,
                 "resolution_reduced_loss_rel_gap": res_loss_gap,
-                "sample_xi_ratio_gap": sample_gap,
-                "boundary_end": end["boundary"],
-                "stuck_mass_end": end["stuck_mass"],
+                "sample_xi_ratio_gap": float(sample_gap),
                 "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
                 "swap_xi_ratio_rel_gap": swap_gaps[0],
                 "swap_reduced_loss_rel_gap": swap_gaps[1],
-                **{name: end.get(column, np.nan) for name, column in _ASYMPTOTE_COLUMNS.items()},
             }
         )
     return normalise_types(pd.DataFrame(rows))
@@ -302,19 +271,13 @@ def _seed_swap_gaps(mine: pd.DataFrame) -> tuple[float, float]:
 
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
-    """The main trajectory of every variant log-interpolated at ``times`` (the headline table's values)."""
-    rows = []
+    """The main trajectory of every variant log-interpolated at ``times`` (the headline table's values); the loss and
+    the stuck mass (positive, falling over decades) in log."""
+    rows, values = [], ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "boundary", "reduced_loss", "stuck_mass")
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part[part["time"] > 0].sort_values("time")
-        log_t = np.log(part["time"].to_numpy())
         for t in times:
-            if not part["time"].min() <= t <= part["time"].max():
-                continue
-            row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}
-            for value in ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "boundary"):
-                row[value] = float(np.interp(np.log(t), log_t, part[value].to_numpy()))
-            for value in ("reduced_loss", "stuck_mass"):  # positive, falling over decades: interpolated in log
-                with np.errstate(divide="ignore"):
-                    row[value] = float(np.exp(np.interp(np.log(t), log_t, np.log(part[value].to_numpy()))))
-            rows.append(row)
+            if part["time"].min() <= t <= part["time"].max():
+                row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}
+                rows.append(row | _log_interp(part, t, values, values[-2:]))
     return normalise_types(pd.DataFrame(rows))

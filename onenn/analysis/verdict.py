@@ -138,17 +138,11 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    if claim.check in SLOPE_CHECKS:
-        return judge_slope(points, claim)
-    if claim.check == "equal":
-        return judge_equal(points, claim)
-    if claim.check == "constant":
-        return judge_constant(points, claim)
-    if claim.check in ("below", "above"):
-        return judge_bound(points, claim)
-    if claim.check == "decays":
-        return judge_decays(points, claim)
-    return judge_order(points, claim)
+    return JUDGES.get(claim.check, judge_order)(points, claim)
+
+
+JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
+JUDGES |= {"decays": judge_decays} | dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
 # --- the error budget ---------------------------------------------------------------------------------------------
@@ -205,22 +199,15 @@ def sampling_error(mean: float, bound: float | None, size: int) -> float:
 TEST_SET_KEY = ("test_set", "d", "N", "K", "delta", "test_size")
 
 
-def covariance(points: list[Measured], resolution: float) -> np.ndarray:
-    """Check equal: the covariance of the differences ours − paper; points on one test set share its error, fully
-    correlated (ours and the paper's). Not conservative either way (docs/claims.md)."""
-    spreads = np.array([combined_spread(m, resolution) for m in points])
-    cov = np.diag(spreads**2)
+def chi_square(points: list[Measured], resolution: float) -> float:
+    """Check equal: ``dᵀ Σ⁻¹ d`` over the differences ours − paper, infinite where a point with no spread at all
+    differs; points on one test set share its error, fully correlated (not conservative either way: docs/claims.md)."""
+    differences = np.array([m.mean - m.paper for m in points])
+    cov = np.diag(np.array([combined_spread(m, resolution) for m in points]) ** 2)
     for i, a in enumerate(points):
         for j, b in enumerate(points):
             if i != j and a.test_key is not None and a.test_key == b.test_key:
                 cov[i, j] = a.test_se * b.test_se + a.paper_se * b.paper_se
-    return cov
-
-
-def chi_square(points: list[Measured], resolution: float) -> float:
-    """``dᵀ Σ⁻¹ d`` over the points; infinite where a point with no spread at all differs."""
-    differences = np.array([m.mean - m.paper for m in points])
-    cov = covariance(points, resolution)
     spread = np.sqrt(np.diag(cov))
     if np.any((spread == 0) & (differences != 0)):
         return math.inf

@@ -1,5 +1,5 @@
-"""A claim of the paper, as the claims file states it (``workflow/claims.yaml``) and the scorecard reads it:
-plain data, checked and built by ``onenn.plan.claims_file``, scored by ``onenn.analysis.scorecard``."""
+"""A claim of the paper as data (``workflow/claims.yaml``, docs/claims.md): built by ``onenn.plan.claims_file``,
+scored by ``onenn.analysis.scorecard``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Quantity:
-    """A column of an experiment's table, at the first or the last saved step, or per seed last/first or
-    last − first; optionally divided by (K − 1)/K or, row by row, by another column (``over``); with
-    ``time: rescaled``, read at the same rescaled time ``((K − 1)/K)·step`` for every point instead of at the
-    last step."""
+    """A column of a table at the first or last saved step, or per seed last/first or last − first; divided by
+    (K − 1)/K or by another column (``over``); with ``time: rescaled``, at the rescaled time ``((K − 1)/K)·step``."""
 
     column: str
     test_set: str | None = None

@@ -1,11 +1,6 @@
-"""The names and types of the tables' columns, what they mean, and the spelling of a variant's name: one
-definition, used by the layers that write tables (training, theory, analysis), the plan and the jobs that check
-them.
-
-What a column means is a one-line description, kept beside the code that makes the column: the registries
-``*_DESCRIPTIONS`` here, in ``onenn.maths.family``, ``onenn.base.provenance``, ``onenn.theory.*``, ``onenn.analysis.*``
-and ``onenn.jobs.train``. ``onenn.jobs.columns`` puts together each table's, which go into the Parquet schema as the
-fields' metadata (``onenn.base.io.save_table``) and into docs/columns.md (``python -m tools.docs columns``).
+"""The names and types of the tables' columns, what they mean, and the spelling of a variant's name: one definition
+for every layer that writes or reads tables. What a column means is a line kept beside the code that makes it (the
+``*_DESCRIPTIONS`` registries); ``onenn.jobs.columns`` puts each table's together (docs/columns.md).
 """
 
 from __future__ import annotations
@@ -43,16 +38,13 @@ SE_DESCRIPTION = "standard error over the test prompts (sample sd / √n) of the
 
 
 def se_column(metric: str) -> str:
-    """``'accuracy' -> 'accuracy_se'``: the column of a metric's standard error over the test set's prompts
-    (sample sd / √n), written beside each metric of ``METRICS`` and ``BINARY_RUN_METRICS``. Not required of a
-    table: tables written before these columns lack them, and the scorecard then bounds the error
-    (docs/claims.md)."""
+    """``'accuracy' -> 'accuracy_se'``: the column of a metric's standard error beside it (not required of a table:
+    older tables lack it, and the scorecard then bounds the error)."""
     return f"{metric}_se"
 
 
-#: the values of the ``test_set`` column: the multiclass experiments' test sets, and the binary experiment's prompt
-#: sets, its fixed training set ``train`` (evaluated like a test set) first. onenn.maths.prompts, which draws them, names
-#: them too (the mathematics does not import the foundation); a test holds the two equal
+#: the values of the ``test_set`` column: the multiclass test sets, and the binary prompt sets (its training set
+#: ``train`` first); onenn.maths.prompts names them too (the mathematics imports no foundation), a test holds them equal
 TEST_SETS = ("uniform", "separated")
 BINARY_TEST_SETS = ("train", *TEST_SETS)
 #: the ``test_set`` column of a binary run's table
@@ -63,8 +55,7 @@ FULL_MATRIX_FIRST = ("experiment", "variant", "step")
 
 
 def setting_description(key: str) -> str:
-    """What a column that holds the setting ``key`` of a run or a job means: the setting, documented with the
-    config."""
+    """What a column that holds the setting ``key`` of a run or a job means."""
     return f"the setting `{key}` ([guide.md](guide.md#configuration))"
 
 
@@ -78,8 +69,7 @@ def metric_descriptions(metrics: Iterable[str]) -> dict[str, str]:
 
 
 def first_wins(*registries: Mapping[str, str]) -> dict[str, str]:
-    """The registries in one: each column where it first appears, with its first description (a table's own
-    meaning goes before a shared one)."""
+    """The registries in one, each column where it first appears (a table's own meaning before a shared one)."""
     out: dict[str, str] = {}
     for registry in registries:
         for column, description in registry.items():

@@ -1,12 +1,9 @@
-"""Which of onenn's code a job runs, and a fingerprint of it that changes when the code does and only then.
+"""Which of onenn's code a job runs, and a fingerprint that changes when that code does and only then.
 
-A job module (``onenn.jobs.train``) runs the onenn modules it imports, transitively: found here from the syntax
-trees of their source (``ast``; nothing is imported, so this is fast and needs no torch), function-level imports
-included, and the packages that hold them (importing ``onenn.training.train`` runs ``onenn/training/__init__.py``).
-A module's fingerprint is a digest of its syntax tree without its docstrings: comments, docstrings and formatting
-do not change it, a changed expression does. The rules pass the fingerprints as ``params`` (``onenn.plan.code``), one
-``module=digest`` each, so Snakemake's ``params`` trigger reruns exactly the jobs whose code changed and its
-reason names the module (docs/configuration.md, "When the code changes").
+A job runs the onenn modules it imports, transitively, found from their syntax trees (``ast``: nothing is imported),
+function-level imports included, with the packages that hold them. A module's fingerprint digests its syntax tree
+without docstrings: comments and formatting do not change it, a changed expression does. The rules pass them as
+``params`` (``onenn.plan.code``), so Snakemake reruns exactly the jobs whose code changed (docs/guide.md).
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ DIGITS = 12
 
 
 def module_file(module: str, root: Path = SOURCE_ROOT) -> Path | None:
-    """The source file of the onenn module or package ``module`` under ``root``; ``None`` when it is none (a name
-    imported from a module, or a module outside onenn)."""
+    """The source file of the onenn module or package ``module`` under ``root``; ``None`` for anything else."""
     parts = module.split(".")
     if parts[0] != PACKAGE:
         return None
@@ -40,8 +36,9 @@ def module_file(module: str, root: Path = SOURCE_ROOT) -> Path | None:
 @functools.cache
 def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[ast.Module, str]:
     """The syntax tree of ``path`` and the digest of it without docstrings (cached while the file is unchanged)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    bare = _without_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    text = path.read_text(encoding="utf-8")
+    tree, bare = (ast.parse(text, filename=str(path)) for _ in range(2))
+    _without_docstrings(bare)
     return tree, hashlib.sha256(ast.dump(bare).encode()).hexdigest()[:DIGITS]
 
 
@@ -53,17 +50,12 @@ def _source(module: str, root: Path) -> tuple[Path, ast.Module, str]:
     return (path, *_parsed(path, stat.st_mtime_ns, stat.st_size))
 
 
-def _without_docstrings(tree: ast.Module) -> ast.Module:
+def _without_docstrings(tree: ast.Module) -> None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
+            if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
                 node.body = node.body[1:] or [ast.Pass()]
-    return tree
 
 
 def _parents(module: str) -> list[str]:
@@ -112,8 +104,8 @@ def direct_imports(module: str, root: Path = SOURCE_ROOT) -> set[str]:
 
 
 def entry_imports(module: str, function: str, root: Path = SOURCE_ROOT) -> set[str]:
-    """What running ``function`` of ``module`` imports: the module's imports at import time, and those inside
-    the function and inside the module's functions it names, transitively (not those of its other functions)."""
+    """What running ``function`` of ``module`` imports: the module's imports at import time, and those inside the
+    function and the module's functions it names, transitively."""
     path, tree, _ = _source(module, root)
     defs = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS[:2])}
     if function not in defs:
@@ -130,9 +122,8 @@ def entry_imports(module: str, function: str, root: Path = SOURCE_ROOT) -> set[s
 
 
 def closure(*entries: str, root: Path = SOURCE_ROOT) -> list[str]:
-    """The onenn modules that running ``entries`` runs, sorted: each entry a module (``onenn.jobs.train``: all it
-    imports, transitively) or a function of one (``onenn.jobs.tables:scaling_job``: the module, what it imports at
-    import time and what the function imports, then all that imports, transitively)."""
+    """The onenn modules that running ``entries`` runs, sorted: each a module (``onenn.jobs.train``) or a function
+    of one (``onenn.jobs.tables:scaling_job``, ``entry_imports``), and all they import, transitively."""
     seen: set[str] = set()
     todo: list[str] = []
     for entry in entries:

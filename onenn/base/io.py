@@ -1,10 +1,8 @@
-"""Atomic writes with checksums, and reads that check them.
+"""Atomic writes with checksums, and reads that check them (docs/reliability.md#damaged-files).
 
-Every output is written to a temporary name in its folder and renamed into place, so an interrupted job never
-leaves a file that looks complete; arrays are stored without pickle. Beside every output lies its SHA-256 checksum,
-``<file>.sha256`` (the format of ``sha256sum``, so ``sha256sum -c`` checks it too), and the loaders verify it: a
-file damaged after its job wrote it fails where it is read, with ``DamagedFile``, which names the file, what is
-wrong, the rule that makes it and the command that remakes it (docs/reliability.md#damaged-files).
+Every output is written to a hidden temporary name beside it and renamed into place, with its SHA-256 in
+``<file>.sha256`` (``sha256sum -c`` reads it); arrays are stored without pickle. A file that does not open or no
+longer matches its checksum fails where it is read, with ``DamagedFile`` naming the rule and command that remake it.
 """
 
 from __future__ import annotations
@@ -31,16 +29,22 @@ from onenn.base.paths import rules_making
 CHECKSUM_SUFFIX = ".sha256"
 #: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs)
 LOG = logging.getLogger(__name__)
+#: the errors of a file system that cannot take a file: full, over quota, read-only, not ours, too big
+CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+#: the key of a Parquet field's metadata that holds what the column means
+DESCRIPTION = b"description"
 
 
 class DamagedFile(ValueError):
-    """A file a job reads is unreadable, incomplete, not what the job expects, or changed since its job wrote it.
-    The message names the file, what is wrong, the rule that makes it and the command that remakes it."""
+    """A file a job reads is unreadable, incomplete, not what the job expects, or changed since its job wrote it."""
 
     def __init__(self, path: str | os.PathLike, problem: str):
-        self.path = os.fspath(path)
-        self.problem = problem
+        self.path, self.problem = os.fspath(path), problem
         super().__init__(damage_report(self.path, problem))
+
+
+class CannotWrite(OSError):
+    """An output could not be written (a full disk, a read-only folder); nothing of it was left behind."""
 
 
 def damage_report(path: str, problem: str) -> str:
@@ -54,11 +58,6 @@ def damage_report(path: str, problem: str) -> str:
         f"    snakemake --cores all --forcerun {shlex.quote(path)}\n"
         "(with the --configfile's, or the profile, of your run)."
     )
-
-
-# --------------------------------------------------------------------------------------------------------
-# Checksums
-# --------------------------------------------------------------------------------------------------------
 
 
 def checksum_path(path: str | os.PathLike) -> Path:
@@ -77,9 +76,8 @@ def file_digest(path: str | os.PathLike) -> str:
 
 
 def verify_checksum(path: str | os.PathLike) -> bool:
-    """Check ``path`` against its recorded checksum: ``DamagedFile`` if they differ, ``True`` if it matches. With
-    none recorded (a file written before checksums were, or moved without it by a ``shadow:`` rule or a storage
-    plugin), ``False`` and a warning in the job's log naming the file: it is read unverified."""
+    """``True`` if ``path`` matches its recorded checksum, ``DamagedFile`` if not; with none recorded (moved without
+    it), ``False`` and a warning in the job's log: it is read unverified."""
     sidecar = checksum_path(path)
     try:
         recorded = sidecar.read_text().split(maxsplit=1)[0]
@@ -108,46 +106,20 @@ def temporary_beside(path: Path) -> Path:
 
 
 def flush(tmp: Path) -> None:
-    """Put ``tmp`` on the disk and give it the permissions of a new file."""
-    with open(tmp, "rb+") as f:  # the data reaches the disk before the name does (a node may crash)
+    """Put ``tmp`` on the disk (before its name: a node may crash) with the permissions of a new file."""
+    with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
-    os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private; results are shared like any file
-
-
-# --------------------------------------------------------------------------------------------------------
-# Writing
-# --------------------------------------------------------------------------------------------------------
-
-
-#: the errors of a file system that cannot take a file: full, over quota, read-only, not ours, too big
-CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
-
-
-class CannotWrite(OSError):
-    """An output could not be written (a full disk, a read-only folder); nothing of it was left behind."""
-
-
-def reraise_as_cannot_write(path: Path, err: OSError) -> None:
-    """Raise ``err`` as ``CannotWrite`` naming ``path`` if a file system could not take the file, else as is."""
-    if err.errno not in CANNOT_WRITE:
-        raise err
-    raise CannotWrite(
-        err.errno,
-        f"could not write {path}: {os.strerror(err.errno)}. Nothing of it was left behind, and the files already "
-        f"there are unchanged; free space on the file system of {path.parent} (or make it writable) and run "
-        "snakemake again",
-    ) from err
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; results are shared like any file
 
 
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success put it on the disk, with its checksum beside it, and
-    rename both into place; on failure delete them. A killed process leaves at most hidden ``.{name}.*.tmp*``
-    files, never ``path``; a full disk or a read-only folder fails with ``CannotWrite`` and leaves the files that
-    were there as they were (everything that takes space is written before anything is renamed).
-
-    The old checksum is removed before the new file takes the name, and the new one put in place after: at every
-    moment the checksum beside a file is its own, or there is none (which the loaders accept)."""
+    """Yield a temporary path beside ``path``; on success flush it and its checksum and rename both into place, on
+    failure delete them. A full disk or a read-only folder fails with ``CannotWrite`` and changes nothing: all that
+    takes space is written before anything is renamed, and the old checksum goes before the new file takes the name,
+    so the checksum beside a file is its own, or there is none."""
     path = Path(path)
     temporary: list[Path] = []
     try:
@@ -163,16 +135,17 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(temporary[0], path)
         os.replace(temporary[1], sidecar)
     except OSError as err:
-        reraise_as_cannot_write(path, err)
+        if err.errno not in CANNOT_WRITE:
+            raise
+        raise CannotWrite(
+            err.errno,
+            f"could not write {path}: {os.strerror(err.errno)}. Nothing of it was left behind, and the files already "
+            f"there are unchanged; free space on the file system of {path.parent} (or make it writable) and run "
+            "snakemake again",
+        ) from err
     finally:
         for tmp in temporary:
             tmp.unlink(missing_ok=True)
-
-
-def current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def write_with(path: str | os.PathLike, writer: Callable[[Path], Any]) -> None:
@@ -198,15 +171,9 @@ def save_json(path: str | os.PathLike, obj: Any) -> None:
     write_with(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n"))
 
 
-#: the key of a Parquet field's metadata that holds what the column means
-DESCRIPTION = b"description"
-
-
 def save_table(path: str | os.PathLike, frame, descriptions: Mapping[str, str] | None = None) -> None:
-    """Write a pandas DataFrame to Parquet with pyarrow, atomically. With ``descriptions`` (``{column: one line}``,
-    ``onenn.jobs.columns``), each column's goes into the schema as its field's metadata ``{b"description": ...}``
-    (``pyarrow.parquet.read_schema(path).field(name).metadata``); a column without one is refused with
-    ``Undescribed``, before anything is written. The same frame and descriptions give the same bytes."""
+    """A pandas DataFrame to Parquet, atomically; each column's description (``onenn.jobs.columns``) goes into its
+    field's metadata ``{b"description": ...}``, and a column without one is refused (``Undescribed``)."""
     import pyarrow as pa  # here, not at the top: the Snakefile imports this module
     import pyarrow.parquet as pq
 
@@ -218,45 +185,38 @@ def save_table(path: str | os.PathLike, frame, descriptions: Mapping[str, str] |
     write_with(path, lambda tmp: pq.write_table(table, tmp))
 
 
-# --------------------------------------------------------------------------------------------------------
-# Reading: the container opens, and (unless ``verify=False``: the loaders of onenn.jobs.inputs verify it
-# last, after the checks that say more) the file matches its checksum. Every failure is ``DamagedFile``.
-# --------------------------------------------------------------------------------------------------------
-
-
-def unreadable(path: str | os.PathLike, what: str, err: BaseException) -> DamagedFile:
-    if isinstance(err, FileNotFoundError):
-        return DamagedFile(path, "it is missing")
-    return DamagedFile(path, f"it is not a readable {what} ({type(err).__name__}: {str(err).rstrip('.')})")
+def read(path: str | os.PathLike, what: str, reader: Callable[[], Any], broken: tuple, verify: bool) -> Any:
+    """``reader()``, any of the errors ``broken`` as ``DamagedFile`` (the file missing, or not a readable ``what``);
+    then, unless ``verify=False`` (the loaders of onenn.jobs.inputs verify last), the checksum."""
+    try:
+        out = reader()
+    except DamagedFile:
+        raise
+    except broken as err:
+        if isinstance(err, FileNotFoundError):
+            raise DamagedFile(path, "it is missing") from None
+        raise DamagedFile(path, f"it is not a readable {what} ({type(err).__name__}: {str(err).rstrip('.')})") from None
+    if verify:
+        verify_checksum(path)
+    return out
 
 
 def load_arrays(path: str | os.PathLike, *, verify: bool = True) -> dict[str, np.ndarray]:
     """The arrays of an ``.npz`` written by ``save_arrays``, refusing pickled content."""
-    broken = (OSError, ValueError, EOFError, zipfile.BadZipFile)  # what numpy and zipfile raise on damage
-    try:
+
+    def reader() -> dict[str, np.ndarray]:
         data = np.load(path, allow_pickle=False)
-    except broken as err:
-        raise unreadable(path, ".npz archive", err) from None  # the message says what numpy said
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise DamagedFile(path, "it holds a single .npy array, not an .npz archive of named arrays")
-    try:
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise DamagedFile(path, "it holds a single .npy array, not an .npz archive of named arrays")
         with data:
-            arrays = {k: data[k] for k in data.files}  # reads every array: a bad CRC-32 shows here
-    except broken as err:
-        raise unreadable(path, ".npz archive", err) from None  # the message says what numpy said
-    if verify:
-        verify_checksum(path)
-    return arrays
+            return {k: data[k] for k in data.files}  # reads every array: a bad CRC-32 shows here
+
+    return read(path, ".npz archive", reader, (OSError, ValueError, EOFError, zipfile.BadZipFile), verify)
 
 
 def load_json(path: str | os.PathLike, *, verify: bool = True) -> Any:
-    try:
-        obj = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise unreadable(path, "JSON file", err) from None
-    if verify:
-        verify_checksum(path)
-    return obj
+    # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    return read(path, "JSON file", lambda: json.loads(Path(path).read_text()), (OSError, ValueError), verify)
 
 
 def load_table(path: str | os.PathLike, *, verify: bool = True):
@@ -264,21 +224,10 @@ def load_table(path: str | os.PathLike, *, verify: bool = True):
     import pandas as pd  # here, not at the top: the Snakefile imports this module
     import pyarrow as pa
 
-    try:
-        table = pd.read_parquet(path, engine="pyarrow")
-    except (OSError, ValueError, pa.ArrowException) as err:
-        raise unreadable(path, "Parquet file", err) from None
-    if verify:
-        verify_checksum(path)
-    return table
+    reader = lambda: pd.read_parquet(path, engine="pyarrow")
+    return read(path, "Parquet file", reader, (OSError, ValueError, pa.ArrowException), verify)
 
 
 def load_text(path: str | os.PathLike, *, verify: bool = True) -> str:
     """A text file the workflow wrote (the Markdown of a table)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, ValueError) as err:
-        raise unreadable(path, "UTF-8 text file", err) from None
-    if verify:
-        verify_checksum(path)
-    return text
+    return read(path, "UTF-8 text file", lambda: Path(path).read_text(encoding="utf-8"), (OSError, ValueError), verify)

@@ -1,9 +1,5 @@
-"""Where the workflow writes: every path pattern of ``results/``, spelled once.
-
-The rules use the patterns as they are (Snakemake fills the ``{wildcards}``); ``onenn.plan.experiments``
-fills them with ``str.format`` to name the files one run or experiment needs. One wildcard per folder level,
-the seed in the path. No torch, no Snakemake: the Snakefile imports this.
-"""
+"""Where the workflow writes: every path pattern of ``results/``, spelled once. The rules use the patterns as they
+are, ``onenn.plan.experiments`` fills them with ``str.format``; one wildcard per folder level. No torch."""
 
 from __future__ import annotations
 
@@ -46,28 +42,22 @@ CLAIMS_TABLE = "results/tables/claims.parquet"
 CLAIMS_MARKDOWN = "results/tables/claims.md"
 CLAIMS_HTML = "results/tables/claims.html"
 
-#: the files the README and the docs show, committed from a full run: the scorecard, the audit's table and the
-#: figures of the experiments of ``README_EXPERIMENTS`` that the config has. Only the explicit target ``readme``
-#: writes them (workflow/rules/readme.smk), never the default one.
+#: the files the README and the docs show, committed from a full run; only the explicit target ``readme`` writes them
 README_CLAIMS = "results/readme/claims.md"
 README_AUDIT = "results/readme/audit.md"
 README_FIGURE = "results/readme/{experiment}.png"
-#: an audit experiment's resolution test (``snakemake results/readme/audit_resolution.md``, also under the
-#: preset workflow/presets/audit_convergence.yaml)
+#: an audit experiment's resolution test (``snakemake results/readme/audit_resolution.md``)
 README_RESOLUTION = "results/readme/{experiment}_resolution.md"
-#: the convergence proof's inequalities along an audit experiment's flow: the page and its figure (rule
-#: ``audit_lemmas``; the target ``readme`` makes them)
+#: the convergence proof's inequalities along an audit experiment's flow: the page and its figure
 README_LEMMAS = "results/readme/{experiment}_lemmas.md"
 README_LEMMAS_FIGURE = "results/readme/{experiment}_lemmas.png"
-#: an audit experiment's late-time law (``snakemake results/readme/audit_late_time.md``): the late flow against the
-#: population flow on 1e12..1e20, then alone far beyond (docs/method.md §7.3)
+#: an audit experiment's late-time law (docs/method.md §7.3)
 README_LATE_TIME = "results/readme/{experiment}_late_time.md"
 #: the experiments whose figures results/readme/ keeps: the README's three, and docs/experiments.md's worked example
 README_EXPERIMENTS = ("convergence", "scaling_identity", "audit", "input_dimension")
 
-#: the rules that make the files of each pattern. A run's files are made by the multiclass rule, or in a binary
-#: experiment by the binary one (the second): the path alone cannot tell them apart.
-#: tests/unit/test_damaged_files.py holds this to the outputs of workflow/rules/*.smk.
+#: the rules that make the files of each pattern (a run's: the multiclass rule, or the binary one; the path cannot
+#: tell); tests/unit/test_damaged_files.py holds this to the outputs of workflow/rules/*.smk
 MADE_BY: dict[str, tuple[str, ...]] = {
     UNIFORM_SET: ("test_set_uniform",),
     SEPARATED_SET: ("test_set_separated",),
@@ -97,15 +87,13 @@ MADE_BY: dict[str, tuple[str, ...]] = {
 
 
 def pattern_regex(pattern: str) -> re.Pattern:
-    """A pattern as a regular expression that matches a path ending in it (relative or absolute): every
-    ``{wildcard}`` one or more characters of a single folder level."""
+    """A pattern as a regular expression matching a path that ends in it, each ``{wildcard}`` one folder level."""
     parts = re.split(r"\{\w+\}", pattern)
     return re.compile(r"(?:^|/)" + "[^/]+".join(map(re.escape, parts)) + "$")
 
 
 def rules_making(path: str | os.PathLike) -> tuple[str, ...]:
-    """The rules that make ``path`` (a file of ``results/``, relative to the workflow's folder or absolute), by
-    the first pattern of ``MADE_BY`` it matches; ``()`` for a file the workflow does not make."""
+    """The rules that make ``path`` (relative or absolute) by the first pattern of ``MADE_BY`` it matches, or ``()``."""
     text = os.fspath(path).replace(os.sep, "/")
     for pattern, rules in MADE_BY.items():
         if pattern_regex(pattern).search(text):

@@ -1,24 +1,10 @@
-"""Progress lines of a long loop: where it is, how fast it goes and when it will end, written every few seconds.
+"""Progress lines of a long loop: where it is, how fast it goes and when it will end (docs/guide.md).
 
-A loop that takes a ``progress`` callable (the training engines' ``run``, ``train``, ``train_binary``, the audit's
-gradient descent and flows) calls it at the boundaries of the blocks it already has, and does nothing when it is
-``None``: library code is silent by default. The jobs pass one of the reporters below, which writes a line through
-the job's logger at most every ``every`` seconds (time from ``time.monotonic``), the first at its first call and the
-last when the loop ends. Progress goes to logs only: no number a loop computes depends on it.
-
-- ``StepProgress(write)(step, steps, loss)``, for a loop of steps::
-
-      step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s, ETA 21 s
-
-- ``FlowProgress(write)(time, time_end, fraction)``, for an ODE solved in log-time, ``fraction`` its share done::
-
-      t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s
-
-- ``ProgressBar(description)``, for an interactive call (``onenn.train``): a tqdm bar over the steps, with the
-  minibatch loss; ``both(first, second)`` calls two of them (a job's lines and the bar).
-
-The rate is the mean since the first line (the first line has none: it is written after the loop's first block,
-whose cost includes warming up); the ETA is the work left at that rate.
+A loop that takes a ``progress`` callable calls it at the ends of its blocks and does nothing when it is ``None``.
+``StepProgress`` writes ``step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s, ETA 21 s``,
+``FlowProgress`` ``t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s``, each at most every
+``every`` seconds (the first at the first call, the last at the end); ``ProgressBar`` draws a tqdm bar. The rate is
+the mean since the first line. No number a loop computes depends on its progress.
 """
 
 from __future__ import annotations
@@ -31,8 +17,7 @@ from typing import SupportsFloat
 #: seconds between two progress lines, by default
 EVERY = 10.0
 
-#: ``progress(step, steps, loss)``: ``step`` steps of ``steps`` done; ``loss``, the minibatch loss of the last step
-#: done, is anything ``float`` takes (a numpy scalar, a 0-d tensor: it is read only when a line is written)
+#: ``progress(step, steps, loss)``: ``loss``, of the last step done, is anything ``float`` takes (read only for a line)
 Progress = Callable[[int, int, SupportsFloat], None]
 #: ``progress(time, time_end, fraction)``: a flow at ``time`` of ``time_end``, ``fraction`` of its work done
 FlowProgressCallback = Callable[[float, float, float], None]
@@ -61,8 +46,7 @@ def duration(seconds: float) -> str:
 
 
 def step_line(step: int, steps: int, loss: float, rate: float | None, loss_name: str = "minibatch loss") -> str:
-    """``step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s, ETA 21 s``; without the rate and the
-    ETA where ``rate`` is None."""
+    """``step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s, ETA 21 s`` (no rate: no rate, no ETA)."""
     line = f"step {step}/{steps} ({100 * step // max(steps, 1)}%), {loss_name} {loss:.4g}"
     if rate is None:
         return line
@@ -70,13 +54,13 @@ def step_line(step: int, steps: int, loss: float, rate: float | None, loss_name:
 
 
 class Throttle:
-    """When to write: at the first call, then once ``every`` seconds have passed since the last line, and at the end
-    (once). ``clock``: seconds, ``time.monotonic`` (the tests pass a fake one)."""
+    """When to write through ``write``: at the first call, then once ``every`` seconds (``clock``) have passed since
+    the last line, and at the end (once)."""
 
-    def __init__(self, write: Callable[[str], object], every: float, clock: Callable[[], float]) -> None:
+    def __init__(self, write: Callable[[str], object], every: float, clock: Callable[[], float], prefix: str) -> None:
         if not every >= 0:
             raise ValueError(f"every must be a number of seconds >= 0; got {every!r}")
-        self.write, self.every, self.clock = write, every, clock
+        self.write, self.every, self.clock, self.prefix = write, every, clock, prefix
         self.first: tuple[float, float] | None = None  # (time, work done) at the first line
         self.last = -math.inf  # the time of the last line
         self.ended = False
@@ -89,6 +73,7 @@ class Throttle:
 
     def rate(self, now: float, done: float) -> float | None:
         """Work per second since the first line (None at the first line, or before any time has passed)."""
+        self.last = now
         if self.first is None:
             self.first = (now, done)
             return None
@@ -96,10 +81,8 @@ class Throttle:
         return (done - self.first[1]) / seconds if seconds > 0 else None
 
 
-class StepProgress:
-    """A ``Progress`` that writes ``step_line``s through ``write`` (a job passes its logger's), at most every
-    ``every`` seconds, the first at the first call and the last at ``step == steps``. ``prefix`` starts every line
-    (``gd: ``); ``loss_name`` names the loss (``minibatch loss``)."""
+class StepProgress(Throttle):
+    """A ``Progress`` that writes ``step_line``s, each starting with ``prefix``; ``loss_name`` names the loss."""
 
     def __init__(
         self,
@@ -110,23 +93,18 @@ class StepProgress:
         prefix: str = "",
         loss_name: str = "minibatch loss",
     ) -> None:
-        self.throttle = Throttle(write, every, clock)
-        self.prefix, self.loss_name = prefix, loss_name
+        super().__init__(write, every, clock, prefix)
+        self.loss_name = loss_name
 
     def __call__(self, step: int, steps: int, loss: SupportsFloat) -> None:
-        t = self.throttle
-        now = t.clock()
-        if not t.due(now, step >= steps):
-            return
-        rate = t.rate(now, step)
-        t.last = now
-        t.write(self.prefix + step_line(step, steps, float(loss), rate, self.loss_name))
+        now = self.clock()
+        if self.due(now, step >= steps):
+            rate = self.rate(now, step)
+            self.write(self.prefix + step_line(step, steps, float(loss), rate, self.loss_name))
 
 
-class FlowProgress:
-    """A ``FlowProgressCallback`` for an ODE solver's right-hand side: it counts the evaluations and writes
-    ``t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s`` through ``write`` at most every
-    ``every`` seconds, the first at the first evaluation and the last at ``fraction >= 1``. The ETA extrapolates
+class FlowProgress(Throttle):
+    """A ``FlowProgressCallback`` for an ODE solver's right-hand side: it counts the evaluations; the ETA extrapolates
     the largest ``fraction`` seen (a solver tries points ahead of the one it has reached) at its mean pace."""
 
     def __init__(
@@ -137,31 +115,26 @@ class FlowProgress:
         clock: Callable[[], float] = time.monotonic,
         prefix: str = "",
     ) -> None:
-        self.throttle = Throttle(write, every, clock)
-        self.prefix = prefix
-        self.evaluations = 0
-        self.fraction = 0.0
+        super().__init__(write, every, clock, prefix)
+        self.evaluations, self.fraction = 0, 0.0
         self.evaluations_first = 0  # the evaluations at the first line
 
     def __call__(self, time: float, time_end: float, fraction: float) -> None:
         self.evaluations += 1
         self.fraction = max(self.fraction, min(fraction, 1.0))
-        t = self.throttle
-        now = t.clock()
-        if not t.due(now, self.fraction >= 1.0):
+        now = self.clock()
+        if not self.due(now, self.fraction >= 1.0):
             return
-        pace = t.rate(now, self.fraction)  # fraction per second
-        t.last = now
-        percent = math.floor(100 * self.fraction)
+        pace = self.rate(now, self.fraction)  # fraction per second
         evaluations = f"{group(self.evaluations)} evaluation{'' if self.evaluations == 1 else 's'}"
-        line = f"t = {time:.3g} of {time_end:.3g} ({percent}%), {evaluations}"
+        line = f"t = {time:.3g} of {time_end:.3g} ({math.floor(100 * self.fraction)}%), {evaluations}"
         if pace is None:
             self.evaluations_first = self.evaluations
         else:
-            rate = (self.evaluations - self.evaluations_first) / (now - t.first[0])
+            rate = (self.evaluations - self.evaluations_first) / (now - self.first[0])
             left = (1.0 - self.fraction) / pace if pace > 0 else math.inf
             line += f", {per_second(rate)} evaluations/s, ETA {duration(left)}"
-        t.write(self.prefix + line)
+        self.write(self.prefix + line)
 
 
 def both(first: Progress, second: Progress | None) -> Progress:
@@ -177,9 +150,8 @@ def both(first: Progress, second: Progress | None) -> Progress:
 
 
 class ProgressBar:
-    """A ``Progress`` drawn as a tqdm bar (``description``: its label; ``steps``: its length, where known), for
-    interactive calls (``onenn.train``): it moves at every block of steps, shows the minibatch loss of the block's
-    last step, and closes at the last step. tqdm writes to standard error; nothing a loop computes depends on it."""
+    """A ``Progress`` drawn as a tqdm bar on standard error (``onenn.train``), with the minibatch loss of the last
+    step of each block; it closes at the last step."""
 
     def __init__(self, description: str, steps: int | None = None) -> None:
         from tqdm import tqdm

@@ -1,11 +1,6 @@
-"""Which software produced a result: the versions of Python and of the packages the numbers depend on, and
-onenn's own code (``code_provenance``: the fingerprint of the modules the job ran, and the git commit it was run
-from, or onenn's version outside a checkout). Every run record (``run.json``), and with it every experiment table,
-and the headline table carry them. And, for the benchmarks' headers, which machine: ``processors``.
-
-No torch import: ``importlib.metadata`` reads the installed distributions' metadata, so jobs that do not use
-torch stay free of it. ``accelerator`` asks torch which GPU a process used only where the process has already
-imported torch, and records it only where the process initialised CUDA.
+"""Which software produced a result: the versions of Python and of the packages its numbers depend on, the GPU a
+run used, and onenn's own code (its fingerprint and git commit); and, for the benchmarks, which machine. It never
+imports torch: the versions come from the installed distributions' metadata, the GPU from a torch already imported.
 """
 
 from __future__ import annotations
@@ -21,9 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from onenn.base.fingerprint import SOURCE_ROOT, fingerprint
 
-#: the packages whose versions a result records, besides Python: every one that shapes a number (torch, numba and
-#: triton train; numpy, scipy (the audit's ODE solver) and pandas compute; pyarrow stores; seaborn draws) and
-#: snakemake, which runs the jobs
+#: the packages whose versions a result records besides Python's: those that shape a number, and snakemake
 PACKAGES = ("torch", "numba", "numpy", "snakemake", "scipy", "pandas", "pyarrow", "seaborn", "triton")
 #: the keys of ``versions()``, in order: python, then ``PACKAGES``
 KEYS = ("python", *PACKAGES)
@@ -36,7 +29,7 @@ NO_GPU = "none"
 
 
 def package_version(name: str) -> str:
-    """The installed version of distribution ``name`` (e.g. ``2.13.0+cpu``), or ``MISSING``."""
+    """The installed version of distribution ``name`` (``2.13.0+cpu``), or ``MISSING``."""
     try:
         return version(name)
     except PackageNotFoundError:
@@ -49,9 +42,8 @@ def versions() -> dict[str, str]:
 
 
 def accelerator() -> dict[str, str]:
-    """``{"gpu": "NVIDIA H200", "cuda": "12.8"}``: the model of the GPU this process computed on and the CUDA
-    version torch was built for, where the process has imported torch and initialised CUDA; else both ``NO_GPU``.
-    Never imports torch itself."""
+    """``{"gpu": "NVIDIA H200", "cuda": "12.8"}`` where this process has imported torch and initialised CUDA; else
+    both ``NO_GPU``."""
     torch = sys.modules.get("torch")
     try:
         if torch is not None and torch.cuda.is_initialized():
@@ -62,15 +54,13 @@ def accelerator() -> dict[str, str]:
 
 
 def gpus_used(values: Iterable[object]) -> str:
-    """The distinct values of ``gpu`` (or ``cuda``) records other than ``NO_GPU``, sorted and joined by ``; ``;
-    ``NO_GPU`` where there is none: the GPUs a set of runs was trained on."""
+    """The distinct GPUs (or CUDA versions) of a set of runs' records, sorted and joined by ``; ``, or ``NO_GPU``."""
     return "; ".join(sorted({str(v) for v in values} - {NO_GPU})) or NO_GPU
 
 
 def describe(found: dict[str, str]) -> str:
-    """``python 3.11.7, torch 2.13.0+cpu, numba 0.68.1, numpy 2.4.6, snakemake 9.27.1, scipy ...`` (the keys of
-    ``KEYS`` present), then the GPU where ``found`` names one (``, on NVIDIA H200 with CUDA 12.8``), then onenn's code where ``found`` has it (``CODE_KEYS``): ``, onenn code 0123456789ab from git
-    0123456789ab (modified)``."""
+    """``python 3.11.7, torch 2.13.0+cpu, ...`` (``KEYS``), ``, on NVIDIA H200 with CUDA 12.8`` (a GPU), ``, onenn
+    code 0123456789ab from git 0123456789ab (modified)`` (``CODE_KEYS``): what of these ``found`` has."""
     text = ", ".join(f"{key} {found[key]}" for key in KEYS if key in found)
     if found.get("gpu", NO_GPU) != NO_GPU:
         text += f", on {found['gpu']} with CUDA {found.get('cuda')}"
@@ -102,8 +92,7 @@ def _git(*args: str) -> str:
 
 @functools.cache
 def source() -> str:
-    """Where onenn's code came from: ``git 0123456789ab`` (its commit) when it runs from a git checkout,
-    ``git 0123456789ab (modified)`` when the checkout's code (``CODE_PATHS``) differs from that commit, else
+    """``git 0123456789ab`` (the checkout's commit; ``(modified)`` where ``CODE_PATHS`` differ from it), else
     ``onenn 0.1.0`` (the installed version)."""
     try:
         if os.path.realpath(_git("rev-parse", "--show-toplevel")) == os.path.realpath(SOURCE_ROOT):
@@ -116,8 +105,7 @@ def source() -> str:
 
 
 def code_provenance(*entries: str) -> dict[str, str]:
-    """``{"code": fingerprint, "code_from": source()}``: the fingerprint of the onenn code that ``entries`` run
-    (``onenn.base.fingerprint``; the job's function, ``onenn.jobs.train:train_job``) and where it came from."""
+    """``{"code": fingerprint, "code_from": source()}`` of the code ``entries`` run (``onenn.jobs.train:train_job``)."""
     return {"code": fingerprint(*entries), "code_from": source()}
 
 
@@ -126,9 +114,8 @@ DIGEST_SHOWN = 12
 
 
 def config_files(files: Sequence[str | os.PathLike], root: str | os.PathLike) -> str:
-    """``config.yaml (sha256 0123456789ab) + workflow/presets/quick.yaml (sha256 ...)``: the configuration files of a
-    run in the order they apply, each once (a file given twice applies where it first does), relative to ``root``
-    where it lies inside it, with the start of its SHA-256."""
+    """``config.yaml (sha256 0123456789ab) + workflow/presets/quick.yaml (sha256 ...)``: a run's configuration
+    files in the order they apply, each once, relative to ``root`` where they lie inside it."""
     parts = []
     for path in dict.fromkeys(os.path.realpath(f) for f in files):
         with open(path, "rb") as f:
@@ -139,7 +126,7 @@ def config_files(files: Sequence[str | os.PathLike], root: str | os.PathLike) ->
 
 
 def processors() -> str:
-    """``AMD EPYC ..., 2 logical CPUs``: the CPU's model name (from /proc/cpuinfo where there is one) and count."""
+    """``AMD EPYC ..., 2 logical CPUs``: the CPU's model (from /proc/cpuinfo where there is one) and count."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:

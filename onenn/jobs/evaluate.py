@@ -10,7 +10,7 @@ from onenn.jobs.columns import descriptions
 from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
 
 #: run-record entries that are no column of the tables: the fused check (a nested record, in the records of CUDA
-#: runs alone; onenn.training.fused_check)
+#: runs alone; onenn.training.gpu_check)
 RECORD_ONLY = ("fused_check",)
 
 

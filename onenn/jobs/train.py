@@ -82,7 +82,7 @@ def train_job(
         "diverged": result["diverged_step"] >= 0,
         "diverged_step": result["diverged_step"],
     }
-    if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.fused_check)
+    if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.gpu_check)
         record["fused_check"] = result["fused_check"]
     record["seed"] = s.seed
     save_json(run_path, record)

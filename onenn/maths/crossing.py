@@ -1,27 +1,27 @@
-"""Where a trajectory's ``xi1/xi2`` first crosses Lemma 12's bound 7/15: one interpolation for every page that
-quotes a crossing (the audit's table, the proof's inequalities)."""
+"""Where a trajectory's ``xi1/xi2`` first crosses Lemma 12's bound 7/15: the one crossing every page quotes."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from onenn.maths.family import XI_RATIO_BOUND
 
 
-def ratio_crossing(time: np.ndarray, ratio: np.ndarray, bound: float = XI_RATIO_BOUND) -> tuple[float, int, float]:
-    """Where ``ratio`` (``xi1/xi2`` at the recorded, increasing ``time``) first exceeds ``bound``: ``(t, k, share)``
-    with ``k`` the first recorded point above it and ``share`` the fraction of the way from point ``k - 1`` to ``k``
-    at which the ratio, linear between them, meets the bound. ``t`` is interpolated at that share in log time (the
-    audit records log-spaced times), linearly where the earlier time is 0. ``(nan, -1, nan)`` if it never exceeds it;
-    ``(time[0], 0, 0.0)`` if the first point does."""
-    ratio, time = np.asarray(ratio, dtype=np.float64), np.asarray(time, dtype=np.float64)
+def crossing(time, xi1, xi2, bound: float = XI_RATIO_BOUND) -> tuple[float, float, float]:
+    """``(t, xi1, xi2)`` where ``xi1/xi2`` (at the increasing ``time``) first exceeds ``bound``, linear in the ratio
+    between the recorded points around it: ``t`` in log time (linear where the earlier time is 0), ``xi`` linear;
+    the first point if it is above already; NaNs if never."""
+    time, xi1, xi2 = (np.asarray(v, dtype=np.float64) for v in (time, xi1, xi2))
+    ratio = xi1 / xi2
     above = np.flatnonzero(ratio > bound)
     if not above.size:
-        return float("nan"), -1, float("nan")
+        return math.nan, math.nan, math.nan
     k = int(above[0])
     if k == 0:
-        return float(time[0]), 0, 0.0
+        return float(time[0]), float(xi1[0]), float(xi2[0])
     share = float((bound - ratio[k - 1]) / (ratio[k] - ratio[k - 1]))
-    if time[k - 1] > 0:
-        return float(np.exp(np.log(time[k - 1]) + share * (np.log(time[k]) - np.log(time[k - 1])))), k, share
-    return float(time[k - 1] + share * (time[k] - time[k - 1])), k, share
+    a, b = time[k - 1], time[k]
+    t = float(np.exp(np.log(a) + share * (np.log(b) - np.log(a)))) if a > 0 else float(a + share * (b - a))
+    return (t, *(float(v[k - 1] + share * (v[k] - v[k - 1])) for v in (xi1, xi2)))

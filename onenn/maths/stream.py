@@ -5,8 +5,8 @@ Philox4x32-10 (Salmon, Moraes, Dror & Shaw, *Parallel random numbers: as easy as
 conventions of Triton's ``tl.randint4x``, ``tl.rand`` and ``tl.randn4x``: a 64-bit key ``(k1, k0)``, a 64-bit counter
 ``(c1, c0)`` with ``c2 = c3 = 0``, four 32-bit words a call. A draw is addressed by ``(seed, purpose)``, which makes
 the key, and by ``(step, prompt, token, coordinate)``, which makes the counter, so it depends neither on how many
-draws are made at once nor on their order. The numba implementation (``onenn.training.philox``) and the Triton one
-(``onenn.training.philox_triton``) are held to this one by ``tests/unit/test_stream.py``.
+draws are made at once nor on their order. Its ports, numba (``onenn.training.cpu_stream``) and Triton
+(``onenn.training.gpu``), import the constants below and are held to it by tests/unit/test_stream.py and test_gpu.py.
 """
 
 from __future__ import annotations

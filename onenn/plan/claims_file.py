@@ -1,22 +1,14 @@
-"""The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs. No torch, no pandas:
-the Snakefile's claims rule calls ``load_claims`` while it builds the plan.
+"""The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs (docs/claims.md).
 
-Two layers, as for the config (``onenn.plan.validate``): the schema (``workflow/schemas/claims.schema.yaml``)
-gives every key its type and rejects unknown keys; this module adds what the schema cannot say, each problem named
-by its key path (``claims[4].experiment``): the experiment exists and has a table the scorecard reads (kind
-``train`` or ``scaling``), the column is one of that table's, the variants and panels exist, and the check has what
-it needs (a value to compare with, at least two points to order, ...).
-
-The names are checked against a *catalogue* of experiments: the run's config together with the repository's own
-``config.yaml``. A claim about a variant that the repository defines but this run leaves out (the quick preset
-trims sweeps) is valid and scored "not run"; a name that neither defines is refused. The claims rule checks the
-file while Snakemake builds the plan of a run that includes the scorecard (``claim_experiments``, its input
-function), so a workflow whose own config has none of the paper's experiments can still build other targets.
+As for the config (``onenn.plan.validate``): the schema (``workflow/schemas/claims.schema.yaml``) and what it cannot
+say, each problem by its key path (``claims[4].experiment``). Names are checked against a *catalogue*: the run's
+config and the repository's ``config.yaml``, so a claim about a variant the quick preset trims is "not run", not
+refused. No torch, no pandas: the claims rule's input function calls ``claim_experiments``.
 """
 
 from __future__ import annotations
 
-import difflib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +18,7 @@ from onenn.base.claim import Claim, ClaimPoint, Quantity
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import KINDS as ALL_KINDS
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
+from onenn.plan.validate import unknown as unknown_name
 
 #: kind train: columns measured on a test set (``test_set`` required), and columns of the run's weights
 TEST_SET_COLUMNS = ("accuracy", "logit_error", "test_loss")
@@ -47,9 +40,11 @@ SERIES_CHECKS = ("decays", "flat", "rising", "falling")
 class ClaimsError(ConfigError):
     """The claims file is invalid; ``problems`` lists every problem found."""
 
-    def __init__(self, problems: list[Problem], files=()) -> None:
-        super().__init__(problems, files)
-        self.args = (self.args[0].replace("invalid configuration", "invalid claims file", 1),)
+    WHAT = "claims file"
+
+
+#: ``unknown variant 'x'; did you mean 'y'? (known: ...)``
+unknown = functools.partial(unknown_name, known="known")
 
 
 # --- the catalogue: which experiments, variants and panels exist -----------------------------------------------
@@ -74,12 +69,6 @@ def reference_configs(config: dict, repository_config: str | Path) -> list[dict]
 
 
 # --- checks ------------------------------------------------------------------------------------------------------
-
-
-def unknown(path: tuple, what: str, name: Any, allowed: list[str]) -> Problem:
-    close = difflib.get_close_matches(str(name), [str(a) for a in allowed], n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return Problem(path, f"unknown {what} {name!r}{hint} (known: {', '.join(map(str, allowed)) or 'none'})")
 
 
 def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> list[Problem]:

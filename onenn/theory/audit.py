@@ -1,35 +1,11 @@
-"""The reduced-dynamics audit of the binary paper's convergence proof (docs/method.md §7). numpy/scipy only, no torch.
-
-Audit (kind ``audit``), per ``sigma``, at ``d = 8, N = 32`` in the config:
-
-- ``gd``: exact gradient descent on ``(xi1, xi2)`` (docs/method.md §4 update) for ``steps`` steps of size ``lr``, with the
-  gradient of the weighted population sample of ``reduced.sampling.audit_sample`` (fixed, common to all steps);
-- ``flow``: the gradient flow from the same start over the same time window, recorded at GD's times (time
-  ``= lr * step``): where the two overlap they must agree to ``O(lr)``;
-- ``continuation``: the flow on the sample from GD's last point to ``sample_time_end`` (adaptive ODE solver in
-  log-time), where the sample still resolves the boundary;
-- ``plain``: the same flow on a plain sample of the same size, to show what a naive sample does;
-- ``population``: the gradient flow of the population loss from the start to ``time_end``, its gradient by the
-  quadrature of ``reduced.population`` that follows the boundary ``r = 1 - xi2/xi1`` and the near-ties at every
-  evaluation, at ``t1_nodes x gap_nodes`` nodes; ``population/2``, ``population/4``, ...: the same at half the
-  nodes in each variable, ``levels - 1`` times (the resolution test: the main trajectory's error);
-  ``population_swap``: the population flow at all the nodes with other fixed uniforms (instance
-  ``SWAP_STREAM`` of the seed's audit stream), to ``sample_time_end``: the seed swap, the quadrature's noise at the
-  early times, where the other ``N - 3`` inner products matter.
-
-Every row carries ``xi1, xi2``, the boundary ``boundary = 1 - xi2/xi1`` and ``stuck_mass = F(r)^N``, the
-mass of prompts beyond it,, ``xi_ratio = xi1/xi2`` (against ``7/15``), ``xi2 − xi1``, the reduced loss
-``reduced_loss``, its standard error ``reduced_loss_se``, and ``loss_log_time = reduced_loss * log(time)``
-(bounded if the loss is ``O(1/log t)``); every table row also carries ``sigma``, the initial scale, and
-``sigma_rule``, the config's ``sigma`` that gave it (a number, ``theorem1`` or ``lemma12``), and the late-time check:
-``loss_xi1 = reduced_loss * xi1``, its limit ``asymptote`` (``reduced.late_time``) and the stuck mass's share
-``stuck_loss_xi1 = 1/2 F(r)^N xi1``.
-"""
+"""The reduced-dynamics audit of the binary paper's convergence proof (docs/method.md §7.3): per ``sigma``, GD on
+the weighted sample (``gd``), its flow over the same window (``flow``) and beyond (``continuation``), the flow on a
+plain sample (``plain``), the population flow at the audit's nodes and at fewer (``population``,
+``population/2``, ...) and with other uniforms (``population_swap``); one row per (source, recorded time)."""
 
 from __future__ import annotations
 
 import logging
-import math
 import time as clock
 from dataclasses import dataclass
 
@@ -41,17 +17,10 @@ from onenn.base.settings import Settings, schema_defaults
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.checks import check_integer
-from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
+from onenn.theory.reduced.dynamics import Trajectory, gradient_descent, gradient_flow, log_times
 from onenn.theory.reduced.late_time import asymptote
 from onenn.theory.reduced.loss import monte_carlo_estimates
-from onenn.theory.reduced.population import (
-    PANEL,
-    SWAP_STREAM,
-    PopulationTrajectory,
-    population_flow,
-    quadrature,
-    stuck_mass,
-)
+from onenn.theory.reduced.population import PANEL, SWAP_STREAM, population_flow, quadrature, stuck_mass
 from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
 from onenn.theory.reduced.thresholds import resolve_sigma
 
@@ -96,8 +65,8 @@ class AuditSettings(Settings):
     seed: int = 0
 
 
-def _sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
-    """The weighted sample (stream 0 of the seed)."""
+def weighted_sample(s: AuditSettings) -> tuple[np.ndarray, np.ndarray, float]:
+    """The weighted sample ``(t, weights, mass)`` its GD and flows run on (stream 0 of the seed)."""
     return audit_sample(s.n_plain, s.n_max, s.n_gap, s.N, s.d, numpy_generator(s.seed, "audit", 0), s.gap_min)
 
 
@@ -127,8 +96,7 @@ DESCRIPTIONS = {
 
 
 def _check_levels(s: AuditSettings) -> None:
-    """``t1_nodes`` and ``gap_nodes`` must stay multiples of the quadrature's panels at every coarser level, and
-    ``third_nodes`` a positive integer there."""
+    """The node counts must stay multiples of the quadrature's panels at every coarser level."""
     check_integer("levels", s.levels, minimum=1)
     scale = 2 ** (s.levels - 1)
     for name, value, unit in (
@@ -143,7 +111,7 @@ def _check_levels(s: AuditSettings) -> None:
             )
 
 
-def _population_rows(source: str, flow: PopulationTrajectory) -> pd.DataFrame:
+def _population_rows(source: str, flow: Trajectory) -> pd.DataFrame:
     """Rows of a population flow: the loss is the quadrature's (no sampling error: ``reduced_loss_se`` is NaN)."""
     out = pd.DataFrame(
         {
@@ -197,11 +165,8 @@ def _rows(
 
 
 def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_every: float = EVERY) -> pd.DataFrame:
-    """All trajectories of one audit run, tidy: one row per (source, recorded time). With ``log``, each stage's
-    start and time, and progress lines (``onenn.base.progress``) while GD and every flow run, at most every
-    ``progress_every`` seconds: ``gd: step 1200/10000 (12%), loss 0.0123, 410 steps/s, ETA 21 s``,
-    ``population 128 x 64 x 8: t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s``. Without
-    ``log`` it is silent; the table is the same either way."""
+    """All trajectories of one audit run, one row per (source, recorded time). With ``log``, each stage's time and
+    progress lines at most every ``progress_every`` seconds; the table is the same either way."""
 
     def steps(stage: str) -> StepProgress | None:
         return StepProgress(log.info, every=progress_every, prefix=f"{stage}: ", loss_name="loss") if log else None
@@ -216,7 +181,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
             f"sample_time_end must lie in (lr * steps = {s.lr * s.steps:g}, time_end = {s.time_end:g}],"
             f" got {s.sample_time_end!r}"
         )
-    t, w, mass = _sample(s)
+    t, w, mass = weighted_sample(s)
     if log:
         log.info("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
     started = clock.perf_counter()
@@ -240,7 +205,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
         _rows("continuation", cont.time, cont.xi1, cont.xi2, t, w).assign(mass=mass),
         _rows("plain", plain.time, plain.xi1, plain.xi2, t_plain, None).assign(mass=1.0),
     ]
-    late = _log_spaced(time_gd, s.time_end, s.n_eval)
+    late = log_times(time_gd, s.time_end, s.n_eval, decades=True)
     record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
     for level in range(s.levels):
         begun = clock.perf_counter()
@@ -278,9 +243,8 @@ def _seed_swap_rows(
     progress: FlowProgress | None,
     log: logging.Logger | None,
 ) -> pd.DataFrame:
-    """The seed swap: the population flow at all the nodes with the uniforms of instance ``SWAP_STREAM``, from the
-    start to ``sample_time_end`` (the early times, where the other ``N - 3`` inner products, drawn once per node,
-    carry the quadrature's noise), recorded at the main flow's times up to there."""
+    """The seed swap: the population flow at all the nodes with the uniforms of instance ``SWAP_STREAM``, to
+    ``sample_time_end`` (the early times, where the drawn inner products carry the quadrature's noise)."""
     begun = clock.perf_counter()
     q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, stream=SWAP_STREAM, third_nodes=s.third_nodes)
     early = record[record <= s.sample_time_end]
@@ -296,15 +260,7 @@ def _seed_swap_rows(
 
 
 def _asymptote_columns(table: pd.DataFrame, s: AuditSettings) -> None:
-    """Add the late-time check (docs/method.md §7.3, "The loss's asymptote"): ``loss_xi1 = reduced_loss * xi1``,
-    its limit ``asymptote = C(N, d)`` and the stuck mass's share ``stuck_loss_xi1 = 1/2 F(r)^N xi1``, which
-    ``loss_xi1 - asymptote`` should match once ``xi1`` is large."""
+    """Add the late-time check (docs/method.md §7.3): ``loss_xi1``, its limit ``asymptote`` and ``stuck_loss_xi1``."""
     table["loss_xi1"] = table["reduced_loss"] * table["xi1"]
     table["asymptote"] = asymptote(s.N, s.d)
     table["stuck_loss_xi1"] = 0.5 * table["stuck_mass"] * table["xi1"]
-
-
-def _log_spaced(time_start: float, time_end: float, n: int) -> np.ndarray:
-    """``n`` times from ``time_start`` to ``time_end``, log-spaced, and every power of ten between them."""
-    decades = 10.0 ** np.arange(math.ceil(math.log10(time_start)), math.floor(math.log10(time_end)) + 1)
-    return np.unique(np.concatenate([np.geomspace(time_start, time_end, n), decades]))

@@ -65,9 +65,8 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
 
 
 def loss_branch(name: str) -> int:
-    """The code ``sgd_steps`` takes for loss ``name`` (``onenn.maths.losses.loss_code``). Raises, before any kernel
-    runs, if the kernels have no branch for the loss, or if numba's disk cache holds codes compiled from an
-    older ``onenn.maths.losses`` (the cache keeps a global's value and sees changes to this file only)."""
+    """The code ``sgd_steps`` takes for loss ``name``; raises if the loops lack it, or if numba's disk cache holds
+    codes compiled from an older ``onenn.maths.losses`` (the cache sees changes to this file only)."""
     code = require_loss(
         name,
         IMPLEMENTED,
@@ -109,8 +108,7 @@ def _check_block(function: str, H, arrays: dict) -> int:
 
 
 def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
-    """SGD steps ``first..last-1`` of a prepared block (``_sgd_steps``), after checking the arguments it indexes
-    with: a wrong call raises ``ValueError`` naming the argument instead of reading past a buffer."""
+    """``_sgd_steps`` after checking the arguments it indexes with (a wrong call raises, naming the argument)."""
     S = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
     ok = 0 <= first <= last <= S
     _check(
@@ -118,25 +116,16 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, 
     )
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("sgd_steps: W", W.shape == (D, D), f"be (D, D) = ({D}, {D}), as H", f"shape {W.shape}")
-    for name, array, shape in (
-        ("v", v, (D, B)),
-        ("s", s, (T, B)),
-        ("a", a, (T, B)),
-        ("r", r, (D, B)),
-        ("norm", norm, (B,)),
-    ):
+    for name, array, shape in zip("v s a r norm".split(), (v, s, a, r, norm), ((D, B), (T, B), (T, B), (D, B), (B,))):
         _check(f"sgd_steps: {name}", array.shape == shape, f"be {shape}", f"shape {array.shape}")
     _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
-    """SGD steps ``first..last-1`` of a prepared block; ``W`` (D, D) is updated in place.
-
-    ``H`` (S, D, T, B): the block's embeddings (labels in rows ``d..d+m-1``, the query last); ``U`` (S, m, B): the
-    1-NN targets, ``target_class`` (S, B) their classes. Writes ``G`` (S, m, B) = ∂loss/∂ℓ and ``L`` (S,) the
-    minibatch losses. ``loss``: a code of ``loss_branch``, ``c`` the mixture's weight; ``lr_over_batch`` is lr / B in
-    W's precision; ``v`` (D, B), ``s`` (T, B), ``a`` (T, B), ``r`` (D, B) and ``norm`` (B,) are scratch."""
+    """SGD steps ``first..last-1`` of a prepared block, ``W`` (D, D) in place: ``H`` (S, D, T, B) the embeddings,
+    ``U`` (S, m, B) the 1-NN targets, ``target_class`` (S, B); writes ``G`` = ∂loss/∂ℓ and ``L`` (S,) the minibatch
+    losses; ``loss`` a code of ``loss_branch``; ``v, s, a, r, norm`` scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     m = U.shape[1]  # the label width
     d = D - m - 1
@@ -278,8 +267,7 @@ def _rank_one_update(W, r, Hi, lr_over_batch):
 
 
 def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
-    """The first ``n`` minibatches of a block of fresh draws (``_prepare_fresh``), after checking the arguments it
-    indexes with."""
+    """``_prepare_fresh`` after checking the arguments it indexes with."""
     S = _check_block("prepare_fresh", H, {"C": C, "U": U, "target_class": target_class})
     _check("prepare_fresh: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
     T, B = H.shape[2], H.shape[3]
@@ -294,10 +282,9 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
 
 @njit(cache=True, error_model="numpy")
 def _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
-    """The first ``n`` minibatches of a block of fresh draws, in place, as ``FreshDraws.prepare``: the inputs in
-    ``H[:, :d]`` (S, d, T, B), drawn Gaussian, onto the sphere; the label codes ``u_c`` (``code_on`` at the class,
-    ``code_off`` elsewhere) of the classes ``C`` (S, N, B) into ``H[:, d:d+K, :N]``; the nearest neighbour's class
-    into ``target_class`` (S, B) and its code into ``U`` (S, K, B). ``norm``, ``best`` (B,) are scratch."""
+    """The first ``n`` fresh minibatches, in place: the Gaussians ``H[:, :d]`` onto the sphere, the codes ``u_c``
+    (``code_on``, ``code_off``) of the classes ``C`` (S, N, B) into ``H[:, d:d+K, :N]``, the 1-NN class into
+    ``target_class`` and its code into ``U``. ``norm``, ``best`` (B,) are scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     K = U.shape[1]  # fresh draws are multiclass: the label width is the number of classes
     d, N = D - K - 1, T - 1
@@ -391,12 +378,8 @@ def _fetch_rows(flat, rows, R):
 
 @njit(cache=True)
 def _gather_block(H_set, U_set, index, H, U, n):
-    """The first ``n`` minibatches of a block from a fixed prompt set, as ``FixedSet.prepare`` (a copy: the same
-    numbers): minibatch ``i`` holds the prompts ``index[i·B : (i+1)·B]`` of ``H_set`` (n_set, D, T) and ``U_set``
-    (n_set, m), copied into ``H`` (S, D, T, B) and ``U`` (S, m, B) with the prompt index innermost, one plane at a
-    time. The rows are indexed as unsigned integers (``gather_block`` has checked them): numba then leaves out its
-    wrap-around of negative indices. The set does not fit the caches: while a minibatch is copied, the next one's
-    rows are fetched."""
+    """Minibatch ``i < n`` of the block: the prompts ``index[i·B : (i+1)·B]`` of ``H_set``, ``U_set``, copied prompt
+    index innermost (rows as unsigned integers, checked by ``gather_block``; the next minibatch's rows prefetched)."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     m = U.shape[1]
     flat = H_set.reshape(H_set.size)

@@ -79,22 +79,11 @@ def four_in_a_row(z0, z1, z2, z3, shape: tl.constexpr):
 
 
 @triton.jit
-def draw_chunk(
-    key,
-    step,
-    b0,
-    d: tl.constexpr,
-    N: tl.constexpr,
-    K: tl.constexpr,
-    B: tl.constexpr,
-    NP: tl.constexpr,
-    XP: tl.constexpr,
-    BC: tl.constexpr,
-):
-    """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1`` from the stream of docs/method.md §4.4 (the counter
-    ``stream_offset``): the context's Gaussians ``(BC, NP, XP)`` and the query's
-    ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``. One Philox call gives four numbers:
-    coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
+def draw_chunk(key, step, b0, d: tl.constexpr, N: tl.constexpr, K: tl.constexpr, B: tl.constexpr, NP: tl.constexpr,
+               XP: tl.constexpr, BC: tl.constexpr):  # fmt: skip
+    """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1``, the stream's one draw in Triton: the context's
+    Gaussians ``(BC, NP, XP)``, the query's ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``.
+    One Philox call gives coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
     b = b0 + tl.arange(0, BC)
     m = tl.arange(0, XP // 4)
     j = tl.arange(0, NP)
@@ -117,25 +106,8 @@ def draw_chunk(
 
 
 @triton.jit
-def load_chunk(
-    z_ptr,
-    c_ptr,
-    z_s0,
-    z_s1,
-    z_s2,
-    z_s3,
-    c_s0,
-    c_s1,
-    c_s2,
-    step,
-    b0,
-    d: tl.constexpr,
-    N: tl.constexpr,
-    B: tl.constexpr,
-    NP: tl.constexpr,
-    XP: tl.constexpr,
-    BC: tl.constexpr,
-):
+def load_chunk(z_ptr, c_ptr, z_s0, z_s1, z_s2, z_s3, c_s0, c_s1, c_s2, step, b0, d: tl.constexpr, N: tl.constexpr,
+               B: tl.constexpr, NP: tl.constexpr, XP: tl.constexpr, BC: tl.constexpr):  # fmt: skip
     """What ``draw_chunk`` returns, read from pre-drawn ``Z[step]`` (d, N+1, B) and ``C[step]`` (N, B)."""
     k = tl.arange(0, XP)
     b = b0 + tl.arange(0, BC)
@@ -378,10 +350,8 @@ class GpuEngine:
     def run(
         self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``steps`` SGD steps from the current ``W``. Return ``W`` after each of ``saved_steps`` steps (sorted,
-        in ``0..steps``): (S, D, D), and the minibatch loss of every step: (steps,). ``progress``: as ``Engine.run``'s,
-        called after every launch with the launch's last loss as a 0-d tensor (read, which waits for the device, only
-        when a line is written)."""
+        """As ``Engine.run``; ``progress`` is called after every launch with its last loss as a 0-d tensor (read, which
+        waits for the device, only when a line is written)."""
         saved_steps = list(saved_steps or [])
         if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
             raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
@@ -404,9 +374,8 @@ class GpuEngine:
                 progress(t, steps, losses[t - 1])
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
-        """The next ``n`` steps of the run's stream in one kernel launch; their minibatch losses into ``losses``.
-        The arguments are checked here: the kernel does not check them, and would write past ``losses`` or read past
-        the predrawn minibatches."""
+        """The next ``n`` steps in one launch, their minibatch losses into ``losses``; the arguments are checked here
+        (the kernel would write or read past its buffers)."""
         if not 1 <= n:
             raise ValueError(f"launch: n must be at least 1; got {n}")
         if tuple(losses.shape) != (n,) or losses.dtype != self.W.dtype or losses.device != self.W.device:
@@ -422,25 +391,8 @@ class GpuEngine:
         z_strides = Z.stride() if self.predrawn else (0, 0, 0, 0)
         c_strides = C.stride() if self.predrawn else (0, 0, 0)
         sgd_block_kernel[(1,)](
-            self.W,
-            losses,
-            self.consts,
-            self.key,
-            Z,
-            C,
-            *z_strides,
-            *c_strides,
-            self.step,
-            n,
-            d=self.d,
-            N=self.N,
-            K=self.K,
-            B=self.B,
-            **tile_sizes(self.d, self.N, self.K),
-            BC=self.chunk,
-            LOSS=self.loss_code,
-            PREDRAWN=self.predrawn,
-            DTYPE=TL_DTYPES[self.W.dtype],
-            num_warps=self.num_warps,
-        )
+            self.W, losses, self.consts, self.key, Z, C, *z_strides, *c_strides, self.step, n,
+            d=self.d, N=self.N, K=self.K, B=self.B, **tile_sizes(self.d, self.N, self.K), BC=self.chunk,
+            LOSS=self.loss_code, PREDRAWN=self.predrawn, DTYPE=TL_DTYPES[self.W.dtype], num_warps=self.num_warps,
+        )  # fmt: skip
         self.step += n

@@ -5,31 +5,29 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from onenn.maths.family import family_matrix
-from onenn.maths.gradient import weight_gradient
+from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
-from onenn.maths.model import forward
+from onenn.maths.model import forward, weight_gradient
 from onenn.maths.prompts import draw_labels, make_binary_set, nearest_neighbour
+from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import permutation, stream_key
 from onenn.theory.full_matrix import embed_active, full_loss_grad
 from onenn.theory.reduced.loss import reduced_loss, reduced_loss_and_grad
 from onenn.training import binary as B
-from onenn.training.baseline import train_binary_reference
-from onenn.training.engine import Engine
-from onenn.training.sources import FixedSet
+from onenn.training.cpu import Engine, FixedSet
 from tests.reference import central_differences, output
 
 
-def prompts(rng: np.random.Generator, n: int, N: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
+def prompts(rng: np.random.Generator, n: int, N: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal((n, N + 1, d))
     x /= np.linalg.norm(x, axis=-1, keepdims=True)
-    return torch.from_numpy(x), torch.from_numpy(rng.standard_normal((n, N, 1)))
+    return x, rng.standard_normal((n, N, 1))
 
 
-def binary_loss(W: torch.Tensor, x: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    target = Y[torch.arange(len(x)), nearest_neighbour(x)]  # (B, 1)
+def binary_loss(W: np.ndarray, x: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, ...]:
+    target = Y[np.arange(len(x)), nearest_neighbour(x)]  # (B, 1)
     q, ell = forward(W, x, Y)
     return 0.5 * ((ell - target) ** 2).mean(), q, ell, ell - target
 
@@ -42,34 +40,33 @@ def design_labels(N: int) -> np.ndarray:
     return np.concatenate([E, -E])  # (2N, N)
 
 
-def design_average(W: torch.Tensor, x: torch.Tensor) -> tuple[float, np.ndarray]:
+def design_average(W: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     """Loss and weight gradient of the binary model averaged over the label design, via model/gradient."""
     n, n_tokens, _ = x.shape
     N = n_tokens - 1
-    labels = torch.from_numpy(design_labels(N))  # (2N, N)
-    x_rep = x.repeat_interleave(2 * N, dim=0)
-    Y = labels.repeat(n, 1)[:, :, None]
+    x_rep = np.repeat(x, 2 * N, axis=0)
+    Y = np.tile(design_labels(N), (n, 1))[:, :, None]
     loss, q, ell, g = binary_loss(W, x_rep, Y)
-    return float(loss), weight_gradient(x_rep, Y, q, ell, g).numpy()
+    return float(loss), weight_gradient(x_rep, Y, q, ell, g)
 
 
 @pytest.mark.parametrize("N,d", [(1, 2), (16, 8), (7, 4)])
 def test_binary_output_equals_full_attention(rng, N, d):
     x, Y = prompts(rng, 5, N, d)
-    W = torch.from_numpy(rng.standard_normal((d + 2, d + 2)))
+    W = rng.standard_normal((d + 2, d + 2))
     _, ell = forward(W, x, Y)
     assert ell.shape == (5, 1)
     for b in range(5):
-        np.testing.assert_allclose(ell[b].numpy(), output(W.numpy(), x[b].numpy(), Y[b].numpy()), rtol=1e-12)
+        np.testing.assert_allclose(ell[b], output(W, x[b], Y[b]), rtol=1e-12)
 
 
 @pytest.mark.parametrize("N,d", [(16, 8), (5, 3)])
 def test_binary_gradient_matches_central_differences(rng, N, d):
     x, Y = prompts(rng, 32, N, d)
     D = d + 2
-    W = torch.from_numpy(0.5 * rng.standard_normal((D, D)))
+    W = 0.5 * rng.standard_normal((D, D))
     _, q, ell, g = binary_loss(W, x, Y)
-    analytic = weight_gradient(x, Y, q, ell, g).numpy()
+    analytic = weight_gradient(x, Y, q, ell, g)
     numeric = central_differences(lambda V: binary_loss(V, x, Y)[0], W, h=1e-5)
     assert np.linalg.norm(analytic - numeric) / np.linalg.norm(numeric) <= 1e-8
     assert np.count_nonzero(analytic[:, d]) == 0  # the label column
@@ -81,16 +78,16 @@ def test_binary_loss_on_family_equals_reduced_loss(rng, xi):
     their inner products alone (exact with the label design; within Monte-Carlo error with N(0, 1) labels)."""
     N, d = 12, 5
     x, _ = prompts(rng, 300, N, d)
-    t = np.einsum("bjd,bd->bj", x[:, :-1].numpy(), x[:, -1].numpy())
-    W = torch.from_numpy(family_matrix(*xi, d, 1))
+    t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
+    W = family_matrix(*xi, d, 1)
     loss, _ = design_average(W, x)
     assert loss == pytest.approx(reduced_loss(*xi, t), rel=1e-12)
     # N(0, 1) labels, 40 draws per prompt
-    Y = torch.from_numpy(rng.standard_normal((40 * 300, N, 1)))
-    x_rep = x.repeat(40, 1, 1)
-    target = Y[torch.arange(len(x_rep)), nearest_neighbour(x_rep)]
+    Y = rng.standard_normal((40 * 300, N, 1))
+    x_rep = np.tile(x, (40, 1, 1))
+    target = Y[np.arange(len(x_rep)), nearest_neighbour(x_rep)]
     per = 0.5 * ((forward(W, x_rep, Y)[1] - target) ** 2)[:, 0]
-    se = float(per.std()) / math.sqrt(len(per))
+    se = float(per.std(ddof=1)) / math.sqrt(len(per))
     assert abs(float(per.mean()) - reduced_loss(*xi, t)) < 4 * se
 
 
@@ -102,8 +99,8 @@ def test_full_loss_grad_equals_label_design_average_of_the_model(rng):
     x, _ = prompts(rng, 40, N, d)
     A = 0.7 * rng.standard_normal((d + 1, d + 1))
     W = embed_active(A, d)
-    loss, grad = full_loss_grad(A, x.numpy())
-    loss_ref, grad_ref = design_average(torch.from_numpy(W), x)
+    loss, grad = full_loss_grad(A, x)
+    loss_ref, grad_ref = design_average(W, x)
     assert loss == pytest.approx(loss_ref, rel=1e-12)
     keep = np.r_[np.arange(d), d + 1]
     np.testing.assert_allclose(grad, grad_ref[np.ix_(keep, keep)], rtol=1e-10, atol=1e-14)
@@ -113,7 +110,7 @@ def test_full_loss_grad_equals_label_design_average_of_the_model(rng):
 
 def test_full_loss_grad_matches_central_differences(rng):
     N, d = 9, 5
-    x = prompts(rng, 50, N, d)[0].numpy()
+    x = prompts(rng, 50, N, d)[0]
     A = 0.5 * rng.standard_normal((d + 1, d + 1))
     _, grad = full_loss_grad(A, x)
     numeric = central_differences(lambda V: full_loss_grad(V, x)[0], A, h=1e-6)
@@ -123,7 +120,7 @@ def test_full_loss_grad_matches_central_differences(rng):
 def test_full_gradient_on_family_projects_to_the_reduced_gradient(rng):
     """On the family: tr(dL/dW11) = dL/dxi1 and dL/dW33 = -dL/dxi2 (what makes the update of docs/method.md §4.3 exact)."""
     N, d = 10, 6
-    x = prompts(rng, 200, N, d)[0].numpy()
+    x = prompts(rng, 200, N, d)[0]
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
     A = np.diag(np.r_[np.full(d, 2.5), -4.0])
     loss, grad = full_loss_grad(A, x)
@@ -167,16 +164,35 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     assert s.steps == 2 * 3 and len(result["minibatch_loss"]) == 6
     assert result["saved_steps"][0] == 0 and result["saved_steps"][-1] == 6 and 1 in result["saved_steps"]
     # step 1 by hand: the epoch's permutation (the run's minibatch-order generator), its first 128 prompts, W1 = W0 - lr * gradient
-    W0 = torch.from_numpy(result["W"][0])
-    perm = torch.from_numpy(permutation(stream_key(4, "minibatch_order"), 300, 0))[:128]
-    x = torch.from_numpy(train["x"])[perm]
-    Y = torch.from_numpy(train["y"])[perm][:, :, None]
+    W0 = result["W"][0]
+    perm = permutation(stream_key(4, "minibatch_order"), 300, 0)[:128]
+    x, Y = train["x"][perm], train["y"][perm][:, :, None]
     loss, q, ell, g = binary_loss(W0, x, Y)
     W1 = W0 - s.lr * weight_gradient(x, Y, q, ell, g)
-    np.testing.assert_allclose(result["W"][1], W1.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(result["W"][1], W1, rtol=1e-12, atol=1e-14)
     assert result["minibatch_loss"][0] == pytest.approx(float(loss), rel=1e-12)
     # random Gaussian init (sigma 0, epsilon 1): the label column never moves
     np.testing.assert_array_equal(result["W"][-1][:, 3], result["W"][0][:, 3])
+
+
+def train_binary_reference(s: B.BinarySettings, train_set: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The binary experiment's SGD with the reference model and gradient, one minibatch at a time, in the run's
+    precision: the same start, permutations and minibatches as ``train_binary``."""
+    x, y = train_set["x"].astype(s.dtype), train_set["y"].astype(s.dtype)[:, :, None]
+    target = y[np.arange(len(y)), train_set["nn"]]
+    W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", s.seed, dtype=s.dtype)
+    Ws, losses = [W], []
+    for epoch in range(s.epochs):
+        perm = permutation(stream_key(s.seed, "minibatch_order"), s.train_size, epoch)
+        for lo in range(0, s.train_size, s.batch):
+            rows = perm[lo : lo + s.batch]
+            q, ell = forward(W, x[rows], y[rows])
+            residual = ell - target[rows]  # ∂loss/∂ℓ of ½(ℓ − y_{i*})²
+            losses.append(0.5 * (residual**2).mean())
+            W = (W - s.lr * weight_gradient(x[rows], y[rows], q, ell, residual)).astype(s.dtype)
+            Ws.append(W)
+    saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
+    return {"saved_steps": saved_steps, "W": np.stack([Ws[t] for t in saved_steps]), "minibatch_loss": losses}
 
 
 @pytest.mark.parametrize("dtype,atol,rtol", [("float64", 1e-12, 1e-12), ("float32", 2e-6, 2e-5)])
@@ -190,8 +206,8 @@ def test_train_binary_runs_epochs_over_the_fixed_set_and_first_step_by_hand():
     ],
 )
 def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
-    """The engine (label width 1, FixedSet source) against the readable loop over onenn.maths.model and
-    onenn.maths.gradient: same saved steps, weights and minibatch losses, float64 to rounding, float32 to round-off."""
+    """The CPU engine (label width 1, FixedSet source) against the reference loop: same saved steps, weights and
+    minibatch losses, float64 to rounding, float32 to round-off."""
     s = B.BinarySettings(d=3, N=5, epochs=5, n_eval=9, seed=4, dtype=dtype, **changes)
     train = make_binary_set("train", s.train_size, 3, 5, s.labels, None, seed=0)
     engine, reference = B.train_binary(s, train), train_binary_reference(s, train)
@@ -204,33 +220,14 @@ def test_train_binary_matches_the_reference_loop(changes, dtype, atol, rtol):
     np.testing.assert_allclose(engine["minibatch_loss"], reference["minibatch_loss"], rtol=rtol)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_the_numpy_fixed_set_sgd_is_the_tensor_one_bit_for_bit(dtype):
-    """``train_binary``'s engine, the compiled kernels on numpy arrays (no torch), against them on torch tensors'
-    memory: the same embedded set, start, weights and losses, to the bit; epochs end in a remainder minibatch."""
-    s = B.BinarySettings(d=3, N=5, epochs=3, train_size=100, batch=16, n_eval=6, sigma=0.5, seed=2, dtype=dtype)
-    train = make_binary_set("train", s.train_size, s.d, s.N, s.labels, None, seed=1)
-    H, U = B.embedded_arrays(train, dtype)
-    H_torch, U_torch = B.embedded_set(train, getattr(torch, dtype))
-    np.testing.assert_array_equal(H, H_torch.numpy())
-    np.testing.assert_array_equal(U, U_torch.numpy())
-    saved = [0, 5, 6, 7, 20, 21]
-    arrays, tensors = B.FixedSetSGD(s, train, numpy=True), B.FixedSetSGD(s, train, compiled=True)
-    (W_arrays, loss_arrays), (W_tensors, loss_tensors) = arrays.run(s.epochs, saved), tensors.run(s.epochs, saved)
-    assert isinstance(W_arrays, np.ndarray) and W_arrays.dtype == np.dtype(dtype)
-    assert (W_arrays[-1] != W_arrays[0]).any()
-    np.testing.assert_array_equal(W_arrays, W_tensors.numpy())
-    np.testing.assert_array_equal(loss_arrays, loss_tensors.numpy())
-
-
 def test_fixed_set_source_refuses_what_it_cannot_feed():
-    H_set, U_set = torch.zeros(10, 5, 3), torch.zeros(10, 1)
+    H_set, U_set = np.zeros((10, 5, 3)), np.zeros((10, 1))
     source = FixedSet(H_set, U_set, stream_key(0, "minibatch_order"))
     with pytest.raises(ValueError, match="loss must be 'square'"):
-        Engine(torch.zeros(5, 5), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
+        Engine(np.zeros((5, 5)), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss("cross_entropy"), source=source)
     with pytest.raises(ValueError, match=r"do not fit the engine's \(n, D, N\+1\) = \(n, 5, 4\)"):
-        Engine(torch.zeros(5, 5), d=3, N=3, m=1, batch=4, lr=0.1, loss=Loss(), source=source)
-    engine = Engine(torch.zeros(5, 5), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss(), source=source)
+        Engine(np.zeros((5, 5)), d=3, N=3, m=1, batch=4, lr=0.1, loss=Loss(), source=source)
+    engine = Engine(np.zeros((5, 5)), d=3, N=2, m=1, batch=4, lr=0.1, loss=Loss(), source=source)
     engine.run(2)
     with pytest.raises(ValueError, match=r"would cross the end of a pass \(2 left\)"):
         engine.run(1)

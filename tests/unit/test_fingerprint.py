@@ -185,5 +185,5 @@ def test_no_job_depends_on_the_python_api():
         assert "onenn.api" not in fp.closure(entry), entry
     assert fp.closure("onenn.jobs.datasets:test_set_job") == sorted(
         ["onenn", "onenn.base", "onenn.base.columns", "onenn.base.io", "onenn.base.paths", "onenn.jobs"]
-        + ["onenn.jobs.datasets", "onenn.maths.prompts", "onenn.maths.stream"]
+        + ["onenn.jobs.datasets", "onenn.maths", "onenn.maths.prompts", "onenn.maths.stream"]
     )

@@ -12,7 +12,7 @@ D = d + K + 1
 def noise(noise_blocks: str, seed: int = 0, epsilon: float = 0.7) -> np.ndarray:
     """W − W0 for one draw."""
     W = initial_weights(d, K, 3.0, epsilon, noise_blocks, seed)
-    return (W - assumption2(d, K, 3.0)).numpy()
+    return W - assumption2(d, K, 3.0)
 
 
 def label_column_mask() -> np.ndarray:
@@ -25,7 +25,7 @@ def label_column_mask() -> np.ndarray:
 
 
 def test_assumption2_is_diag_zero_minus_sigma():
-    W = assumption2(d, K, 2.5).numpy()
+    W = assumption2(d, K, 2.5)
     expected = np.zeros((D, D))
     expected[D - 1, D - 1] = -2.5
     np.testing.assert_array_equal(W, expected)

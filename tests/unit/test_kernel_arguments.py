@@ -8,13 +8,15 @@ import sys
 from tests.configs import ROOT
 
 CALLS = r"""
-import torch
+import numpy as np
+from onenn.training import cpu_steps as k
 from onenn.training.run_setup import TrainSettings, make_engine
 
-engine = make_engine(TrainSettings(steps=4, n_eval=2, device="cpu"), "compiled")
-k, S = engine.kernels, engine.S
+engine = make_engine(TrainSettings(steps=4, n_eval=2, device="cpu"), "cpu")
+S = engine.S
 engine.prepare_block(S)
-W, H, U, target_class, G, L = engine.step_arrays
+W, H, U, target_class, G, L = arrays = (engine.W, engine.H, engine.U, engine.target_class, engine.G, engine.L)
+step = (engine.lr_over_batch, *engine.loss_code, *engine.scratch)
 
 def attempt(label, call):
     try:
@@ -24,16 +26,16 @@ def attempt(label, call):
     else:
         print(label, "-> ran")
 
-attempt("past the block", lambda: k.sgd_steps(*engine.step_arrays, 0, S + 48, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
-attempt("W too small", lambda: k.sgd_steps(W[:2, :2], H, U, target_class, G, L, 0, 1, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
-attempt("L too short", lambda: k.sgd_steps(W, H, U, target_class, G, L[:1], 0, 1, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
+attempt("past the block", lambda: k.sgd_steps(*arrays, 0, S + 48, *step))
+attempt("W too small", lambda: k.sgd_steps(W[:2, :2], H, U, target_class, G, L, 0, 1, *step))
+attempt("L too short", lambda: k.sgd_steps(W, H, U, target_class, G, L[:1], 0, 1, *step))
 src = engine.source
-attempt("fresh past the block", lambda: k.prepare_fresh(*src.kernel_arrays, S + 1, *src.codes, *src.kernel_scratch))
-H_set = torch.zeros(8, *H.shape[1:3], dtype=engine.W.dtype).numpy()
-U_set = torch.zeros(8, U.shape[1], dtype=engine.W.dtype).numpy()
-index = torch.full((S * H.shape[3],), 9, dtype=torch.long).numpy()
+attempt("fresh past the block", lambda: k.prepare_fresh(H, src.C, U, target_class, S + 1, *src.codes, *src.kernel_scratch))
+H_set = np.zeros((8, *H.shape[1:3]), dtype=engine.W.dtype)
+U_set = np.zeros((8, U.shape[1]), dtype=engine.W.dtype)
+index = np.full(S * H.shape[3], 9, dtype=np.int64)
 attempt("index outside the set", lambda: k.gather_block(H_set, U_set, index, H, U, 1))
-attempt("a fine call", lambda: k.sgd_steps(*engine.step_arrays, 0, 1, engine.lr_over_batch, *engine.loss_code, *engine.scratch))
+attempt("a fine call", lambda: k.sgd_steps(*arrays, 0, 1, *step))
 """
 
 

@@ -4,13 +4,11 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from onenn.maths.family import family_matrix, project
-from onenn.maths.gradient import weight_gradient
 from onenn.maths.init import assumption2
 from onenn.maths.losses import Loss
-from onenn.maths.model import forward, label_vectors, simplex_code
+from onenn.maths.model import forward, simplex_code, weight_gradient
 from onenn.maths.prompts import nearest_neighbour, uniform_prompts
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.scaling import paired_losses, square_losses
@@ -20,11 +18,11 @@ from tests.helpers import random_prompts
 def gradient_at_w0(n: int, loss: Loss, seed: int, d: int = 8, N: int = 16, K: int = 3) -> np.ndarray:
     """The full-matrix gradient of the loss at W0 = diag(0, −3), on n prompts of Assumption 1: (D, D)."""
     x, classes = random_prompts(np.random.default_rng(seed), n, N, d, K)
-    Y, codes = label_vectors(classes, K), simplex_code(K)
-    target = classes[torch.arange(n), nearest_neighbour(x)]
+    codes = simplex_code(K)
+    Y, target = codes[classes], classes[np.arange(n), nearest_neighbour(x)]
     q, ell = forward(assumption2(d, K, 3.0), x, Y)
     _, g = loss(ell, target, codes[target])
-    return weight_gradient(x, Y, q, ell, g).numpy()
+    return weight_gradient(x, Y, q, ell, g)
 
 
 @pytest.mark.parametrize("loss", [Loss("square"), Loss("cross_entropy"), Loss("squentropy")], ids=lambda l: l.name)

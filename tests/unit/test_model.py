@@ -1,9 +1,10 @@
+"""The reference model (onenn.maths.model) against the literal forms of tests/reference.py."""
+
 import numpy as np
 import pytest
-import torch
 
 from onenn.maths.family import family_matrix
-from onenn.maths.model import embed, forward, label_vectors, predict, simplex_code
+from onenn.maths.model import embed, forward, simplex_code
 from onenn.maths.prompts import make_test_set, nearest_neighbour
 from tests.helpers import random_prompts
 from tests.reference import embedding, output, simplex
@@ -11,15 +12,11 @@ from tests.reference import embedding, output, simplex
 
 @pytest.mark.parametrize("K", [2, 3, 5, 10])
 def test_simplex_code_identities(K):
-    U = simplex_code(K).numpy()
+    U = simplex_code(K)
     gram = U @ U.T
     np.testing.assert_allclose(np.diag(gram), (K - 1) / K, atol=1e-15)
-    off = gram[~np.eye(K, dtype=bool)]
-    np.testing.assert_allclose(off, -1.0 / K, atol=1e-15)
+    np.testing.assert_allclose(gram[~np.eye(K, dtype=bool)], -1.0 / K, atol=1e-15)
     np.testing.assert_allclose(U.sum(axis=0), 0.0, atol=1e-15)
-
-
-def test_simplex_code_rejects_one_class():
     with pytest.raises(ValueError, match="K must be >= 2"):
         simplex_code(1)
 
@@ -28,39 +25,36 @@ def test_simplex_code_rejects_one_class():
 def test_output_equals_full_attention(rng, N, d, K):
     """ℓ from the query column equals the label block of H softmax(H^T W H) formed in full."""
     x, classes = random_prompts(rng, 6, N, d, K)
-    W = torch.from_numpy(rng.standard_normal((d + K + 1, d + K + 1)))
-    _, ell = forward(W, x, label_vectors(classes, K))
+    W = rng.standard_normal((d + K + 1, d + K + 1))
+    q, ell = forward(W, x, simplex_code(K)[classes])
+    np.testing.assert_allclose(q.sum(-1), 1.0, rtol=1e-14)
     for b in range(len(x)):
-        expected = output(W.numpy(), x[b].numpy(), simplex(K)[classes[b].numpy()])
-        np.testing.assert_allclose(ell[b].numpy(), expected, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(ell[b], output(W, x[b], simplex(K)[classes[b]]), rtol=1e-12, atol=1e-14)
 
 
 def test_embed_matches_reference(rng):
     x, classes = random_prompts(rng, 3, 4, 3, 3)
-    Y = label_vectors(classes, 3)
+    Y = simplex_code(3)[classes]
     H = embed(x, Y)
     for b in range(3):
-        np.testing.assert_array_equal(H[b].numpy().T, embedding(x[b].numpy(), Y[b].numpy()))
+        np.testing.assert_array_equal(H[b].T, embedding(x[b], Y[b]))
 
 
-def test_nearest_neighbour_is_the_closest_context_point_for_numpy_and_torch(rng):
+def test_nearest_neighbour_is_the_closest_context_point(rng):
     x, _ = random_prompts(rng, 50, 9, 4, 2)
     closest = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1).argmin(1)  # the definition: the smallest distance
-    np.testing.assert_array_equal(nearest_neighbour(x).numpy(), closest.numpy())
-    np.testing.assert_array_equal(nearest_neighbour(x.numpy()), closest.numpy())
+    np.testing.assert_array_equal(nearest_neighbour(x), closest)
 
 
 @pytest.mark.parametrize("K", [2, 3, 5])
 def test_family_with_large_gap_predicts_the_nearest_neighbour(K):
-    """With W = diag(ξ1 I, 0, −ξ2), ξ1 and ξ2 − ξ1 large, attention concentrates on x_{i*}, whose class
-    is the 1-NN label on separated prompts (the mechanism the paper proves)."""
+    """With W = diag(ξ1 I, 0, −ξ2), ξ1 and ξ2 − ξ1 large, attention concentrates on x_{i*}, whose class is the 1-NN
+    label on separated prompts (the mechanism the paper proves)."""
     d, N = 8, 16
     test = make_test_set("separated", 500, d, N, K, 0.1, seed=7)
-    x, classes, nn = (torch.from_numpy(test[k]) for k in ("x", "classes", "nn"))
-    W = torch.from_numpy(family_matrix(200.0, 400.0, d, K))
-    _, ell = forward(W, x, label_vectors(classes, K))
-    target = classes[torch.arange(len(nn)), nn]
-    assert torch.equal(predict(ell), target)
-    # and with a small ξ1 the rule is far from 1-NN: the test can fail
-    _, ell_small = forward(torch.from_numpy(family_matrix(0.1, 5.0, d, K)), x, label_vectors(classes, K))
-    assert (predict(ell_small) == target).double().mean() < 0.9
+    x, classes, nn = test["x"], test["classes"], test["nn"]
+    Y, target = simplex_code(K)[classes], classes[np.arange(len(nn)), nn]
+    _, ell = forward(family_matrix(200.0, 400.0, d, K), x, Y)
+    np.testing.assert_array_equal(ell.argmax(-1), target)
+    _, ell_small = forward(family_matrix(0.1, 5.0, d, K), x, Y)  # with a small ξ1 the rule is far from 1-NN
+    assert (ell_small.argmax(-1) == target).mean() < 0.9

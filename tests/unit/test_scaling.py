@@ -1,10 +1,10 @@
-"""Experiment 2's estimator (onenn.theory.scaling): the numpy model it uses (onenn.maths.model_numpy), the ratio and its
+"""Experiment 2's estimator (onenn.theory.scaling): the numpy model it uses (onenn.maths.model), the ratio and its
 interval, the points."""
 
 import numpy as np
 import pytest
 
-from onenn.maths.model_numpy import forward
+from onenn.maths.model import forward
 from onenn.theory.scaling import (
     Point,
     paired_losses,

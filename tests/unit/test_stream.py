@@ -1,7 +1,7 @@
 """The random stream of docs/method.md §4.4: Philox4x32-10 against its published answers; the numpy reference
-(``onenn.maths.stream``), the numba implementation (``onenn.training.philox``) and Triton's own ``tl.randint4x`` and
-``tl.randn4x`` (``onenn.training.philox_triton``, in Triton's interpreter without a GPU) held to each other; the
-normals' law; and no two random inputs of the default configuration sharing a stream."""
+(``onenn.maths.stream``), its numba port (``onenn.training.cpu_stream``) and Triton's own ``tl.randint4x`` (which the
+GPU engine's port draws from; in Triton's interpreter without a GPU) held to it; the normals' law; and no two random
+inputs of the default configuration sharing a stream. The GPU engine's own draws: tests/unit/test_gpu.py."""
 
 import math
 import os
@@ -10,15 +10,17 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from numba import njit
 
 from onenn.maths import stream
 from onenn.plan import experiments
 from onenn.theory.scaling import points
-from onenn.training import philox
+from onenn.training import cpu_stream
 from tests.configs import ROOT
 
 try:
     import triton
+    import triton.language as tl
 except ImportError:
     if os.environ.get("CI"):  # .ci/run installs triton: there these tests must run
         raise
@@ -38,9 +40,43 @@ KNOWN_ANSWERS = [
         (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
     ),
 ]
-#: the float32 polynomials' error bounds (onenn.training.philox's docstring): ulps, or an absolute floor near zero
+#: the float32 polynomials' error bounds (onenn.training.cpu_stream's docstring): ulps, or an absolute floor near zero
 ULP_LOG, ULP_SINCOS, ULP_NORMAL, ABS_FLOOR = 2.0, 2.0, 4.0, 2.0**-24
 KEY = stream.stream_key(3, "minibatches")
+
+
+@njit
+def philox_counters(c, k0, k1, out):
+    """The port's Philox4x32-10 of each counter ``c[:, i]`` (4, n) under the key ``(k0, k1)``."""
+    for i in range(c.shape[1]):
+        w = cpu_stream._philox(c[0, i], c[1, i], c[2, i], c[3, i], np.uint32(k0), np.uint32(k1))
+        out[0, i], out[1, i], out[2, i], out[3, i] = w
+
+
+@njit
+def port_words(key, offsets, out, normals):
+    """The port's words (``normals``: its normals) at the 64-bit counters ``offsets``, as ``stream.randint4x``."""
+    k0, k1 = np.uint32(np.uint64(key) & cpu_stream.LOW), np.uint32(np.uint64(key) >> np.uint64(32))
+    for i in range(offsets.shape[0]):
+        c0, c1 = np.uint32(offsets[i] & cpu_stream.LOW), np.uint32(offsets[i] >> np.uint64(32))
+        w0, w1, w2, w3 = cpu_stream._philox(c0, c1, np.uint32(0), np.uint32(0), k0, k1)
+        if normals:
+            out[0, i], out[1, i] = cpu_stream._box_muller(w0, w1)
+            out[2, i], out[3, i] = cpu_stream._box_muller(w2, w3)
+        else:
+            out[0, i], out[1, i], out[2, i], out[3, i] = w0, w1, w2, w3
+
+
+@njit
+def log_sincos(x, log_out, sin_out, cos_out):
+    for i in range(x.shape[0]):
+        log_out[i] = cpu_stream.log_f32(max(cpu_stream.U_MIN, x[i]))
+        sin_out[i], cos_out[i] = cpu_stream.sincos_f32(x[i])
+
+
+def draw(z: np.ndarray, c: np.ndarray, key: int, step: int, K: int) -> None:
+    """One step of the port's draw into ``z`` (d, N+1, B) and ``c`` (N, B)."""
+    cpu_stream.draw_block(z[None], c[None], key, step, 1, K, z.shape[0])
 
 
 def ulps(x: np.ndarray, exact: np.ndarray, floor: float = 0.0) -> np.ndarray:
@@ -63,7 +99,7 @@ def random_offsets(n: int, seed: int = 0) -> np.ndarray:
 def test_philox_gives_random123s_known_answers(counter, key, expected):
     assert [int(w) for w in stream.philox4x32(*counter, *key)] == list(expected)
     out = np.empty((4, 1), dtype=np.uint32)
-    philox.philox_counters(np.array(counter, dtype=np.uint32)[:, None], *key, out)
+    philox_counters(np.array(counter, dtype=np.uint32)[:, None], *key, out)
     assert out[:, 0].tolist() == list(expected)
 
 
@@ -79,18 +115,24 @@ def test_numba_gives_the_references_words():
     offsets = random_offsets(10_000)
     for key in (0, KEY, 2**63 - 1):
         out = np.empty((4, len(offsets)), dtype=np.uint32)
-        philox.randint4x(key, offsets, out)
+        port_words(key, offsets, out, False)
         np.testing.assert_array_equal(out, stream.randint4x(key, offsets))
 
 
 @needs_triton
 def test_triton_gives_the_references_words():
-    from onenn.training import philox_triton
+    @triton.jit
+    def words_kernel(out_ptr, key, offsets_ptr, n: tl.constexpr):
+        i = tl.arange(0, n)
+        w0, w1, w2, w3 = tl.randint4x(key, tl.load(offsets_ptr + i))
+        for r, w in enumerate((w0, w1, w2, w3)):
+            tl.store(out_ptr + r * n + i, w.to(tl.int64))
 
-    offsets = random_offsets(1000)
+    offsets = random_offsets(1020)  # 1024 counters
     for key in (0, KEY, 2**63 - 1):
-        got = philox_triton.words(key, torch.from_numpy(offsets.view(np.int64)).to(TRITON_DEVICE)).cpu().numpy()
-        np.testing.assert_array_equal(got, stream.randint4x(key, offsets).astype(np.int64))
+        out = torch.empty(4, len(offsets), dtype=torch.int64, device=TRITON_DEVICE)
+        words_kernel[(1,)](out, key, torch.from_numpy(offsets.view(np.int64)).to(TRITON_DEVICE), len(offsets))
+        np.testing.assert_array_equal(out.cpu().numpy(), stream.randint4x(key, offsets).astype(np.int64))
 
 
 # --- words to numbers ----------------------------------------------------------------------------------------------
@@ -164,7 +206,7 @@ def test_the_float32_polynomials_are_within_their_bounds_on_every_input():
 
 def polynomials(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     out = tuple(np.empty_like(x) for _ in range(3))
-    philox.log_sincos(x, *out)
+    log_sincos(x, *out)
     return out
 
 
@@ -174,7 +216,7 @@ def test_the_draw_kernels_ask_for_wide_vectors():
 
     @njit
     def marked(x):
-        philox._wide_vectors()
+        cpu_stream._wide_vectors()
         return x + 1
 
     @njit
@@ -202,7 +244,7 @@ def test_the_log_is_within_its_bound_where_it_splits_x():
 def test_numbas_normals_are_within_a_few_ulps_of_the_references():
     offsets = random_offsets(2**18, seed=1)
     out = np.empty((4, len(offsets)), dtype=np.float32)
-    philox.randn4x(KEY, offsets, out)
+    port_words(KEY, offsets, out, True)
     assert ulps(out, stream.randn4x(KEY, offsets).astype(np.float64), ABS_FLOOR).max() <= ULP_NORMAL
 
 
@@ -213,23 +255,10 @@ def test_numbas_normals_are_within_a_few_ulps_of_the_references():
 def test_numba_draws_the_references_minibatch(d, N, K, B):
     z, c = np.empty((d, N + 1, B), dtype=np.float32), np.empty((N, B), dtype=np.int64)
     for step in (0, 1, 99_999):
-        philox.draw_minibatch(z, c, KEY, step, K)
+        draw(z, c, KEY, step, K)
         z_ref, c_ref = stream.minibatch(KEY, step, d, N, K, B)
         np.testing.assert_array_equal(c, c_ref)
         assert ulps(z, z_ref.astype(np.float64), ABS_FLOOR).max() <= ULP_NORMAL
-
-
-@needs_triton
-@pytest.mark.parametrize("d,N,K,B", [(8, 16, 3, 40), (5, 7, 10, 9)])
-def test_triton_draws_the_references_minibatch(d, N, K, B):
-    from onenn.training import philox_triton
-
-    for step in (0, 99_999):
-        z, c = philox_triton.minibatch(KEY, step, d, N, K, B, TRITON_DEVICE, block=16)
-        z_ref, c_ref = stream.minibatch(KEY, step, d, N, K, B)
-        np.testing.assert_array_equal(c.cpu().numpy(), c_ref)
-        # the interpreter's float32 log, cos and sin; a GPU's are its own
-        assert ulps(z.cpu().numpy(), z_ref.astype(np.float64), ABS_FLOOR).max() <= ULP_NORMAL
 
 
 def test_a_draw_does_not_depend_on_the_minibatch_around_it():
@@ -250,7 +279,7 @@ def normals() -> np.ndarray:
     z = np.empty((64, 8, 8, 1024), dtype=np.float32)
     c = np.empty((7, 1024), dtype=np.int64)
     for step in range(64):
-        philox.draw_minibatch(z[step], c, KEY, step, 3)
+        draw(z[step], c, KEY, step, 3)
     return z.astype(np.float64)
 
 
@@ -405,7 +434,7 @@ def test_no_two_random_inputs_of_the_default_config_share_a_stream():
 def test_the_compiled_permutation_is_the_references(n, index):
     key = stream.stream_key(4, "minibatch_order")
     expected = stream.permutation(key, n, index)
-    np.testing.assert_array_equal(philox.permutation(key, n, index), expected)
+    np.testing.assert_array_equal(cpu_stream.permutation(key, n, index), expected)
     assert sorted(expected.tolist()) == list(range(n))  # a permutation
     # word 0 of the call at (index, i, 1, 0, 0), sorted: the definition written out with the reference's words
     words = stream.randint4x(key, stream.counter(index, np.arange(n), stream.KIND_INTEGERS, 0, 0))[0]
@@ -419,8 +448,7 @@ def test_a_minibatch_that_overflows_a_counter_field_is_refused_by_name():
             stream.check_minibatch(d, N, batch)
     # the engine checks before it draws: 2049 tokens would wrap into the kind bit of the counter
     from onenn.maths.losses import Loss
-    from onenn.training.engine import Engine
-    from onenn.training.sources import FreshDraws
+    from onenn.training.cpu import Engine, FreshDraws
 
     with pytest.raises(ValueError, match="of its field 'token'"):
-        Engine(torch.zeros(12, 12), d=8, N=2048, m=3, batch=1, lr=0.1, loss=Loss(), source=FreshDraws(KEY))
+        Engine(np.zeros((12, 12)), d=8, N=2048, m=3, batch=1, lr=0.1, loss=Loss(), source=FreshDraws(KEY))

@@ -98,7 +98,7 @@ rule audit_late_time:
     benchmark:
         "benchmarks/audit_late_time/{experiment}.tsv"
     params:
-        **get_code("onenn.jobs.late_time:late_time_job"),
+        **get_code("onenn.jobs.readme:late_time_job"),
         configs=get_config_files,
     threads: 1
     wildcard_constraints:

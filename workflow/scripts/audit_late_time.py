@@ -1,4 +1,4 @@
-from onenn.jobs.late_time import late_time_job
+from onenn.jobs.readme import late_time_job
 from onenn.jobs.logs import job_log
 
 with job_log(snakemake.log[0]) as log:

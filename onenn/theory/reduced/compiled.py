@@ -1,16 +1,7 @@
-"""The per-prompt reduced loss and gradient of ``loss._per_prompt`` in one compiled pass (numba), for GD, the flows
-and the population quadrature, which evaluate them thousands of times on the same sample.
-
-``loss._per_prompt`` is the definition: its numpy passes over the ``(N-1, n)`` gaps (the prompts innermost) are
-replaced here by one loop nest over blocks of ``_BLOCK`` prompts that keeps the four context sums of a prompt,
-``sum e_j``, ``sum e_j^2``, ``sum e_j gap_j`` and ``sum e_j^2 gap_j``, in cache and finishes each prompt with the
-same formulas and the same shift. Every inner loop runs over the prompts of a block, so the compiler turns it into
-vector instructions; the exponential is therefore ``_exp_nonpositive`` below (numba's ``math.exp`` is a library
-call per number, which does not vectorise). The results agree with ``loss._per_prompt`` to float64 round-off
-(the tests hold them to it). Below it, ``interp``: ``np.interp``'s numbers on the population quadrature's table of
-F, found through a guide to the table (``population.nodes``' inverse of F). Single-threaded. Compiled on first
-use and cached on disk next to this file (numba's ``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache).
-"""
+"""The port for speed of ``loss._per_prompt`` (numba): one loop nest over blocks of ``_BLOCK`` prompts that keeps
+each prompt's four context sums in cache, with a vectorised ``exp`` (``_exp_nonpositive``), held to the reference
+to float64 round-off by tests/unit/test_reduced_compiled.py; and the population quadrature's compiled lookups
+(``interp``: ``np.interp``'s numbers; ``inverse_cdf_fast``; ``exp_moments``). Cached on disk (``cache=True``)."""
 
 from __future__ import annotations
 
@@ -60,12 +51,8 @@ def _exp_reduced(x: float) -> tuple[float, int]:
 
 @njit(cache=True, inline="always")
 def _exp_nonpositive(x: np.ndarray, out: np.ndarray, bits1: np.ndarray, bits2: np.ndarray, n: int) -> None:
-    """``out[i] = exp(x[i])`` for ``i < n``, ``x[i] <= 0`` (clipped to 0 above), within about an ulp of ``np.exp``.
-
-    ``2^k`` is made from its bits, as the product of two normal numbers ``2^k1 2^k2`` (``k1 = floor(k/2)``) so that
-    the results below the smallest normal number round as subnormal numbers and underflow to 0 as ``np.exp``'s do.
-    ``bits1``, ``bits2``: int64 scratch of ``n`` numbers at least. Two loops, each vectorised (a loop that wrote
-    the bits and read them back as floats would not be)."""
+    """``out[i] = exp(x[i])`` for ``i < n``, ``x[i] <= 0``, within about an ulp of ``np.exp``: ``2^k`` from its bits
+    as ``2^k1 2^k2`` (subnormal results round as ``np.exp``'s); ``bits1``, ``bits2``: int64 scratch."""
     for i in range(n):
         p, k = _exp_reduced(x[i])
         out[i] = p
@@ -88,9 +75,7 @@ def per_prompt(
     grad_xi1: np.ndarray,
     grad_xi2: np.ndarray,
 ) -> None:
-    """``loss._per_prompt`` over a whole prepared sample: fills ``loss``, ``grad_xi1``, ``grad_xi2`` (each ``(n,)``).
-
-    ``gaps``: ``(N-1, n)``, the prompts innermost, as ``loss.prepare`` stores them."""
+    """``loss._per_prompt`` over a whole prepared sample: fills ``loss``, ``grad_xi1``, ``grad_xi2`` (each ``(n,)``)."""
     rows, n = gaps.shape
     b = _BLOCK
     x, e, sub, shift = np.empty(b), np.empty(b), np.empty(b), np.empty(b)
@@ -194,8 +179,7 @@ _GUIDE_LOW = (int(np.array(GUIDE_SPLIT).view(np.int64)) >> GUIDE_SHIFT) - _GUIDE
 
 
 def interp_guide(xp: np.ndarray) -> np.ndarray:
-    """For ``interp``: ``guide[c]``, the last index ``j`` with ``xp[j] <= `` the lower edge of cell ``c`` (``xp``
-    nondecreasing from 0 or more to above ``GUIDE_SPLIT``, as a table of a distribution function)."""
+    """For ``interp``: ``guide[c]``, the last ``j`` with ``xp[j] <=`` the lower edge of cell ``c``."""
     low = ((np.arange(_GUIDE_LOW, dtype=np.int64) + _GUIDE_BASE) << GUIDE_SHIFT).view(np.float64)
     high = GUIDE_SPLIT + np.arange(GUIDE_CELLS + 1) * ((xp[-1] - GUIDE_SPLIT) / GUIDE_CELLS)
     return (np.searchsorted(xp, np.concatenate([low, high]), side="right") - 1).astype(np.int32)
@@ -235,9 +219,8 @@ def _bracket(v: float, xp: np.ndarray, lo: int, hi: int) -> int:
 
 @njit(cache=True)
 def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out: np.ndarray) -> None:
-    """``out = np.interp(x, xp, fp)`` for 1-d ``x`` (``guide = interp_guide(xp)``): the same bracket
-    ``xp[j] <= x < xp[j+1]`` (the last such ``j`` among equal ``xp``) and numpy's formulas, the bracket found from
-    the guide in a few steps instead of a bisection of the whole table (which misses the cache at every step)."""
+    """``out = np.interp(x, xp, fp)`` (``guide = interp_guide(xp)``): numpy's bracket and formulas, the bracket
+    found from the guide in a few steps instead of a bisection of the whole table."""
     last = xp.shape[0] - 1
     top = guide.shape[0] - 1
     x0 = xp[0]
@@ -295,9 +278,8 @@ def _phi(x: float) -> tuple[float, float, float, float]:
 
 @njit(cache=True)
 def exp_moments(a: float, h: float, f: np.ndarray, H: np.ndarray, J: np.ndarray) -> None:
-    """On the uniform grid ``s_i = s_0 + i h`` of the density values ``f`` (``f`` linear between them):
-    ``H[i] = int_{s_0}^{s_i} e^{a (t - s_i)} f(t) dt`` and ``J[i] = int_{s_0}^{s_i} e^{a (t - s_i)} (t - s_i) f(t) dt``,
-    each segment integrated exactly, and carried to the next point by ``e^{-a h}`` (no overflow for ``a >= 0``)."""
+    """On the grid ``s_i = s_0 + i h`` of ``f`` (linear between): ``H[i] = int_{s_0}^{s_i} e^{a (t - s_i)} f dt``,
+    ``J[i] = int_{s_0}^{s_i} e^{a (t - s_i)} (t - s_i) f dt``, each segment exactly."""
     e, p1, p2, p3 = _phi(a * h)
     i0, i1, i2 = h * p1, h * h * p2, h * h * h * p3
     H[0] = 0.0
@@ -319,9 +301,8 @@ def inverse_cdf_fast(
     guide: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """``F^{-1}(y)`` for ``lo <= y <= hi`` from ``table``, ``F^{-1}`` on the uniform grid ``k / (M - 1)`` of
-    ``[0, 1]``, linear between grid points (one multiplication finds the cell, no search); elsewhere, in the tails
-    where ``F^{-1}`` is too steep for that grid, ``interp(y, xp, fp, guide)`` (the table of ``F`` on a grid of t)."""
+    """``F^{-1}(y)``: linear in ``table`` (``F^{-1}`` on a uniform grid of [0, 1]) for ``lo <= y <= hi``, else, in
+    the tails, ``interp(y, xp, fp, guide)``."""
     cells = table.shape[0] - 1
     tails = np.empty(y.shape[0], dtype=np.int64)
     count = 0

@@ -30,14 +30,16 @@ def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, lr: floa
     return xi1 - (lr / d) * grad_xi1, xi2 - lr * grad_xi2
 
 
-class GDTrajectory(NamedTuple):
-    """Gradient descent recorded after ``step`` updates (``time = lr * step``)."""
+class Trajectory(NamedTuple):
+    """``xi1, xi2`` and the loss at the recorded times; ``step`` on GD's (``time = lr * step``), ``mass`` (the
+    quadrature's weight, 1 up to its error) on the population flow's."""
 
-    step: np.ndarray
     time: np.ndarray
     xi1: np.ndarray
     xi2: np.ndarray
     loss: np.ndarray
+    step: np.ndarray | None = None
+    mass: np.ndarray | None = None
 
 
 def _check_record_steps(record_steps: np.ndarray | None, steps: int) -> np.ndarray:
@@ -67,7 +69,7 @@ def gradient_descent(
     K: int | None = None,
     weights: np.ndarray | None = None,
     progress: Progress | None = None,
-) -> GDTrajectory:
+) -> Trajectory:
     """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``K``).
 
     ``record_steps`` (default: ``onenn.maths.steps.log_spaced_steps(steps, 60)``) are update counts at which ``xi1``, ``xi2`` and the
@@ -96,16 +98,7 @@ def gradient_descent(
         xi1, xi2 = gd_update(xi1, xi2, scale * g1, scale * g2, lr, d)
         if progress is not None:
             progress(step + 1, steps, scale * loss)
-    return GDTrajectory(rec, lr * rec.astype(np.float64), out[0], out[1], out[2])
-
-
-class FlowTrajectory(NamedTuple):
-    """Gradient flow recorded at the flow times ``time`` (``time = lr * step`` for GD)."""
-
-    time: np.ndarray
-    xi1: np.ndarray
-    xi2: np.ndarray
-    loss: np.ndarray
+    return Trajectory(lr * rec.astype(np.float64), out[0], out[1], out[2], step=rec)
 
 
 def gradient_flow(
@@ -123,7 +116,7 @@ def gradient_flow(
     atol: float = 1e-10,
     weights: np.ndarray | None = None,
     progress: FlowProgressCallback | None = None,
-) -> FlowTrajectory:
+) -> Trajectory:
     """Gradient flow ``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` from ``time_start`` to ``time_end``.
 
     Since ``xi`` grows like ``log(time)``, the ODE is solved in ``tau = log(1 + time)``:
@@ -151,10 +144,10 @@ def gradient_flow(
     times = (
         np.asarray(record_times, dtype=np.float64)
         if record_times is not None
-        else _log_spaced_times(time_start, time_end, n_eval)
+        else log_times(time_start, time_end, n_eval)
     )
     loss = np.array([scale * loss_prepared(float(a), float(b), prep) for a, b in zip(xi1, xi2, strict=True)])
-    return FlowTrajectory(times, xi1, xi2, loss)
+    return Trajectory(times, xi1, xi2, loss)
 
 
 def flow_of(
@@ -181,7 +174,7 @@ def flow_of(
     check_positive("atol", atol)
 
     if record_times is None:
-        record_times = _log_spaced_times(time_start, time_end, n_eval)
+        record_times = log_times(time_start, time_end, n_eval)
     record_times = _check_record_times(record_times, time_start, time_end)
     tau_span = (math.log1p(time_start), math.log1p(time_end))
 
@@ -210,8 +203,12 @@ def _check_record_times(record_times: np.ndarray, time_start: float, time_end: f
     return rec
 
 
-def _log_spaced_times(time_start: float, time_end: float, n_eval: int) -> np.ndarray:
-    """``n_eval`` increasing times from ``time_start`` to ``time_end``, log-spaced (in ``1 + time``)."""
-    times = np.expm1(np.linspace(math.log1p(time_start), math.log1p(time_end), n_eval))
+def log_times(time_start: float, time_end: float, n: int, *, decades: bool = False) -> np.ndarray:
+    """``n`` increasing times from ``time_start`` to ``time_end``: log-spaced in ``1 + time`` (the flows' default
+    record); with ``decades``, log-spaced in ``time`` (``time_start > 0``) and every power of ten between."""
+    if decades:
+        powers = 10.0 ** np.arange(math.ceil(math.log10(time_start)), math.floor(math.log10(time_end)) + 1)
+        return np.unique(np.concatenate([np.geomspace(time_start, time_end, n), powers]))
+    times = np.expm1(np.linspace(math.log1p(time_start), math.log1p(time_end), n))
     times[0], times[-1] = time_start, time_end  # exact endpoints despite rounding in expm1(log1p(.))
     return times

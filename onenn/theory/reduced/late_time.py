@@ -1,25 +1,16 @@
-"""The audit's late-time law (docs/method.md §7.3, "The late-time law"): the loss's asymptote at large ``xi1`` and
-the gradient flow of that asymptote, solved in log-time far beyond the population flow's reach.
-
-At large ``xi1``, with ``r = 1 - xi2/xi1`` the boundary, the population loss is, to leading order,
+"""The audit's late-time law (docs/method.md §7.3): the loss's asymptote at large ``xi1``,
 
     L_late(xi1, xi2) = C / xi1 + 1/2 F(r)^N,    C = (ln 2 - 1/2) N (N-1) int_{-1}^{1} f(t)^2 F(t)^(N-2) dt,
 
-the near-ties' share (two context points within ``1/xi1`` of each other, each loss ``1/(1 + e^x)^2`` at the
-scaled gap ``x = xi1 (t_(1) - t_(2))``) and the stuck mass's (prompts with ``t_(1) < r``, loss 1/2). The late
-flow is the flow of ``dynamics`` (``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2``) on ``L_late``::
-
-    d xi1/dt = (C - 1/2 xi2 p(r)) / (d xi1^2),    d xi2/dt = 1/2 p(r) / xi1,    p(r) = N f(r) F(r)^(N-1),
-
-solved in ``s = log t`` for ``(log xi1, log xi2)``, so that it runs to ``t = 10^1000`` and beyond.
-"""
+and the gradient flow of ``L_late``, solved in ``s = log t`` so that it runs to ``t = 10^1000`` and beyond; held to
+the population flow from ``COMPARE_FROM`` on."""
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 from scipy.integrate import solve_ivp
 from scipy.special import betainc, betaln
 
@@ -82,18 +73,6 @@ def _exp(x: float) -> float:
     return math.exp(min(x, 700.0))
 
 
-class LateTrajectory(NamedTuple):
-    """The late flow at the recorded times: logs of time and ``xi``, the ratio, the boundary, ``L_late * xi1``."""
-
-    log10_time: np.ndarray  # times up to 10^1000 and beyond overflow a float: their logs
-    log10_xi1: np.ndarray
-    log10_xi2: np.ndarray
-    xi_ratio: np.ndarray
-    boundary: np.ndarray
-    one_plus_boundary: np.ndarray  # 1 + r, exact where r rounds to -1
-    loss_xi1: np.ndarray  # L_late * xi1 = C + 1/2 F(r)^N xi1
-
-
 def late_rhs(s: float, y: np.ndarray, C: float, N: int, d: int) -> np.ndarray:
     """The late flow in ``s = log t`` for ``y = (z, v)``, ``z = s - 3 log xi1`` and ``v = log(1 + r)``, both
     ``O(1)`` on the path; with ``P = xi1 p(r)`` (``O(1)`` too) and ``e^z = t / xi1^3``::
@@ -118,10 +97,9 @@ def late_flow(
     d: int,
     rtol: float = 1e-10,
     atol: float = 1e-12,
-) -> LateTrajectory:
-    """The gradient flow of ``L_late`` from ``(xi1_0, xi2_0)`` at ``time_0``, recorded at the times
-    ``10**log10_times`` (increasing, from ``log10(time_0)`` on), solved by LSODA in ``s = log t`` (``late_rhs``).
-    The boundary relaxes on a scale of ``s`` far shorter than the growth of ``xi1``: the system is stiff."""
+) -> pd.DataFrame:
+    """The flow of ``L_late`` from ``(xi1_0, xi2_0)`` at ``time_0``, at the times ``10**log10_times``: one row per
+    time with ``log10_time, log10_xi1, log10_xi2, xi_ratio, boundary, one_plus_boundary, loss_xi1`` (stiff: LSODA)."""
     check_integer("N", N, minimum=2)
     check_integer("d", d, minimum=3)
     check_positive("time_0", time_0)
@@ -147,6 +125,56 @@ def late_flow(
     with np.errstate(divide="ignore"):
         log_cdf = np.log(betainc(half, half, 0.5 * np.exp(sol.y[1])))
     loss_xi1 = C + 0.5 * np.exp(N * log_cdf + log_xi1)
-    return LateTrajectory(
-        sol.t / ln10, log_xi1 / ln10, log_xi2 / ln10, np.exp(log_xi1 - log_xi2), r, np.exp(sol.y[1]), loss_xi1
+    columns = {"log10_time": sol.t / ln10, "log10_xi1": log_xi1 / ln10, "log10_xi2": log_xi2 / ln10}
+    columns |= {"xi_ratio": np.exp(log_xi1 - log_xi2), "boundary": r, "one_plus_boundary": np.exp(sol.y[1])}
+    return pd.DataFrame(columns | {"loss_xi1": loss_xi1})
+
+
+#: the comparison starts from the population flow's point at this time and runs to its end
+COMPARE_FROM = 1e12
+#: the late flow alone, from the population flow's end: the times (log10) it is recorded at
+FAR_DECADES = (20.0, 30.0, 40.0, 60.0, 100.0, 200.0, 300.0, 1000.0, 3000.0)
+
+
+def comparison(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
+    """The late flow from the population flow's point at ``COMPARE_FROM``, at its recorded times from there on:
+    ``xi1``, ``xi1/xi2`` and ``loss * xi1`` of both, and their relative differences."""
+    part = main[main["time"] >= COMPARE_FROM].sort_values("time")
+    start = part.iloc[0]
+    late = late_flow(float(start["xi1"]), float(start["xi2"]), float(start["time"]), np.log10(part["time"]), N, d)
+    out = pd.DataFrame(
+        {
+            "time": part["time"].to_numpy(),
+            "xi1": part["xi1"].to_numpy(),
+            "xi1_late": 10.0 ** late["log10_xi1"].to_numpy(),
+            "xi_ratio": (part["xi1"] / part["xi2"]).to_numpy(),
+            "xi_ratio_late": late["xi_ratio"].to_numpy(),
+            "loss_xi1": (part["reduced_loss"] * part["xi1"]).to_numpy(),
+            "loss_xi1_late": late["loss_xi1"].to_numpy(),
+        }
     )
+    for q in ("xi1", "xi_ratio", "loss_xi1"):
+        out[f"{q}_change"] = np.abs(out[f"{q}_late"] / out[q] - 1.0)
+    return out
+
+
+def far(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
+    """The late flow from the population flow's end to ``10**FAR_DECADES[-1]``, with ``xi1/xi2 - 1/2`` and
+    ``law = xi1^3 (d + (1 - r)^2) / (3 C t)``, which the late-time law puts at 1."""
+    end = main.sort_values("time").iloc[-1]
+    decades = [math.log10(float(end["time"]))] + [x for x in FAR_DECADES if x > math.log10(float(end["time"]))]
+    late = late_flow(float(end["xi1"]), float(end["xi2"]), float(end["time"]), np.array(decades), N, d)
+    C = asymptote(N, d)
+    law = 3.0 * late["log10_xi1"] - late["log10_time"] + np.log10((d + (1.0 - late["boundary"]) ** 2) / (3.0 * C))
+    out = late[["log10_time", "xi_ratio"]].assign(xi_ratio_minus_half=late["xi_ratio"] - 0.5)
+    return out.assign(**late[["boundary", "one_plus_boundary", "log10_xi1", "loss_xi1"]], law=10.0**law)
+
+
+def late_time_law(population: pd.DataFrame, N: int, d: int) -> dict[str, tuple[float, pd.DataFrame | None, ...]]:
+    """Per variant of an audit's population rows: ``(end, comparison, far)``, both None if its flow ends before
+    ``COMPARE_FROM`` (a short run: nothing to hold the law to)."""
+    out = {}
+    for variant, main in population.groupby("variant", sort=True):
+        end = float(main["time"].max())
+        out[variant] = (end, None, None) if end < COMPARE_FROM else (end, comparison(main, N, d), far(main, N, d))
+    return out

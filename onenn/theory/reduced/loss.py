@@ -1,31 +1,12 @@
-"""The reduced loss on a fixed sample of inner products ``t`` (n, N), its exact gradient in ``(xi1, xi2)``, its
-Monte-Carlo error, and the loss landscape on a grid.
+"""The reduced loss on a fixed sample of inner products ``t`` (n, N): the readable float64 reference of the reduced
+family (``_per_prompt``: per-prompt loss and exact gradient in ``(xi1, xi2)``), its means and Monte-Carlo errors,
+and the landscape (docs/method.md §4.3). ``compiled.per_prompt`` is its port for speed.
 
-Derivation of the reduced binary loss (labels integrated out)
--------------------------------------------------------------
-Scores: ``s_j = xi1 t_j`` for the context (``j <= N``) and ``s_0 = xi1 - xi2`` for the query attending to
-itself (``<x_q, x_q> = 1`` gives ``xi1``, the last coordinate gives ``-xi2``). With ``q = softmax(s)`` over
-the ``N + 1`` scores the binary output is ``l = sum_{j<=N} q_j y_j`` (the query's label slot is 0). For labels
-``y_j`` independent of ``t``, independent of each other, with ``E y = 0`` and ``E y^2 = 1``::
+With ``q = softmax(s)`` over the scores ``s_j = xi1 t_j`` and ``s_0 = xi1 - xi2`` (the query) and the labels
+integrated out, a prompt's loss is ``f = 1/2 (r^2 + sum_{j != i*} q_j^2)``, ``r = 1 - q_{i*}``; with
+``gbar = sum_{j != i*} q_j^2 - q_{i*} r`` and ``gap_j = t_j - t_{i*}``::
 
-    E_y (l - y_{i*})^2 = sum_{j,k} q_j q_k E[y_j y_k] - 2 sum_j q_j E[y_j y_{i*}] + E[y_{i*}^2]
-                       = sum_j q_j^2 - 2 q_{i*} + 1,
-
-so ``L_bin(xi1, xi2) = 1/2 E_t[sum_j q_j^2 - 2 q_{i*} + 1]`` with ``i* = argmax_j t_j``. For numerical
-stability we use the equivalent form ``1/2 E_t[r^2 + sum_{j != i*} q_j^2]`` with
-``r = 1 - q_{i*} = sum_{k != i*} q_k`` (the sum includes the query), which never subtracts numbers near 1.
-The multiclass loss on the family is ``L_MC = ((K-1)/K) L_bin`` (Lemma 2 of the multiclass paper; docs/method.md §4.3).
-
-Gradient: with ``f = 1/2 (sum_j q_j^2 - 2 q_{i*} + 1)`` put ``g_j = df/dq_j = q_j - [j = i*]`` for the
-context and ``g_0 = 0`` for the query, and ``gbar = sum_k q_k g_k = sum_{j != i*} q_j^2 - q_{i*} r``. The
-softmax Jacobian gives ``df/ds_k = q_k (g_k - gbar)``; these sum to zero, so with ``t_0 := 1``::
-
-    dL/dxi1 = E sum_k q_k (g_k - gbar)(t_k - t_{i*})
-            = E[ sum_{j != i*} q_j^2 gap_j - gbar (sum_{j != i*} q_j gap_j + q_0 (1 - t_{i*})) ],
-    dL/dxi2 = -E[df/ds_0] = E[q_0 gbar],
-
-where ``gap_j = t_j - t_{i*} <= 0``. Subtracting ``t_{i*}`` removes the ``i*`` term, which would otherwise
-cancel against the rest.
+    df/dxi1 = sum_{j != i*} q_j^2 gap_j - gbar (sum_{j != i*} q_j gap_j + q_0 (1 - t_{i*})),   df/dxi2 = q_0 gbar.
 """
 
 from __future__ import annotations
@@ -61,11 +42,7 @@ def loss_scale(K: int | None) -> float:
 
 
 def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Query attention ``(q_context (n, N), q_query (n,))`` on the family, via a stable log-sum-exp.
-
-    ``q_j = exp(xi1 t_j) / (sum_l exp(xi1 t_l) + exp(xi1 - xi2))``; ``q_query`` is the query's weight on
-    itself, ``exp(xi1 - xi2) / (same denominator)``.
-    """
+    """Query attention ``(q_context (n, N), q_query (n,))`` on the family, via a stable log-sum-exp."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     t = _check_inner_products(t)
@@ -99,10 +76,8 @@ def _check_weights(weights: np.ndarray | None, prompts: int) -> np.ndarray | Non
 
 
 def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
-    """Sort each row of ``t`` descending and store the gaps to the row maximum (and the prompts' weights).
-
-    The gaps are stored with the prompts innermost, ``(N-1, n)``: every sum over a prompt's context is then a
-    sum of ``N-1`` contiguous vectors, which numpy vectorises (a sum along short rows of 31 numbers is slow)."""
+    """Sort each row of ``t`` descending and store the gaps to the row maximum, the prompts innermost (``(N-1, n)``:
+    a sum over the context is then a sum of contiguous vectors), and the prompts' weights."""
     t = _check_inner_products(t)
     weight = _check_weights(weights, t.shape[0])
     t_sorted = -np.sort(-t, axis=1)  # (n, N), descending
@@ -121,13 +96,8 @@ def _per_prompt(
     with_grad: bool,
     buffers: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample: the definition.
-
-    This numpy version is the readable reference; the runs use its compiled twin
-    (``onenn.theory.reduced.compiled.per_prompt``, through ``_per_prompt_all``), which the tests hold to it.
-
-    ``gaps`` is ``(N-1, n)``, the prompts innermost; every per-prompt result is ``(n,)``. ``buffers``: two
-    scratch arrays of at least ``gaps``' shape (made here when None)."""
+    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample: the reference.
+    ``buffers``: two scratch arrays of at least ``gaps``' shape (made here when None)."""
     # Shift every score by its row maximum: scores relative to s_{i*} are xi1*gap_j (context),
     # 0 (i*) and xi1*gap_query - xi2 (query). The context's weights are e_j = exp(xi1 gap_j - shift).
     shift = np.maximum(0.0, xi1 * gap_query - xi2)  # (n,)
@@ -170,11 +140,8 @@ def _per_prompt(
 
 
 def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, compiled: bool = True) -> list[np.ndarray]:
-    """Per-prompt binary loss (and gradient) over the whole prepared sample.
-
-    By default by ``onenn.theory.reduced.compiled.per_prompt``, one compiled pass over the sample (numba, loaded on
-    first use); with ``compiled=False`` by ``_per_prompt``, the definition, in chunks of ``_CHUNK_ROWS`` prompts.
-    The two agree to float64 round-off (tests/unit/test_reduced_compiled.py)."""
+    """Per-prompt binary loss (and gradient) over the prepared sample: by the compiled port, or with
+    ``compiled=False`` by the reference in chunks (tests/unit/test_reduced_compiled.py holds them together)."""
     if compiled:
         return _per_prompt_compiled(float(xi1), float(xi2), prep)[: 3 if with_grad else 1]
     prompts = prep.gap_query.shape[0]
@@ -189,7 +156,7 @@ def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, com
 
 
 def _per_prompt_compiled(xi1: float, xi2: float, prep: Prepared) -> list[np.ndarray]:
-    """``[loss, grad_xi1, grad_xi2]`` per prompt by the compiled pass (contiguous float64 arrays, as it is compiled)."""
+    """``[loss, grad_xi1, grad_xi2]`` per prompt by the compiled pass."""
     from onenn.theory.reduced.compiled import per_prompt  # numba: imported where it is used
 
     values = [np.empty(prep.gap_query.shape[0]) for _ in range(3)]
@@ -215,10 +182,7 @@ def loss_grad_prepared(xi1: float, xi2: float, prep: Prepared) -> tuple[float, f
 def reduced_loss(
     xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> float:
-    """Sample estimate of ``L_bin(xi1, xi2)`` (or ``L_MC`` when ``K`` is given) on the fixed ``t``.
-
-    ``weights`` (one per prompt, e.g. from ``sampling.audit_sample``) turn the mean into a weighted mean.
-    """
+    """``L_bin(xi1, xi2)`` (``L_MC`` for ``K``) on the fixed ``t``, the mean weighted by ``weights`` if given."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     return loss_scale(K) * loss_prepared(xi1, xi2, prepare(t, weights))
@@ -249,13 +213,7 @@ class MonteCarloEstimate(NamedTuple):
 def monte_carlo_estimate(
     xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> MonteCarloEstimate:
-    """Loss and gradient on ``t`` with their Monte-Carlo standard errors, to show the sampling error is small.
-
-    The labels are integrated exactly, so the only randomness is the draw of ``t``; the standard error is
-    the per-prompt standard deviation over ``sqrt(prompts)``. With ``weights`` (normalised to ``w``) it is
-    ``sqrt(sum_i w_i^2 (v_i - mean)^2)``, which ignores the variance reduction of stratification (an upper
-    bound for the stratified sampler).
-    """
+    """Loss and gradient on ``t`` with their Monte-Carlo standard errors (``_standard_error``)."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     return _estimate(xi1, xi2, prepare(t, weights), loss_scale(K))
@@ -273,16 +231,19 @@ def monte_carlo_estimates(
     return [_estimate(a, b, prep, scale) for a, b in points]
 
 
+def _standard_error(v: np.ndarray, prep: Prepared) -> float:
+    """The mean's standard error: ``sd / sqrt(prompts)``, or ``sqrt(sum_i w_i^2 (v_i - mean)^2)`` with weights."""
+    if v.shape[0] < 2:
+        return math.nan
+    if prep.weight is None:
+        return float(v.std(ddof=1)) / math.sqrt(v.shape[0])
+    return math.sqrt(float((prep.weight**2) @ (v - _mean(v, prep)) ** 2))
+
+
 def _estimate(xi1: float, xi2: float, prep: Prepared, scale: float) -> MonteCarloEstimate:
     values = _per_prompt_all(xi1, xi2, prep, with_grad=True)
-    prompts = values[0].shape[0]
     means = [_mean(v, prep) for v in values]
-    if prompts < 2:
-        ses = [math.nan] * len(values)
-    elif prep.weight is None:
-        ses = [float(v.std(ddof=1)) / math.sqrt(prompts) for v in values]
-    else:
-        ses = [math.sqrt(float((prep.weight**2) @ (v - m) ** 2)) for v, m in zip(values, means)]
+    ses = [_standard_error(v, prep) for v in values]
     return MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses))
 
 
@@ -293,57 +254,19 @@ def loss_landscape(
     K: int | None = None,
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The reduced loss on the grid and its standard error (``monte_carlo_estimate`` at every point), on one
-    sample ``t``: two arrays of shape ``(len(xi1_grid), len(xi2_grid))`` (``'ij'`` indexing).
-
-    Computed a row of the grid at a time (``_landscape_row``): the context's sums depend on ``xi1`` only."""
+    """The reduced loss and its standard error at every point of the grid (``'ij'`` indexing), on one sample ``t``,
+    by the numpy reference ``_per_prompt``."""
     xi1_grid = np.asarray(xi1_grid, dtype=np.float64).ravel()
     xi2_grid = np.asarray(xi2_grid, dtype=np.float64).ravel()
     for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):
         if grid.size == 0 or not np.all(np.isfinite(grid)):
             raise ValueError(f"{name} must be a non-empty array of finite numbers")
-    prep = prepare(t, weights)
-    scale = loss_scale(K)
+    prep, scale = prepare(t, weights), loss_scale(K)
     loss = np.empty((xi1_grid.size, xi2_grid.size))
     loss_se = np.empty_like(loss)
-    block = max(1, _LANDSCAPE_NUMBERS // prep.gap_query.size)  # xi2 values at once
     for i, xi1 in enumerate(xi1_grid):
-        for lo in range(0, xi2_grid.size, block):
-            hi = min(lo + block, xi2_grid.size)
-            loss[i, lo:hi], loss_se[i, lo:hi] = _landscape_row(float(xi1), xi2_grid[lo:hi], prep, scale)
+        for j, xi2 in enumerate(xi2_grid):
+            values = _per_prompt_all(float(xi1), float(xi2), prep, with_grad=False, compiled=False)[0]
+            mean, se = _mean(values, prep), _standard_error(values, prep)
+            loss[i, j], loss_se[i, j] = scale * mean, scale * se
     return loss, loss_se
-
-
-#: numbers in one block of ``_landscape_row``'s (xi2, prompt) arrays
-_LANDSCAPE_NUMBERS = 1 << 20
-
-
-def _landscape_row(xi1: float, xi2: np.ndarray, prep: Prepared, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(loss, loss_se)`` at ``(xi1, xi2[k])`` for every ``k``: the numbers of ``_estimate``, for a whole row.
-
-    ``_per_prompt``'s context sums ``sum_j exp(xi1 gap_j - shift)`` and ``sum_j exp(2 (xi1 gap_j - shift))``
-    depend on ``xi2`` only through the factor ``exp(-shift)``: they are summed once per ``xi1`` (with the part
-    ``b`` of the shift that does not depend on ``xi2``) and scaled by ``c = exp(b - shift)`` for each ``xi2``."""
-    base = np.maximum(0.0, xi1 * prep.gaps_min) if xi1 < 0 else np.zeros_like(prep.gap_query)  # (n,)
-    e = xi1 * prep.gaps  # (N-1, n)
-    e -= base
-    np.exp(e, out=e)
-    sum_e = e.sum(axis=0)  # (n,)
-    sum_e2 = np.einsum("jn,jn->n", e, e)
-    score_query = xi1 * prep.gap_query - xi2[:, None]  # (k, n)
-    shift = np.maximum(base, score_query)  # as _per_prompt's: max(0, xi1 gap_query - xi2[, xi1 gaps_min])
-    c = np.exp(base - shift)
-    e_star = np.exp(-shift)
-    e_query = np.exp(score_query - shift)
-    s = c * sum_e
-    z = e_star + s + e_query
-    r = (s + e_query) / z
-    per = 0.5 * (r * r + sum_e2 * (c / z) ** 2)  # (k, n): per-prompt loss
-    prompts = per.shape[1]
-    if prep.weight is None:
-        mean = per.mean(axis=1)
-        se = per.std(axis=1, ddof=1) / math.sqrt(prompts) if prompts > 1 else np.full(len(xi2), math.nan)
-    else:
-        mean = per @ prep.weight
-        se = np.sqrt(((per - mean[:, None]) ** 2) @ prep.weight**2) if prompts > 1 else np.full(len(xi2), math.nan)
-    return scale * mean, scale * se

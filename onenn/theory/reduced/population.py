@@ -1,38 +1,8 @@
-"""The population reduced loss and its gradient by quadrature that follows the dynamics (docs/method.md §7.3).
-
-The reduced loss of a prompt depends on its inner products only through the largest, ``t1 = t_(1)``, the gaps
-``t_j - t1`` and the query's own gap ``1 - t1`` (``loss._per_prompt``). Write ``f`` and ``F`` for the density and
-the distribution function of one inner product. The two largest of ``N`` i.i.d. inner products have the joint
-density ``N (N-1) f(t1) f(t2) F(t2)^(N-2)`` on ``t2 < t1``; given them, the other ``N - 2`` are i.i.d. with
-density ``f / F(t2)`` on ``[-1, t2]``. With the gap ``g = t1 - t2`` (Jacobian 1)::
-
-    L = int_{-1}^{1} dt1 int_0^{1+t1} dg  N (N-1) f(t1) f(t1-g) F(t1-g)^(N-2)  E[loss | t1, t1-g],
-
-and the same for the gradient (the law of ``t`` does not depend on ``xi``: the gradient of ``L`` is the mean
-of the per-prompt gradient). At large ``xi1`` the integrand changes on the scale ``w = 1/xi1`` in two places:
-in ``t1`` around the boundary ``r = 1 - xi2/xi1``, where the query's own score ``xi1 - xi2`` meets the nearest
-context score ``xi1 t1`` (prompts with ``t1 < r`` attend to the query, loss near 1/2, gradient
-``~exp(-xi1 (r - t1))``), and in ``g`` near 0, the near-ties. Both integrals are therefore taken in variables
-that stretch those places, recomputed at every evaluation from the current ``(xi1, xi2)``, with
-``w = 1/max(xi1, 1)`` and ``c = r`` clipped to ``[-1, 1]``:
-
-- ``t1`` in three pieces (``_t1_nodes``): a quarter of the nodes on ``[-1, c + min(40 w, 1/4)]`` by
-  ``t1 = c + w sinh(.)`` (spacing proportional to the distance from ``c``, down to ``w``: the boundary and the
-  thin tail beyond it); a quarter by ``t1 = F^{-1}(exp(z))``, ``z`` uniform, up to the 5% quantile of ``t_(1)``;
-  half by ``t1 = F^{-1}(y^(1/N))``, ``y`` uniform (the law of ``t_(1)``: the bulk);
-- ``g = w sinh(beta v)``, ``v`` in [0, 1], ``beta = asinh((1 + t1)/w)``: spacing proportional to ``g``, down to ``w``.
-
-Each piece carries composite Gauss-Legendre panels of ``PANEL`` nodes, the map's Jacobian in the weight. Given
-``t2``, the largest of the other ``N - 2``, ``t3``, has ``y = (F(t3)/F(t2))^(N-2)`` uniform on (0, 1): it is
-integrated by ``third_nodes`` Gauss-Legendre nodes in ``s``, ``y = s^2`` (``y^(1/(N-2))`` is steep at 0, ``s^(2/(N-2))``
-with the Jacobian ``2s`` much less). The ``N - 3`` others are one draw per node from their exact conditional law,
-``t_j = F^{-1}(U_j F(t3))`` with fixed uniforms ``U`` (seeded), so the estimate is a smooth function of ``(xi1, xi2)``
-(an ODE solver needs that) and deterministic; each prompt's value is taken less its control variates
-(``control_variates``): the drawn points enter the prompt only through four sums, whose means given ``t1`` and ``t3``
-are one-dimensional integrals computed exactly, so the first-order part of their fluctuation is removed without
-changing the mean. Resolution: ``t1_nodes x gap_nodes x third_nodes`` nodes.
-The weights' sum, the quadrature of the density, is 1 up to the quadrature error (``mass``).
-"""
+"""The population reduced loss and its gradient by a quadrature that follows the dynamics (docs/method.md §7.3,
+"The population quadrature"): nodes in ``t_(1)`` around the boundary ``r = 1 - xi2/xi1`` and in the gap to
+``t_(2)`` near 0, both on the scale ``1/xi1`` and placed anew at every evaluation; ``t_(3)`` by Gauss-Legendre in its
+law given ``t_(2)``; the other ``N - 3`` drawn once per node from fixed uniforms, less their control variates.
+Each prompt's value is ``loss._per_prompt``'s, by its compiled port."""
 
 from __future__ import annotations
 
@@ -44,6 +14,7 @@ import numpy as np
 
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.checks import check_finite, check_integer
+from onenn.theory.reduced.dynamics import Trajectory, flow_of
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all
 from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
 
@@ -104,8 +75,8 @@ def quadrature(
     stream: int = _PURPOSE_REST,
     third_nodes: int = THIRD_NODES,
 ) -> Quadrature:
-    """The quadrature at resolution ``t1_nodes x gap_nodes x third_nodes`` (the first two multiples of ``PANEL``),
-    uniforms from instance ``stream`` of the audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
+    """The quadrature at ``t1_nodes x gap_nodes x third_nodes`` nodes, uniforms from instance ``stream`` of the
+    audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
     check_integer("N", N, minimum=3)
     check_integer("d", d, minimum=3)
     for name, value, unit in (("t1_nodes", t1_nodes, 4 * PANEL), ("gap_nodes", gap_nodes, PANEL)):
@@ -152,9 +123,8 @@ def stuck_mass(xi1: float, xi2: float, N: int, d: int) -> float:
 
 
 class Nodes(NamedTuple):
-    """The quadrature's prompts at one ``(xi1, xi2)``, rearranged as ``loss.prepare`` does (the gaps' rows: the
-    second nearest, the third, then the ``N - 3`` drawn), their weights, and each prompt's ``t_(1)``, ``t_(3)`` and
-    ``F(t_(3))`` (the drawn ones' law: ``f / F(t_(3))`` below ``t_(3)``)."""
+    """The quadrature's prompts at one point as ``loss.prepare`` arranges them (rows: the second nearest, the
+    third, the ``N - 3`` drawn), their mass, and each prompt's ``t_(1)``, ``t_(3)`` and ``F(t_(3))``."""
 
     prepared: Prepared
     mass: float
@@ -197,9 +167,8 @@ LOG_CDF_SPAN = 40.0
 
 
 def _log_cdf_piece(q: Quadrature, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
-    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform (nodes ~ f/F: no tail is too thin), ``z``
-    from at most ``LOG_CDF_SPAN / N`` below its top (``t1`` below that carries ``exp(-LOG_CDF_SPAN)`` of the
-    piece's mass and is left out)."""
+    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform, from at most ``LOG_CDF_SPAN / N`` below
+    its top."""
     u, u_weight = _piece(q, 1)
     z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
     z_lo = max(math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300)), z_hi - LOG_CDF_SPAN / q.N)
@@ -230,8 +199,7 @@ def _t1_nodes(xi1: float, xi2: float, q: Quadrature) -> tuple[np.ndarray, np.nda
 
 
 def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
-    """Place the nodes for ``(xi1, xi2)``: t1 around the boundary, the gap near 0, both on the scale ``1/xi1``;
-    the third nearest by ``q.y`` in its law given the second; the others drawn below it."""
+    """Place the nodes for ``(xi1, xi2)``."""
     w = 1.0 / max(xi1, 1.0)
     t1, log_t1_weight = _t1_nodes(xi1, xi2, q)  # (n1,)
     beta = np.arcsinh((1.0 + t1) / w)  # (n1,)
@@ -263,8 +231,7 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
 
 
 def _inverse_cdf_fast(y: np.ndarray, q: Quadrature) -> np.ndarray:
-    """``F^{-1}(y)`` for the drawn points, by ``compiled.inverse_cdf_fast``: ten times ``_inverse_cdf``'s speed,
-    within 4e-9 of it."""
+    """``F^{-1}(y)`` for the drawn points (``compiled.inverse_cdf_fast``: within 4e-9 of ``_inverse_cdf``)."""
     from onenn.theory.reduced.compiled import inverse_cdf_fast
 
     out = np.empty(y.size)
@@ -275,8 +242,7 @@ def _inverse_cdf_fast(y: np.ndarray, q: Quadrature) -> np.ndarray:
 
 
 def _inverse_cdf(y: np.ndarray, q: Quadrature) -> np.ndarray:
-    """``np.interp(y, q.table_cdf, q.table_t)`` (the same numbers) by the compiled, guided lookup of
-    ``compiled.interp``: numpy's bisection of the 2^18-point table costs most of a population evaluation."""
+    """``np.interp(y, q.table_cdf, q.table_t)``, the same numbers, by ``compiled.interp``'s guided lookup."""
     from onenn.theory.reduced.compiled import interp
 
     out = np.empty(y.size)
@@ -294,8 +260,8 @@ class PopulationValue(NamedTuple):
 
 
 def population_loss_grad(xi1: float, xi2: float, q: Quadrature) -> PopulationValue:
-    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` of the population at ``(xi1, xi2)`` by the quadrature ``q``: the
-    weighted mean over its prompts, each less its control variates (``control_variates``)."""
+    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` by the quadrature ``q``: the weighted mean over its prompts, each less
+    its control variates."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     at = nodes(xi1, xi2, q)
@@ -313,12 +279,9 @@ CONTROL_XI1_MIN = -100.0
 
 
 def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray) -> np.ndarray:
-    """``(4, n)``: the means, given ``t_(1)`` and ``t_(3)``, of the drawn ``N - 3``'s sums ``sum e_j``,
-    ``sum e_j^2``, ``sum e_j^2 gap_j`` and ``sum e_j gap_j`` (``e_j = exp(xi1 gap_j - shift)``, ``gap_j = t_j -
-    t_(1)``): ``(N - 3) E[.]`` under ``f / F(t_(3))`` below ``t_(3)``, as ``(N - 3) H_a / H_0`` and
-    ``(N - 3) J_a / H_0`` with ``H_a(s) = int e^{a (t - s)} f dt`` and ``J_a(s) = int e^{a (t - s)} (t - s) f dt``
-    up to ``s = t_(3)`` (``compiled.exp_moments``, exact on each segment of the table of ``f``; ``H_0``, the same
-    table's ``F``, makes the ratio exact at ``a = 0``)."""
+    """``(4, n)``: the means of ``drawn_sums`` given ``t_(1)``, ``t_(3)``: ``(N - 3) H_a / H_0`` and
+    ``(N - 3) J_a / H_0`` at ``s = t_(3)``, ``H_a(s) = int^s e^{a (t - s)} f dt``, ``J_a(s) = int^s e^{a (t - s)}
+    (t - s) f dt`` (``compiled.exp_moments``)."""
     from onenn.theory.reduced.compiled import exp_moments
 
     h = float(q.table_t[1] - q.table_t[0])
@@ -344,8 +307,7 @@ def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray)
 
 
 def _shift(xi1: float, xi2: float, gap_query: np.ndarray, gaps_min: np.ndarray) -> np.ndarray:
-    """The per-prompt shift of the scores relative to the nearest's (as ``loss._per_prompt``): the largest of 0,
-    the query's ``xi1 gap_query - xi2`` and, for ``xi1 < 0``, ``xi1 gaps_min``."""
+    """``loss._per_prompt``'s shift: ``max(0, xi1 gap_query - xi2[, xi1 gaps_min for xi1 < 0])``."""
     shift = np.maximum(0.0, xi1 * gap_query - xi2)
     return np.maximum(shift, xi1 * gaps_min) if xi1 < 0 else shift
 
@@ -370,10 +332,9 @@ def _parts(xi1, xi2, fixed, gap_query, rho, shift):
 def value_from_sums(
     xi1: float, xi2: float, fixed: np.ndarray, gap_query: np.ndarray, rho: np.ndarray, shift: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A prompt's ``(loss, dL/dxi1, dL/dxi2)`` (``loss._per_prompt``'s) as a function of the drawn points' sums
-    ``rho`` (``drawn_sums``), its other context points' gaps ``fixed`` (``(k, n)``) and its query's gap: with
-    ``u = e^{-shift}`` the nearest's weight, ``a0`` the query's, ``y = a0 + sum e + rho_1`` the others', ``z = u + y``
-    and ``gbar = (sum e^2 + rho_2 - y u) / z^2`` (docs/method.md §7.3)::
+    """``loss._per_prompt``'s ``(loss, dL/dxi1, dL/dxi2)`` from the drawn points' sums ``rho``, the other context
+    gaps ``fixed`` (``(k, n)``) and the query's gap; ``u = e^{-shift}``, ``a0`` the query's weight,
+    ``y = a0 + sum e + rho_1``, ``z = u + y``, ``gbar = (sum e^2 + rho_2 - y u) / z^2``::
 
         loss = (y^2 + sum e^2 + rho_2) / (2 z^2),
         dL/dxi1 = (sum e^2 gap + rho_3) / z^2 - gbar (sum e gap + rho_4 + a0 (1 - t1)) / z,
@@ -395,11 +356,8 @@ def slopes(
 
 
 def control_variates(xi1: float, xi2: float, at: Nodes, q: Quadrature) -> tuple[np.ndarray, ...]:
-    """Per prompt, for the loss and both gradient components: ``c . (R - m)``, with ``R`` the drawn ``N - 3``'s four
-    sums (``drawn_sums``), ``m`` their means given the prompt's ``t_(1)`` and ``t_(3)`` (``conditional_moments``)
-    and ``c`` the derivatives of the prompt's value in them at ``m`` (``slopes``; docs/method.md §7.3). Subtracted
-    from the prompt's value it leaves the mean unchanged (``E[R] = m``, ``c`` fixed by the nodes) and removes the
-    drawn points' fluctuation to first order. Zeros where ``xi1 < CONTROL_XI1_MIN``."""
+    """Per prompt, for the loss and both gradient components: ``c . (R - m)``, ``R`` the drawn sums, ``m`` their
+    conditional means, ``c`` the ``slopes`` at ``m``: mean 0, it removes the draw's noise to first order."""
     n = at.t1.size
     if xi1 < CONTROL_XI1_MIN:
         return np.zeros(n), np.zeros(n), np.zeros(n)
@@ -409,18 +367,6 @@ def control_variates(xi1: float, xi2: float, at: Nodes, q: Quadrature) -> tuple[
     return tuple(
         np.nan_to_num(sum(c[k] * delta[k] for k in range(4))) for c in slopes(xi1, xi2, gaps[:2], gap_query, m, shift)
     )
-
-
-class PopulationTrajectory(NamedTuple):
-    """The population gradient flow at the recorded times, with the loss, the boundary and the mass beyond it."""
-
-    time: np.ndarray
-    xi1: np.ndarray
-    xi2: np.ndarray
-    loss: np.ndarray
-    boundary: np.ndarray
-    stuck_mass: np.ndarray
-    mass: np.ndarray
 
 
 def population_flow(
@@ -433,11 +379,8 @@ def population_flow(
     rtol: float = 1e-7,
     atol: float = 1e-8,
     progress: FlowProgressCallback | None = None,
-) -> PopulationTrajectory:
-    """The gradient flow of the population loss (``dynamics.flow_of``) from time 0, its gradient by ``q`` at
-    every evaluation; loss, boundary ``r`` and stuck mass ``F(r)^N`` at ``record_times``. ``progress``:
-    ``flow_of``'s (silent by default)."""
-    from onenn.theory.reduced.dynamics import flow_of
+) -> Trajectory:
+    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``), its gradient by ``q``."""
 
     def grad(xi1: float, xi2: float) -> tuple[float, float]:
         value = population_loss_grad(xi1, xi2, q)
@@ -445,12 +388,7 @@ def population_flow(
 
     xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, method, record_times, rtol, atol, progress)
     values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
-    return PopulationTrajectory(
-        np.asarray(record_times, dtype=np.float64),
-        xi1,
-        xi2,
-        np.array([v.loss for v in values]),
-        np.array([boundary(float(a), float(b)) for a, b in zip(xi1, xi2, strict=True)]),
-        np.array([stuck_mass(float(a), float(b), q.N, q.d) for a, b in zip(xi1, xi2, strict=True)]),
-        np.array([v.mass for v in values]),
+    loss = np.array([v.loss for v in values])
+    return Trajectory(
+        np.asarray(record_times, dtype=np.float64), xi1, xi2, loss, mass=np.array([v.mass for v in values])
     )

@@ -1,6 +1,5 @@
 """The page and the figure of the convergence proof's inequalities along the audit's flow (docs/method.md §7.6),
-from the table of ``onenn.theory.proof_steps`` (one row per variant, source, reading, inequality and point). They
-only read it: which inequality fails first, where, by how much, and how much that moves at half the nodes."""
+read from ``onenn.theory.inequalities.inequalities_table``."""
 
 from __future__ import annotations
 
@@ -102,21 +101,10 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-MAIN_HEADER = [
-    "inequality",
-    "reading",
-    "worst margin",
-    "at t",
-    "(ξ1, ξ2) there",
-    "first recorded t it fails",
-    "(ξ1, ξ2) there",
-    "in the proof's region?",
-    "worst margin in the region",
-    "worst margin at half the nodes",
+MAIN_HEADER = ["inequality", "reading", "worst margin", "at t", "(ξ1, ξ2) there", "first recorded t it fails",
+    "(ξ1, ξ2) there", "in the proof's region?", "worst margin in the region", "worst margin at half the nodes",
     "rate's largest change at half the nodes (region / all) · Jensen: share of prompts failing at its first failure",
-    "GD (t ≤ 1000): worst margin",
-    "GD: first t it fails",
-]
+    "GD (t ≤ 1000): worst margin", "GD: first t it fails"]  # fmt: skip
 
 
 def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
@@ -144,16 +132,8 @@ def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-C_D_HEADER = [
-    "lemma",
-    "reading",
-    "largest C_d, whole flow",
-    "binding at t",
-    "(ξ1, ξ2) there",
-    "largest C_d in the region",
-    "at half the nodes",
-    "GD (t ≤ 1000)",
-]
+C_D_HEADER = ["lemma", "reading", "largest C_d, whole flow", "binding at t", "(ξ1, ξ2) there",
+    "largest C_d in the region", "at half the nodes", "GD (t ≤ 1000)"]  # fmt: skip
 
 
 def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
@@ -174,15 +154,8 @@ def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-LEMMA12_HEADER = [
-    "condition",
-    "flow's crossing of 7/15",
-    "margin there",
-    "GD's crossing",
-    "margin there",
-    "(7σ/15, σ)",
-    "margin there",
-]
+LEMMA12_HEADER = ["condition", "flow's crossing of 7/15", "margin there", "GD's crossing", "margin there",
+    "(7σ/15, σ)", "margin there"]  # fmt: skip
 
 
 def first_in_region(steps: pd.DataFrame) -> tuple[str, float] | None:

@@ -1,4 +1,4 @@
-"""The convergence proof's inequalities (onenn.theory.reduced.proof_steps, onenn.theory.proof_steps): the rate
+"""The convergence proof's inequalities (onenn.theory.inequalities, its page onenn.analysis.inequalities_page): the rate
 against finite differences of the loss and against GD's own step, each side typed again from the text, the
 Jensen step on prompts computed by hand and in closed form, a lemma where it holds by construction."""
 
@@ -9,13 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.analysis.proof_steps import figure, first_in_region, page
+from onenn.analysis.inequalities_page import figure, first_in_region, page
+from onenn.maths.crossing import crossing
 from onenn.maths.family import XI_RATIO_BOUND
-from onenn.theory.audit import AuditSettings, _sample, run_audit
-from onenn.theory.proof_steps import proof_steps, weighted_sample
-from onenn.theory.reduced import proof_steps as ps
+from onenn.theory import inequalities as ps
+from onenn.theory.audit import AuditSettings, run_audit
+from onenn.theory.inequalities import inequalities_table
 from onenn.theory.reduced.dynamics import gd_update
-from onenn.theory.reduced.loss import _per_prompt, loss_prepared, prepare, reduced_loss
+from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, prepare, reduced_loss
+from onenn.theory.reduced.thresholds import lemma12_a
 from onenn.theory.reduced.population import nodes, quadrature
 from onenn.theory.reduced.sampling import sample_inner_products
 
@@ -35,7 +37,7 @@ def test_rate_is_minus_the_finite_difference_gradient_over_d_and_1(sample, facto
     h = 1e-5 * max(1.0, xi1)
     fd1 = (reduced_loss(xi1 + h, xi2, sample) - reduced_loss(xi1 - h, xi2, sample)) / (2 * h)
     fd2 = (reduced_loss(xi1, xi2 + h, sample) - reduced_loss(xi1, xi2 - h, sample)) / (2 * h)
-    xi1_dot, xi2_dot = ps.rate(*ps.mean_gradient(xi1, xi2, prep), D, factor)
+    xi1_dot, xi2_dot = ps.rate(*loss_grad_prepared(xi1, xi2, prep)[1:], D, factor)
     assert float(xi1_dot) == pytest.approx(-factor * fd1 / D, rel=1e-6, abs=1e-14)
     assert float(xi2_dot) == pytest.approx(-factor * fd2, rel=1e-6, abs=1e-14)
 
@@ -50,7 +52,7 @@ def test_rate_on_the_population_is_minus_the_finite_difference_gradient(xi1, xi2
     fd1 = (loss_prepared(xi1 + h, xi2, prep) - loss_prepared(xi1 - h, xi2, prep)) / (2 * h)
     fd2 = (loss_prepared(xi1, xi2 + h, prep) - loss_prepared(xi1, xi2 - h, prep)) / (2 * h)
     for factor in ps.LOSS_FACTORS:
-        xi1_dot, xi2_dot = ps.rate(*ps.mean_gradient(xi1, xi2, prep), D, factor)
+        xi1_dot, xi2_dot = ps.rate(*loss_grad_prepared(xi1, xi2, prep)[1:], D, factor)
         assert float(xi1_dot) == pytest.approx(-factor * fd1 / D, rel=1e-5)
         assert float(xi2_dot) == pytest.approx(-factor * fd2, rel=1e-5)
 
@@ -64,21 +66,12 @@ def test_rate_is_gd_step_over_the_learning_rate():
     assert (new2 - 5.0) / lr == pytest.approx(float(xi2_dot), rel=1e-12)
 
 
-def test_per_prompt_gradient_matches_the_loss_module_where_nothing_cancels(sample):
-    prep = prepare(sample)
-    for xi1, xi2 in ((0.7, 2.0), (15.0, 12.0), (-1.0, 3.0)):
-        _, ref1, ref2 = _per_prompt(xi1, xi2, prep.gaps, prep.gaps_min, prep.gap_query, with_grad=True)
-        g1, g2 = ps.per_prompt_gradient(xi1, xi2, prep)
-        np.testing.assert_allclose(g1, ref1, rtol=1e-9, atol=1e-15)
-        np.testing.assert_allclose(g2, ref2, rtol=1e-9, atol=1e-15)
-
-
 @pytest.mark.parametrize("sigma", [3.0, 56.14])
 def test_lemma11_at_xi1_zero_holds_by_construction(sample, sigma):
     """At xi1 = 0 every context weight is q = 1/(N + e^-sigma), the query's q0 = e^-sigma q, gbar = -q q0, so
     xi2_dot = q q0^2 = e^{-2 sigma}/(N + e^{-sigma})^3 on every prompt, and Lemma 11's margin (left - right)/left
     is 1 - (N + e^{-sigma})^3 / ((N+1)^3 e) > 0 (a = a_{N,d} plays no part at xi1 = 0)."""
-    _, xi2_dot = ps.rate(*ps.mean_gradient(0.0, sigma, prepare(sample)), D)
+    _, xi2_dot = ps.rate(*loss_grad_prepared(0.0, sigma, prepare(sample))[1:], D)
     assert float(xi2_dot) == pytest.approx(math.exp(-2 * sigma) / (N + math.exp(-sigma)) ** 3, rel=1e-12)
     left, right = ps.sides("lemma11", np.array([0.0]), np.array([sigma]), None, xi2_dot, N, D)
     expected = 1 - (N + math.exp(-sigma)) ** 3 / ((N + 1) ** 3 * math.e)
@@ -132,7 +125,7 @@ def test_lemma12_from_lemma9_never_holds_on_the_line_and_the_printed_form_holds_
     for name in ("lemma12", "lemma12_replaced"):
         left, right = ps.sides(name, xi1, xi2, None, None, N, D)
         assert np.all(ps.margin(left, right, ps.BY_NAME[name].upper) < 0), name
-    threshold = 6 * math.log(2 * N**4 * math.e / ps.lemma12_a(N, D))
+    threshold = 6 * math.log(2 * N**4 * math.e / lemma12_a(N, D))
     assert ps.printed_threshold(N, D) == pytest.approx(threshold, rel=1e-15)
     left, right = ps.sides("lemma12_printed", xi1, xi2, None, None, N, D)
     holds = ps.margin(left, right, upper=False) > 0
@@ -175,21 +168,21 @@ def test_crossing_interpolates_the_ratio():
     # the ratio 0.4 at t = 1 and 0.6 at t = 2 (xi2 = 1): 7/15 at a share (7/15 - 0.4)/0.2 of the way, in log time
     time, xi1, xi2 = np.array([0.0, 1.0, 2.0]), np.array([0.0, 0.4, 0.6]), np.array([1.0, 1.0, 1.0])
     share = (7 / 15 - 0.4) / 0.2
-    t, a, b = ps.crossing(time, xi1, xi2)
+    t, a, b = crossing(time, xi1, xi2)
     assert t == pytest.approx(2.0**share)
     assert a / b == pytest.approx(7 / 15)
-    assert all(math.isnan(v) for v in ps.crossing(time, xi1 / 10, xi2))
+    assert all(math.isnan(v) for v in crossing(time, xi1 / 10, xi2))
     # from time 0 the interpolation is linear (no log of 0)
-    assert ps.crossing(time, np.array([0.0, 0.6, 0.7]), xi2)[0] == pytest.approx(7 / 15 / 0.6)
+    assert crossing(time, np.array([0.0, 0.6, 0.7]), xi2)[0] == pytest.approx(7 / 15 / 0.6)
 
 
-def test_crossing_is_the_audit_tables_crossing_time():
+def test_the_audit_tables_crossing_time_is_the_crossing():
     from onenn.analysis.tables import crossing_time
 
     time = np.array([0.0, 10.0, 100.0, 1000.0])
     xi1, xi2 = np.array([0.0, 0.1, 0.3, 0.9]), np.array([3.0, 1.0, 1.0, 1.2])
-    part = pd.DataFrame({"time": time, "xi_ratio": xi1 / xi2})
-    assert ps.crossing(time, xi1, xi2)[0] == crossing_time(part)
+    part = pd.DataFrame({"time": time, "xi1": xi1, "xi2": xi2})
+    assert crossing(time, xi1, xi2)[0] == crossing_time(part)
 
 
 @pytest.fixture(scope="module")
@@ -208,15 +201,7 @@ def tiny_audit():
         "n_eval": 60,
     }
     table = run_audit(AuditSettings.from_dict(settings)).assign(variant="sigma=3")
-    return settings, table, proof_steps(table, {"sigma=3": settings})
-
-
-def test_weighted_sample_is_the_audits():
-    s = AuditSettings(n_plain=64, n_max=4, n_gap=4)
-    t, w = weighted_sample(s)
-    ref = _sample(s)
-    np.testing.assert_array_equal(t, ref[0])
-    np.testing.assert_array_equal(w, ref[1])
+    return settings, table, inequalities_table(table, {"sigma=3": settings})
 
 
 def test_gd_rate_is_gd_increment_over_lr(tiny_audit):
@@ -306,5 +291,5 @@ def test_nodes_too_few_to_halve_give_no_resolution_rows():
     settings = {"sigma": 3.0, "steps": 5, "sample_time_end": 1.0, "time_end": 10.0, "levels": 1}
     settings |= {"n_plain": 64, "n_max": 4, "n_gap": 4, "t1_nodes": 32, "gap_nodes": 8, "n_eval": 6}
     table = run_audit(AuditSettings.from_dict(settings)).assign(variant="v")
-    steps = proof_steps(table, {"v": settings})
+    steps = inequalities_table(table, {"v": settings})
     assert set(steps["source"]) == {"population", "gd"}

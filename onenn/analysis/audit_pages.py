@@ -1,0 +1,181 @@
+"""The audit's pages beside its table (docs/method.md §7.3): the resolution test, from ``tables.audit_resolution``,
+and the late-time law, from ``onenn.theory.reduced.late_time.late_time_law``'s tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from onenn.analysis.markdown import markdown_table
+from onenn.analysis.tables import AUDIT_SWAP
+
+#: the tolerance the resolution test is held to at late times: relative change of xi1/xi2 and of the loss between
+#: the two finest resolutions
+RESOLUTION_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-2}
+#: the early times (t <= EARLY_END, where xi1/xi2 crosses 7/15) are held to EARLY_TOLERANCE, relative, in both,
+#: between the two finest resolutions and under the seed swap
+EARLY_END = 1e6
+EARLY_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-3}
+
+
+def resolution_tolerance(time: float) -> dict[str, float]:
+    """The tolerance of the resolution test at ``time``: ``EARLY_TOLERANCE`` up to ``EARLY_END``, then
+    ``RESOLUTION_TOLERANCE``."""
+    return EARLY_TOLERANCE if time <= EARLY_END else RESOLUTION_TOLERANCE
+
+
+def resolution_page(res: pd.DataFrame) -> str:
+    """The resolution table: one row per (variant, time, resolution), finest first, with the relative change to
+    the next finer resolution, then the seed swap's row (all the nodes, other uniforms) with its relative change
+    to the main flow; and per (variant, time) whether the two finest and the seed swap agree within
+    ``resolution_tolerance(time)`` (the swap only where the table has it at that time)."""
+
+    def number(x: float) -> str:
+        return "–" if math.isnan(x) else f"{x:.5g}"
+
+    body, verdicts = [], []
+    for (variant, time), part in res.groupby(["variant", "time"], sort=True):
+        for row in part.itertuples(index=False):
+            if row.source == AUDIT_SWAP and math.isnan(row.xi_ratio):
+                continue  # beyond the seed swap's end
+            label = "all" if row.nodes_divisor == 1 else f"1/{row.nodes_divisor}"
+            label = "all, seed swap" if row.source == AUDIT_SWAP else label
+            body.append(
+                [variant, f"{time:.0e}", label]
+                + [number(v) for v in (row.xi_ratio, row.xi_ratio_change, row.reduced_loss, row.reduced_loss_change)]
+            )
+        levels, swap = part[part["source"] != AUDIT_SWAP], part[part["source"] == AUDIT_SWAP]
+        compared = ([levels.iloc[1]] if len(levels) > 1 else []) + [r for _, r in swap.iterrows()]
+        compared = [r for r in compared if not math.isnan(r["xi_ratio_change"])]
+        if compared:
+            tolerance = resolution_tolerance(time)
+            ok = all(r[f"{q}_change"] <= tol for r in compared for q, tol in tolerance.items())
+            what = " and ".join(
+                ["half the nodes"] * (len(levels) > 1)
+                + ["the seed swap"] * any(r["source"] == AUDIT_SWAP for r in compared)
+            )
+            verdicts.append(
+                f"{variant} at t = {time:.0e} ({what}): {'within' if ok else 'NOT within'} the tolerance"
+                f" ({', '.join(f'{q} {tol:g}' for q, tol in tolerance.items())})"
+            )
+    header = ["variant", "t", "nodes per variable", "ξ1/ξ2", "rel. change", "loss", "rel. change"]
+    early = ", ".join(f"{q} {tol:g}" for q, tol in EARLY_TOLERANCE.items())
+    late = ", ".join(f"{q} {tol:g}" for q, tol in RESOLUTION_TOLERANCE.items())
+    return "\n".join(
+        [
+            "# The audit's resolution test",
+            "",
+            (
+                "The population flow (docs/method.md §7.3) at all its nodes and at 1/2, 1/4, ... of them in each "
+                "variable, and at all its nodes with other fixed uniforms for the other N − 3 inner products (the "
+                "seed swap, to the weighted sample's end). The relative change is to the next finer resolution, "
+                "and for the seed swap to the main flow ('–' beyond a flow's end). Tolerance (relative) between the "
+                f"two finest and under the seed swap: {early} up to t = {EARLY_END:.0e}, {late} beyond."
+            ),
+            "",
+            markdown_table(header, body),
+            "",
+            *[f"- {v}" for v in verdicts],
+            "",
+        ]
+    )
+
+
+def sample_agreement(table: pd.DataFrame) -> str:
+    """Where the weighted sample is valid (its flow, up to its end): the largest gap in ``xi1/xi2`` between it and
+    the population flow at the times both record, and the largest gap in loss over the sample's standard error."""
+    lines = ["", "Against the flow on the weighted sample where it is valid, at the times both record:", ""]
+    for variant, mine in table.groupby("variant", sort=True):
+        pop = mine[(mine["source"] == "population") & (mine["time"] > 0)].set_index("time")
+        sample = mine[mine["source"].isin(["flow", "continuation"]) & (mine["time"] > 0)]
+        sample = sample.drop_duplicates("time").set_index("time")
+        common = pop.index.intersection(sample.index)
+        if not len(common):
+            continue
+        pop, sample = pop.loc[common], sample.loc[common]
+        ratio = pop["xi_ratio"].to_numpy()
+        loss = pop["reduced_loss"].to_numpy()
+        z = np.abs(loss - sample["reduced_loss"].to_numpy()) / sample["reduced_loss_se"].to_numpy()
+        lines.append(
+            f"- {variant}, {len(common)} times up to t = {common.max():.0e}: largest |Δ ξ1/ξ2| = "
+            f"{np.max(np.abs(ratio - sample['xi_ratio'].to_numpy())):.3g}, largest |Δ loss| = "
+            f"{np.max(z):.3g} standard errors of the sample"
+        )
+    return "\n".join([*lines, ""])
+
+
+#: the largest relative difference between the two late flows that counts as agreement (xi1, xi1/xi2, loss * xi1)
+LATE_TOLERANCE = 1e-3
+
+
+def answer(far_rows: pd.DataFrame) -> str:
+    """Where ``xi1/xi2`` goes, as far as the late flow shows: to 1/2 from above if it stays above 1/2, falls at
+    every recorded time and ends within 10^-6 of it; otherwise not settled."""
+    gap = far_rows["xi_ratio_minus_half"].to_numpy()
+    last = f"ξ1/ξ2 − ½ = {gap[-1]:.3g} at t = 10^{far_rows['log10_time'].iloc[-1]:.0f}"
+    if np.all(gap > 0) and np.all(np.diff(gap) < 0) and gap[-1] < 1e-6:
+        return f"ξ1/ξ2 falls to 1/2 from above: it stays above 1/2 and falls at every recorded time ({last})."
+    return f"Not settled by the late flow: {last}."
+
+
+def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> str:
+    """The late-time page from ``late_time_law``'s ``{variant: (end, comparison, far)}``: per variant the two flows
+    from ``compare_from`` with the verdict against ``LATE_TOLERANCE``, then the late flow alone and the answer."""
+
+    def g(x: float, digits: int = 7) -> str:
+        return f"{x:.{digits}g}"
+
+    lines = [
+        "# The audit's late-time law",
+        "",
+        (
+            "The late flow (docs/method.md §7.3, `onenn/theory/reduced/late_time.py`) is the gradient flow of "
+            "`C/ξ1 + ½F(r)^N`, `r = 1 − ξ2/ξ1`, with "
+            f"C = {g(C)} at d = {d}, N = {N}. From the population flow's point at t = "
+            f"{compare_from:.0e} both flows run to the population's end; relative differences, tolerance "
+            f"{LATE_TOLERANCE:g}."
+        ),
+        "",
+    ]
+    far_parts = []
+    for variant, (end, comp, far_rows) in law.items():
+        if comp is None:  # a short run (the quick preset): there is no late flow to hold the law to
+            lines += [f"## {variant}: the two flows", ""]
+            lines += [
+                f"The population flow ends at t = {end:.3g}, before t = {compare_from:.0e}: nothing to compare.",
+                "",
+            ]
+            continue
+        worst = {q: float(comp[f"{q}_change"].max()) for q in ("xi1", "xi_ratio", "loss_xi1")}
+        ok = all(v <= LATE_TOLERANCE for v in worst.values())
+        body = [
+            [f"{r.time:.3g}", g(r.xi1), g(r.xi1_late), f"{r.xi1_change:.2g}", g(r.xi_ratio), g(r.xi_ratio_late)]
+            + [f"{r.xi_ratio_change:.2g}", g(r.loss_xi1, 6), g(r.loss_xi1_late, 6), f"{r.loss_xi1_change:.2g}"]
+            for r in comp.itertuples(index=False)
+        ]
+        header = ["t", "ξ1 (population)", "ξ1 (late)", "rel. diff", "ξ1/ξ2 (population)", "ξ1/ξ2 (late)"]
+        header += ["rel. diff", "loss·ξ1 (population)", "loss·ξ1 (late)", "rel. diff"]
+        worst_text = ", ".join(f"{q} {v:.2g}" for q, v in worst.items())
+        lines += [f"## {variant}: the two flows", "", markdown_table(header, body), ""]
+        lines += [f"Largest relative difference: {worst_text}: {'within' if ok else 'NOT within'} the tolerance.", ""]
+        far_parts.append((variant, far_rows))
+    if far_parts:
+        lines += ["## The late flow alone, from the population flow's end", ""]
+        lines += [
+            (
+                "`law` is `ξ1³ (d + (1 − r)²) / (3 C t)`, which the late-time law puts at 1 once the boundary "
+                "follows its quasi-static value."
+            ),
+            "",
+        ]
+    for variant, rows in far_parts:
+        body = [
+            [variant, f"1e{r.log10_time:.0f}", f"{r.xi_ratio:.10f}", f"{r.xi_ratio_minus_half:.3g}"]
+            + [f"{r.one_plus_boundary:.4g}", f"{r.log10_xi1:.4f}", g(r.loss_xi1), f"{r.law:.5f}"]
+            for r in rows.itertuples(index=False)
+        ]
+        header = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "1 + r", "log10 ξ1", "loss·ξ1", "law"]
+        lines += [markdown_table(header, body), "", f"{variant}: {answer(rows)}", ""]
+    return "\n".join(lines)
