@@ -1,4 +1,4 @@
-"""A setting the paper never ran: experiment 1 across the input dimension d, from Python (docs/api.md).
+"""A setting the paper never ran: experiment 1 across the input dimension d, from Python (docs/guide.md#the-python-api).
 
 python examples/d_sweep.py            # the paper's scale: slow (8 seeds x 100000 steps per d)
 python examples/d_sweep.py --tiny     # a few seconds

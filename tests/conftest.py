@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-# The fused CUDA kernel's tests (tests/unit/test_fused.py) run it, on a machine without a GPU, on CPU tensors in Triton's
+# The fused CUDA kernel's tests (tests/unit/test_gpu.py) run it, on a machine without a GPU, on CPU tensors in Triton's
 # interpreter, which has to be switched on before triton is first imported (nothing else in the tests imports
 # triton). With a GPU they run it compiled, on CUDA (the GPU check, tests/gpu/check.sh, runs them there too).
 os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")

@@ -113,7 +113,7 @@ def made_with(versions: dict[str, str]) -> str:
 
 #: one case per loss of the registry (``onenn.maths.losses.LOSSES``), as settings: the mixture at an interior weight, where
 #: both of its terms count (the other losses ignore ``c``). The equivalence tests run over these, so a loss added to
-#: the registry is covered, and fails them until every implementation has it (docs/extending.md).
+#: the registry is covered, and fails them until every implementation has it (docs/guide.md#a-loss).
 LOSS_CASES = [{"loss": name, "c": 0.3 if name == "mixture" else 0.0} for name in LOSSES]
 
 

@@ -1,4 +1,4 @@
-"""The package's layers point one way, and each job pays only for what it imports (docs/architecture.md).
+"""The package's layers point one way, and each job pays only for what it imports (docs/guide.md#the-package-in-layers).
 
 The layers, bottom to top; a module may import its own part and the layers below, never a layer above nor a
 sibling part of its own layer:

@@ -1,4 +1,4 @@
-"""onenn.api, the package from Python (docs/api.md): its tables are the workflow's, its settings are checked as the
+"""onenn.api, the package from Python (docs/guide.md#the-python-api): its tables are the workflow's, its settings are checked as the
 configuration is, and it calls the same code as the jobs."""
 
 import dataclasses

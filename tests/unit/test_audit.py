@@ -233,6 +233,10 @@ def test_crossing_time_interpolates_in_log_time():
     assert np.isnan(crossing_time(part.assign(xi1=0.2)))
 
 
+@pytest.mark.parametrize(
+    ("value", "error", "digits"),
+    [(1264.0, 4.0, 4), (1264.0, 40.0, 3), (1264.0, 400.0, 2), (1264.0, 4000.0, 1), (29840.0, 0.0, 6), (0.5, 0.002, 3)],
+)
 def test_significant_digits_stop_at_the_errors_first_digit(value, error, digits):
     from onenn.analysis.tables import significant_digits
 

@@ -161,7 +161,7 @@ def test_the_snakefiles_modules_import_neither_torch_nor_numba():
 
 def test_every_rule_that_runs_a_script_depends_on_its_code():
     """A rule whose script runs onenn code without ``get_code`` in its params would not rerun when that code
-    changes (docs/configuration.md, "When the code changes")."""
+    changes (docs/guide.md#when-the-code-changes)."""
     missing = []
     for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
         for name, body in re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.DOTALL | re.MULTILINE):

@@ -123,7 +123,7 @@ def test_numbas_cache_with_codes_of_an_older_registry_is_refused(monkeypatch):
 def test_every_implementation_has_the_registrys_losses():
     """What a new loss must be added to; the port tests then hold each one to the reference."""
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-    assert tuple(schema["$defs"]["settings"]["properties"]["loss"]["enum"]) == LOSSES  # the configuration's choices
+    assert tuple(schema["$defs"]["train"]["properties"]["loss"]["enum"]) == LOSSES  # the configuration's choices
     assert tuple(cpu_steps.IMPLEMENTED) == LOSSES
 
 

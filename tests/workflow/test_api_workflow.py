@@ -1,5 +1,5 @@
 """onenn.api against Snakemake itself: one tiny run's metrics.parquet, made by the workflow's rules in a copy of the
-workflow, equals onenn.evaluate(onenn.train(...)) for the same settings and seed (docs/api.md)."""
+workflow, equals onenn.evaluate(onenn.train(...)) for the same settings and seed (docs/guide.md#the-python-api)."""
 
 import pandas as pd
 import yaml
