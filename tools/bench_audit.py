@@ -74,9 +74,11 @@ def main(argv: list[str] | None = None) -> str:
         [
             "# The audit's hot spots: numpy against compiled",
             "",
-            f"`python -m tools.bench_audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
-            f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
-            f"{os.getloadavg()[0]:.2f} after.",
+            (
+                f"`python -m tools.bench_audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
+                f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
+                f"{os.getloadavg()[0]:.2f} after."
+            ),
             "",
             "| evaluation | numpy ms | compiled ms | numpy / compiled |",
             "|---|---:|---:|---:|",

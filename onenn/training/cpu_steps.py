@@ -116,7 +116,9 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, 
     )
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("sgd_steps: W", W.shape == (D, D), f"be (D, D) = ({D}, {D}), as H", f"shape {W.shape}")
-    for name, array, shape in zip("v s a r norm".split(), (v, s, a, r, norm), ((D, B), (T, B), (T, B), (D, B), (B,))):
+    for name, array, shape in zip(
+        ["v", "s", "a", "r", "norm"], (v, s, a, r, norm), ((D, B), (T, B), (T, B), (D, B), (B,))
+    ):
         _check(f"sgd_steps: {name}", array.shape == shape, f"be {shape}", f"shape {array.shape}")
     _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm)
 

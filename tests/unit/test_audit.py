@@ -181,8 +181,8 @@ def test_beyond_job_rejects_unknown_kind(tmp_path):
 
 
 def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
-    from onenn.analysis.tables import audit_resolution
     from onenn.analysis.audit_pages import resolution_page
+    from onenn.analysis.tables import audit_resolution
 
     res = audit_resolution(small_audit, times=[1e4, 1e6, 1e12])
     assert list(res["source"].unique()) == ["population", "population/2", "population_swap"]
@@ -202,8 +202,8 @@ def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
 
 
 def test_audit_resolution_compares_the_seed_swap_with_the_main_flow(small_audit):
-    from onenn.analysis.tables import audit_resolution
     from onenn.analysis.audit_pages import EARLY_TOLERANCE, resolution_page
+    from onenn.analysis.tables import audit_resolution
 
     res = audit_resolution(small_audit, times=[1e2, 1e4, 1e6])
     assert list(res["source"].unique()) == ["population", "population/2", "population_swap"]

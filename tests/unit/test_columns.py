@@ -24,9 +24,9 @@ from onenn.jobs.evaluate import binary_evaluate_job
 from onenn.jobs.summary import summary_job
 from onenn.jobs.tables import table_job
 from onenn.jobs.train import binary_train_job
+from onenn.maths.prompts import make_binary_set
 from onenn.plan import claims_file
 from onenn.plan.kinds import KINDS
-from onenn.maths.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
 from tests.configs import ROOT
 

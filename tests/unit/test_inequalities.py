@@ -17,9 +17,9 @@ from onenn.theory.audit import AuditSettings, run_audit
 from onenn.theory.inequalities import inequalities_table
 from onenn.theory.reduced.dynamics import gd_update
 from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, prepare, reduced_loss
-from onenn.theory.reduced.thresholds import lemma12_a
 from onenn.theory.reduced.population import nodes, quadrature
 from onenn.theory.reduced.sampling import sample_inner_products
+from onenn.theory.reduced.thresholds import lemma12_a
 
 D, N = 8, 32
 

@@ -174,7 +174,8 @@ def test_the_far_answer_does_not_move_when_the_solver_tolerance_tightens_a_hundr
     decades = np.array([20.0, 40.0, 100.0, 300.0, 1000.0, 3000.0])
     start = (3.674627e6, 3.674627e6 / 1.029672, 1e20)  # about where the population flow ends at sigma = 3
     gaps = [
-        late_flow(*start, decades, N, D, rtol=rtol, atol=rtol * 1e-2).xi_ratio.to_numpy() - 0.5 for rtol in (1e-8, 1e-10, 1e-12)
+        late_flow(*start, decades, N, D, rtol=rtol, atol=rtol * 1e-2).xi_ratio.to_numpy() - 0.5
+        for rtol in (1e-8, 1e-10, 1e-12)
     ]
     assert np.all(gaps[1] > 0) and np.all(np.diff(gaps[1]) < 0)
     np.testing.assert_allclose(gaps[0], gaps[2], rtol=1e-6)

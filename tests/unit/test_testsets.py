@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from onenn.maths import prompts
 from onenn.base import columns
+from onenn.maths import prompts
 from onenn.maths.prompts import make_test_set
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from onenn.plan import experiments as ex
 from onenn.base.settings import section
+from onenn.plan import experiments as ex
 from onenn.plan import kinds
 from onenn.plan.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
 from tests.bad_configs import BAD_CONFIGS, CONFIG, bad_config, conv, delete, experiment, setting

@@ -5,8 +5,8 @@ import numpy as np
 import yaml
 
 from onenn.base.io import load_arrays
-from onenn.plan import experiments as ex
 from onenn.maths.prompts import make_test_set
+from onenn.plan import experiments as ex
 from tests.configs import QUICK, load_config, merge
 from tests.workflow.helpers import copy_workflow, snakemake
 
