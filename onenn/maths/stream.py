@@ -15,9 +15,7 @@ import zlib
 
 import numpy as np
 
-# ---------------------------------------------------------------------------------------------------------------
-# Philox4x32-10
-# ---------------------------------------------------------------------------------------------------------------
+# --- Philox4x32-10
 
 #: the round multipliers and the key increments (the Weyl sequence: the golden ratio and √3 − 1 in 32 bits)
 PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
@@ -60,9 +58,7 @@ def randint4x(key: int, offset) -> np.ndarray:
     return np.stack(philox4x32(offset & _MASK32, offset >> _32, 0, 0, k0, k1))
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# from words to numbers
-# ---------------------------------------------------------------------------------------------------------------
+# --- from words to numbers
 
 #: Triton's ``uint_to_uniform_float`` scale for 32-bit words: the largest float32 ``s`` with ``(2³¹ − 1)·s < 1``
 UNIFORM_SCALE = np.float32(4.6566127342e-10)
@@ -105,9 +101,7 @@ def classes(words: np.ndarray, K: int) -> np.ndarray:
     return ((np.asarray(words, dtype=np.uint64) * np.uint64(K)) >> _32).astype(np.int64)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# the key: (seed, purpose)
-# ---------------------------------------------------------------------------------------------------------------
+# --- the key: (seed, purpose)
 
 #: every random input of the project, and its code (the key's top byte). Never renumber: a code is part of the
 #: stream's definition. Purposes with many instances under one seed tell them apart by an instance number.
@@ -151,9 +145,7 @@ def numpy_generator(seed: int, purpose: str, instance: int = 0) -> np.random.Gen
     return np.random.Generator(np.random.Philox(key=stream_key(seed, purpose, instance)))
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# the counter: (step, prompt, kind, token, group)
-# ---------------------------------------------------------------------------------------------------------------
+# --- the counter: (step, prompt, kind, token, group)
 
 #: the counter's fields, low bits first: the coordinate group m = ⌊k/4⌋ (Gaussian k of a token is word k mod 4 of
 #: group m), the token j (for KIND_INTEGERS: the group ⌊j/4⌋ of four tokens, word j mod 4), the kind of draw, the

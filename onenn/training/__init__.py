@@ -1,3 +1,3 @@
-"""SGD: a run's setup (``run_setup``), the run loop (``train``), the training engine and its minibatch sources
-(``engine``, ``sources``) with their compiled CPU kernels, the fused CUDA engine (one Triton kernel; ``fused``) and
-its check (``fused_check``), the autograd baseline, and binary SGD on a fixed training set."""
+"""SGD (docs/method.md §4.2): a run's setup (``run_setup``), the run loop (``train``), the CPU engine (``cpu``; numba
+loops ``cpu_steps``, stream port ``cpu_stream``), the GPU engine (``gpu``, Triton) and its check (``gpu_check``), and
+binary SGD on a fixed training set (``binary``)."""

@@ -64,29 +64,16 @@ def _wide_vectors(typingctx):
 # ln 2 in two parts so that e·ln 2 is exact to float32's precision
 _SQRT_HALF_BITS = _i32(0x3F3504F3)  # the bits of float32(√½)
 _EXPONENT_MASK = _i32(-(1 << 23))  # sign and exponent bits
-_L = tuple(
-    _f32(c)
-    for c in (
-        7.0376836292e-2,
-        -1.1514610310e-1,
-        1.1676998740e-1,
-        -1.2420140846e-1,
-        1.4249322787e-1,
-        -1.6668057665e-1,
-        2.0000714765e-1,
-        -2.4999993993e-1,
-        3.3333331174e-1,
-    )
-)
+_L = tuple(_f32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+                              1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+                              3.3333331174e-1))  # fmt: skip
 _LN2_HI, _LN2_LO = _f32(0.693359375), _f32(-2.12194440e-4)
 
 
 @njit(inline="always", error_model="numpy")
 def log_f32(x):
-    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``; within 2 ulp). The split x = 2^e · f is done on the
-    bits in one step, as musl's ``logf`` does: subtracting the bits of √½ makes the exponent field e and leaves f in
-    [√½, √2) (the same e and f as Cephes' comparison with √½). The integer arithmetic is kept in int32 (numba widens to
-    int64 by default, which costs the vector loop half its lanes there)."""
+    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``, within 2 ulp), x = 2^e · f split on the bits as
+    musl's ``logf`` does; integers kept in int32 (int64 would cost the vector loop half its lanes)."""
     i = _bits(x)
     t = _i32(i - _SQRT_HALF_BITS)
     e = _i32(t >> _i32(23))  # arithmetic shift: e < 0 below 1
@@ -112,10 +99,8 @@ _SIGN = _i32(-(1 << 31))  # the sign bit
 
 @njit(inline="always", error_model="numpy")
 def sincos_f32(x):
-    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴); integers
-    in int32, as in ``log_f32``. With x = y + q·π/2, q = j/2 mod 4: the two polynomials swap where q is odd (bit 1 of
-    j), sin changes sign where q ≥ 2 (bit 2 of j), cos where q is 1 or 2 (bit 2 of j + 2); the signs are flipped on the
-    bits."""
+    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴): with
+    x = y + (j/2)·π/2 the polynomials swap at bit 1 of j, the signs flip on the bits (bit 2 of j, of j + 2)."""
     j = _i32(x * _FOUR_OVER_PI)
     j = _i32(_i32(j + _i32(1)) & _i32(-2))  # even: the nearest multiple of π/2 below or above
     y = _f32(j)
@@ -192,10 +177,8 @@ def draw_block(Z, C, key, first_step, n, K, d):
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def _gaussians(z, key, step):
-    """The Gaussians ``z`` (d, N+1, B) float32 of step ``step`` of a minibatch, in place. Every inner loop runs over
-    the prompts ``b`` and vectorises: for each token and coordinate group, one loop of Philox calls into a row of
-    words, then one loop of Box–Muller pairs a pair of coordinates (two short loops run faster than one long one:
-    the processor overlaps their iterations)."""
+    """The Gaussians ``z`` (d, N+1, B) float32 of step ``step``: per token and group, a loop of Philox calls over the
+    prompts into a row of words, then loops of Box–Muller pairs (two short vector loops beat one long one)."""
     _wide_vectors()
     d, T, B = z.shape
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
