@@ -1,16 +1,8 @@
 """onenn: a one-layer softmax-attention transformer learning the multiclass 1-NN rule in context.
 
-The package is layered, and its imports point one way (docs/architecture.md; ``tests/repo/test_layers.py``):
-
-- at the bottom, side by side: the mathematics, ``onenn.maths`` (``model``, ``losses``, ``family``, ``init``,
-  ``prompts``, ``steps``), and the foundation ``onenn.base`` (settings, atomic writes and checked reads,
-  where every output lives, provenance, column names);
-- above them, side by side: ``onenn.training`` (SGD engines, numba and Triton), ``onenn.theory`` (the reduced
-  dynamics and the experiments beyond the paper, numpy and scipy), ``onenn.analysis`` (evaluation, tables,
-  statistics, figures) and ``onenn.plan`` (what the Snakefile imports: experiments, validation, resources);
-- above them: ``onenn.jobs``, one module per stage, the only code that reads and writes the workflow's files;
-- on the roof: ``onenn.api``, onenn from Python without Snakemake (docs/api.md). Its functions are re-exported
-  here lazily (``onenn.train``, ``onenn.evaluate``, ...), so that ``import onenn`` itself imports nothing heavy.
+Layers, imports pointing down (docs/guide.md, ``tests/repo/test_layers.py``): ``maths`` and ``base``; ``training``,
+``theory``, ``analysis`` and ``plan``; ``jobs``; ``api``, whose functions are re-exported here lazily
+(``onenn.train``, ...), so that ``import onenn`` imports nothing heavy.
 """
 
 import importlib

@@ -118,14 +118,8 @@ def train(
     progress: bool = True,
     **settings: Any,
 ) -> TrainResult:
-    """Train SGD runs of one setting, as the workflow's ``train`` rule does.
-
-    ``settings`` are the keys of ``config.yaml``'s ``defaults`` (``d``, ``N``, ``K``, ``steps``, ``seeds``, ...;
-    ``default_settings()``), each missing one at its default, checked as the configuration is. It trains the seeds
-    ``0 .. seeds-1``, or only ``seed`` (one, or several) where given. ``experiment`` and ``variant`` name the
-    runs in their records and tables (as ``results/runs/<experiment>/<variant>``); ``test_set_seed`` is
-    ``test_sets.seed``, the base seed of the test sets ``evaluate`` draws. ``progress``: a progress bar per seed
-    (tqdm, on standard error; ``False``: none); the numbers are the same either way."""
+    """Train SGD runs of one setting, as the workflow's ``train`` rule does (``settings``: config.yaml's ``defaults``).
+    See docs/guide.md for the arguments; the numbers are the same with or without ``progress``."""
     from onenn.base.progress import ProgressBar
     from onenn.jobs.train import train_job
 
@@ -162,12 +156,8 @@ def train(
 
 
 def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
-    """The metrics of every saved step of every run of ``result`` (or of several results: the variants of an
-    experiment) on the test sets ``test_set`` (``uniform``,
-    ``separated``, or both, the default, as the workflow), one tidy table: for one run, the table the workflow's
-    ``evaluate`` rule writes to its ``metrics.parquet``; for several, those tables concatenated as the ``table``
-    rule does (``results/tables/<experiment>.parquet``). The test sets are the workflow's: ``test_size``
-    prompts, the margin ``delta``, drawn from ``test_sets.seed``."""
+    """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, one tidy table.
+    As the workflow's ``evaluate`` and ``table`` rules write it; see docs/guide.md."""
     from onenn.analysis.tables import concat_tables
     from onenn.base.io import load_table
     from onenn.jobs.datasets import test_set_job
@@ -207,9 +197,7 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
 
 @dataclass(frozen=True)
 class Loaded:
-    """A finished run's files as data: the experiments' tables (``results/tables/<experiment>.parquet``), the
-    run records (``results/runs/*/*/seed*/run.json``, one row each), the headline table and the scorecard
-    (``None`` where the run did not make them)."""
+    """A finished run's files as data: tables, run records, headline table and scorecard (``None`` if absent)."""
 
     tables: dict[str, pd.DataFrame]
     runs: pd.DataFrame
@@ -223,9 +211,8 @@ def under(results_dir: Path, pattern: str) -> str:
 
 
 def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | None = None) -> Loaded:
-    """The tables, run records, headline table and scorecard of a finished run in ``results_dir``, read and
-    checked as the workflow's jobs read them; ``experiment`` (a name or several): only those experiments' tables
-    and records (each must have its table), else every table there is."""
+    """The tables, run records, headline table and scorecard of a finished run in ``results_dir``, checked as
+    the jobs read them; ``experiment`` (one or several): only those experiments."""
     import pandas as pd
 
     from onenn.jobs.inputs import load_checked_table
@@ -250,9 +237,6 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
         return load_checked_table(path) if path.exists() else None
 
     return Loaded(tables, pd.DataFrame(records), optional(paths.SUMMARY_TABLE), optional(paths.CLAIMS_TABLE))
-
-
-# --- the theory's objects, one call each --------------------------------------------------------------------
 
 
 def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:
@@ -288,10 +272,8 @@ def population_flow(
     third_nodes: int = 8,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """The audit's gradient flow of the population loss from ``(0, sigma)`` to ``time_end`` (``sigma`` a number,
-    ``theorem1`` or ``lemma12``), one row per recorded time (``times``; else 60 log-spaced from 1 to
-    ``time_end``): ``time, xi1, xi2, loss, boundary, stuck_mass, mass`` (``onenn.theory.reduced.population``,
-    at the audit's finest quadrature, ``t1_nodes x gap_nodes x third_nodes``)."""
+    """The audit's population gradient flow from ``(0, sigma)`` to ``time_end``, one row per time in ``times``
+    (else 60 log-spaced): ``time, xi1, xi2, loss, boundary, stuck_mass, mass``; see docs/guide.md."""
     import pandas as pd
 
     from onenn.theory.reduced.dynamics import log_times

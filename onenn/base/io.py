@@ -116,10 +116,8 @@ def flush(tmp: Path) -> None:
 
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success flush it and its checksum and rename both into place, on
-    failure delete them. A full disk or a read-only folder fails with ``CannotWrite`` and changes nothing: all that
-    takes space is written before anything is renamed, and the old checksum goes before the new file takes the name,
-    so the checksum beside a file is its own, or there is none."""
+    """Yield a temp path beside ``path``; on success rename it and its checksum into place, else delete both.
+    A full disk or read-only folder fails with ``CannotWrite`` and changes nothing."""
     path = Path(path)
     temporary: list[Path] = []
     try:

@@ -1,10 +1,7 @@
 """Progress lines of a long loop: where it is, how fast it goes and when it will end (docs/guide.md).
 
-A loop that takes a ``progress`` callable calls it at the ends of its blocks and does nothing when it is ``None``.
-``StepProgress`` writes ``step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s, ETA 21 s``,
-``FlowProgress`` ``t = 3.2e+08 of 1e+20 (45%), 230 evaluations, 12 evaluations/s, ETA 40 s``, each at most every
-``every`` seconds (the first at the first call, the last at the end); ``ProgressBar`` draws a tqdm bar. The rate is
-the mean since the first line. No number a loop computes depends on its progress.
+``StepProgress`` and ``FlowProgress`` write a line at most every ``every`` seconds, ``ProgressBar`` a tqdm bar.
+No number a loop computes depends on its progress.
 """
 
 from __future__ import annotations

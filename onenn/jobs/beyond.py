@@ -17,10 +17,8 @@ from onenn.plan.kinds import kind_named
 def audit_job(
     settings: dict, *, identity: dict, output: str, log: logging.Logger, progress_every: float = EVERY
 ) -> None:
-    """One sigma of an audit experiment: its trajectories (``onenn.theory.audit``) as a Parquet table with the
-    settings. While its stages run (GD on the sample, the flows), the log gets progress lines
-    (``onenn.base.progress``: the step or the flow's time, the rate and an ETA), the first at each stage's start,
-    then at most every ``progress_every`` seconds, and at its end; they go to the log only, never into the table."""
+    """One sigma of an audit experiment: its trajectories (``onenn.theory.audit``) as a Parquet table.
+    Progress lines (at most every ``progress_every`` s) go to the log only, never into the table."""
     from onenn.maths.family import XI_RATIO_BOUND
     from onenn.theory.audit import AuditSettings, run_audit
 

@@ -1,10 +1,5 @@
-"""What every column of every table the workflow writes means: each table's descriptions, put together from the
-registries kept beside the code that makes the columns (``onenn.base.columns`` says where they are). The jobs give
-them to ``onenn.base.io.save_table``, which writes them into the Parquet schema as the fields' metadata, and
-``python -m tools.docs columns`` writes them into docs/columns.md.
-
-Each function returns ``{column: description}`` in the order the page lists the columns: the table's identity, its
-own columns, the settings it carries, then the software that made it.
+"""What every column of every table the workflow writes means, from the registries beside the code that makes
+the columns (``onenn.base.columns``); written into the Parquet schema and docs/columns.md, in page order.
 """
 
 from __future__ import annotations
@@ -30,10 +25,8 @@ LANDSCAPE_SETTING_COLUMNS = ("d", "N", "prompts", "seed")
 
 
 def registry(module: str, name: str) -> dict[str, str]:
-    """The descriptions ``name`` of ``module``, imported by name: a job's code fingerprint (onenn.base.fingerprint)
-    follows imports, and a table's job already runs the module that makes its columns (its kind's job, the
-    concatenation, the summary or the scorecard), so that one kind's table does not rerun when another kind's code
-    changes. An import statement here would put every table's code into every table job's fingerprint."""
+    """The descriptions ``name`` of ``module``, imported by name so that the fingerprint of a table job (which follows
+    imports) holds only its own kind's code."""
     return getattr(importlib.import_module(module), name)
 
 
@@ -51,92 +44,47 @@ def identity(*columns: str) -> dict[str, str]:
     return {column: ID_DESCRIPTIONS[column] for column in columns}
 
 
-def train() -> dict[str, str]:
-    """A multiclass run's table (``results/runs/.../metrics.parquet``) and a ``train`` experiment's."""
-    RUN_TABLE_DESCRIPTIONS = registry("onenn.analysis.tables", "RUN_TABLE_DESCRIPTIONS")
-    RECORD_DESCRIPTIONS = registry("onenn.jobs.train", "RECORD_DESCRIPTIONS")
-
-    kind = kind_named("train")
+def run_table(kind: str, record: str, ids: dict[str, str], metrics: tuple[str, ...], **software_of) -> dict[str, str]:
+    """A run's table (``results/runs/.../metrics.parquet``) and its experiment's, of kind ``train`` or ``binary``."""
+    k = kind_named(kind)
     return first_wins(
-        ID_DESCRIPTIONS,
-        metric_descriptions(METRICS),
+        ids,
+        metric_descriptions(metrics),
         DIAGNOSTICS_DESCRIPTIONS,
-        RUN_TABLE_DESCRIPTIONS,
-        settings((*kind.settings_keys, *kind.eval_keys)),
-        RECORD_DESCRIPTIONS,
-        software(accelerator=True),
+        registry("onenn.analysis.tables", "RUN_TABLE_DESCRIPTIONS"),
+        settings((*k.settings_keys, *k.eval_keys)),
+        registry("onenn.jobs.train", record),
+        software(**software_of),
     )
 
 
-def binary() -> dict[str, str]:
-    """A binary run's table and a ``binary`` experiment's."""
-    RUN_TABLE_DESCRIPTIONS = registry("onenn.analysis.tables", "RUN_TABLE_DESCRIPTIONS")
-    BINARY_RECORD_DESCRIPTIONS = registry("onenn.jobs.train", "BINARY_RECORD_DESCRIPTIONS")
-
-    kind = kind_named("binary")
-    return first_wins(
-        {**ID_DESCRIPTIONS, "test_set": BINARY_TEST_SET_DESCRIPTION},
-        metric_descriptions(BINARY_RUN_METRICS),
-        DIAGNOSTICS_DESCRIPTIONS,
-        RUN_TABLE_DESCRIPTIONS,
-        settings((*kind.settings_keys, *kind.eval_keys)),
-        BINARY_RECORD_DESCRIPTIONS,
-        software(),
-    )
+def computed(module: str, ids: tuple[str, ...], keys: Iterable[str]) -> dict[str, str]:
+    """A table a kind's job computes: its identity, the ``DESCRIPTIONS`` of ``module``, its settings ``keys``."""
+    return first_wins(identity(*ids), registry(module, "DESCRIPTIONS"), settings(keys), software())
 
 
-def scaling() -> dict[str, str]:
-    DESCRIPTIONS = registry("onenn.theory.scaling", "DESCRIPTIONS")
-
-    return first_wins(identity("experiment"), DESCRIPTIONS, settings(kind_named("scaling").settings_keys), software())
-
-
-def landscape() -> dict[str, str]:
-    DESCRIPTIONS = registry("onenn.theory.landscape", "DESCRIPTIONS")
-
-    return first_wins(identity("experiment"), DESCRIPTIONS, settings(LANDSCAPE_SETTING_COLUMNS), software())
-
-
-def audit() -> dict[str, str]:
-    DESCRIPTIONS = registry("onenn.theory.audit", "DESCRIPTIONS")
-
-    keys = kind_named("audit").settings_keys
-    return first_wins(identity("experiment", "variant"), DESCRIPTIONS, settings(keys), software())
-
-
-def full_matrix() -> dict[str, str]:
-    DESCRIPTIONS = registry("onenn.theory.full_matrix", "DESCRIPTIONS")
-
-    keys = kind_named("full_matrix").settings_keys
-    return first_wins(identity("experiment", "variant"), DESCRIPTIONS, settings(keys), software())
-
-
-def summary() -> dict[str, str]:
-    """The headline table (``results/tables/summary.parquet``)."""
-    DESCRIPTIONS = registry("onenn.analysis.summary", "DESCRIPTIONS")
-    SOFTWARE_DESCRIPTIONS = registry("onenn.analysis.summary", "SOFTWARE_DESCRIPTIONS")
-
-    return first_wins(DESCRIPTIONS, SOFTWARE_DESCRIPTIONS, software(accelerator=True))
-
-
-def claims() -> dict[str, str]:
-    """The scorecard (``results/tables/claims.parquet``)."""
-    DESCRIPTIONS = registry("onenn.analysis.scorecard", "DESCRIPTIONS")
-
-    return dict(DESCRIPTIONS)
-
-
-#: every table the workflow writes, by name: a kind's (its runs' or variants' tables and the experiment's), the
-#: headline table's and the scorecard's
+#: every table the workflow writes, by name: a kind's (its runs' or variants' and the experiment's), the headline
+#: table's and the scorecard's
 TABLES: dict[str, Callable[[], dict[str, str]]] = {
-    "train": train,
-    "binary": binary,
-    "scaling": scaling,
-    "landscape": landscape,
-    "audit": audit,
-    "full_matrix": full_matrix,
-    "summary": summary,
-    "claims": claims,
+    "train": lambda: run_table("train", "RECORD_DESCRIPTIONS", ID_DESCRIPTIONS, METRICS, accelerator=True),
+    "binary": lambda: run_table(
+        "binary",
+        "BINARY_RECORD_DESCRIPTIONS",
+        {**ID_DESCRIPTIONS, "test_set": BINARY_TEST_SET_DESCRIPTION},
+        BINARY_RUN_METRICS,
+    ),
+    "scaling": lambda: computed("onenn.theory.scaling", ("experiment",), kind_named("scaling").settings_keys),
+    "landscape": lambda: computed("onenn.theory.landscape", ("experiment",), LANDSCAPE_SETTING_COLUMNS),
+    "audit": lambda: computed("onenn.theory.audit", ("experiment", "variant"), kind_named("audit").settings_keys),
+    "full_matrix": lambda: computed(
+        "onenn.theory.full_matrix", ("experiment", "variant"), kind_named("full_matrix").settings_keys
+    ),
+    "summary": lambda: first_wins(
+        registry("onenn.analysis.summary", "DESCRIPTIONS"),
+        registry("onenn.analysis.summary", "SOFTWARE_DESCRIPTIONS"),
+        software(accelerator=True),
+    ),
+    "claims": lambda: dict(registry("onenn.analysis.scorecard", "DESCRIPTIONS")),
 }
 
 

@@ -1,13 +1,6 @@
-"""The loaders of the workflow's intermediate files, one per kind: run records, saved weights, prompt sets and
-tables. Each checks what it reads before the job computes anything: the file opens (``onenn.base.io``), the
-expected keys, arrays or columns are there with their shapes and types, the values are finite where they must
-be, the file belongs to the run that asks for it, and last, it matches the checksum written beside it. Any
-failure is ``DamagedFile``, whose message names the file, what is wrong, the rule that makes it and the command
-that remakes it (docs/reliability.md#damaged-files).
-
-The names of the arrays and columns come from the code that writes them (``WEIGHTS_ARRAYS`` here, the prompt
-sets' in ``onenn.maths.prompts``, the tables' in ``onenn.base.columns`` and each kind's in ``onenn.plan.kinds``), passed in by
-the jobs. No torch and no pandas at import time.
+"""The loaders of the workflow's intermediate files (run records, weights, prompt sets, tables), each checking
+what it reads before a job computes; any failure is ``DamagedFile`` (docs/reliability.md#damaged-files).
+No torch and no pandas at import time.
 """
 
 from __future__ import annotations
@@ -26,10 +19,6 @@ from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, verif
 WEIGHTS_ARRAYS = ("saved_steps", "W", "minibatch_loss")
 #: what a kind of array must hold: numpy dtype kinds
 REAL, INTEGER = "f", "iu"
-
-# --------------------------------------------------------------------------------------------------------
-# Checks shared by the loaders
-# --------------------------------------------------------------------------------------------------------
 
 
 def require_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
@@ -94,17 +83,11 @@ def same_value(a: Any, b: Any) -> bool:
     return float(a) == float(b) if numbers else a == b
 
 
-# --------------------------------------------------------------------------------------------------------
-# The loaders
-# --------------------------------------------------------------------------------------------------------
-
-
 def load_run_record(
     path: str | os.PathLike, identity: Mapping[str, Any], settings: Mapping[str, Any], needed: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """A run record (``run.json``) that belongs to the run asking for it: its ``identity`` (experiment, variant,
-    seed: compared as text, since wildcards are text) and every key of ``settings`` equal to the job's; and
-    ``needed`` keys present."""
+    """A run record (``run.json``) of the run asking for it: its ``identity`` and ``settings`` match the job's
+    (compared as text) and the ``needed`` keys are present."""
     record = load_json(path, verify=False)
     if not isinstance(record, dict):
         raise DamagedFile(path, f"it holds a JSON {type(record).__name__}, not a run record (a JSON object)")
@@ -120,9 +103,8 @@ def load_run_record(
 
 
 def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> dict[str, np.ndarray]:
-    """A run's saved weights, checked against its ``record`` (``load_run_record``): ``WEIGHTS_ARRAYS``, the steps
-    from 0 up to the run's last (or, for a run recorded as diverged, up to before its divergence), finite
-    ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
+    """A run's saved weights checked against its ``record``: ``WEIGHTS_ARRAYS``, steps 0 to the last (or to
+    before divergence), finite ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
     arrays = load_arrays(path, verify=False)
     require_arrays(path, arrays, WEIGHTS_ARRAYS)
     saved_name, W_name, loss_name = WEIGHTS_ARRAYS
@@ -159,10 +141,8 @@ def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> 
 def load_prompt_set(
     path: str | os.PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None
 ) -> dict[str, np.ndarray]:
-    """A prompt set of ``n`` prompts for a run with context length ``N`` and dimension ``d``: the arrays ``names``
-    (inputs ``x``, labels, 1-NN index; ``onenn.maths.prompts.SET_ARRAYS`` or ``BINARY_SET_ARRAYS``), ``x`` (n, N+1, d)
-    finite, labels (n, N): classes in ``[0, K)``, or finite real labels when ``K`` is ``None``, and the 1-NN index
-    (n,) in ``[0, N)``."""
+    """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``) with arrays ``names``: ``x`` finite,
+    labels in ``[0, K)`` (or finite reals when ``K`` is ``None``), 1-NN index in ``[0, N)``."""
     arrays = load_arrays(path, verify=False)
     require_arrays(path, arrays, names)
     x_name, labels_name, nn_name = names

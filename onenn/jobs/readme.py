@@ -35,9 +35,8 @@ def readme_job(
     audit_path: str,
     log: logging.Logger,
 ) -> None:
-    """Write the scorecard (``claims_table`` rendered as the claims rule renders it, with the experiment
-    ``tables`` the claims read) and the audit's section of the headline table, each under the header that
-    names the run (``configs``, as ``provenance.config_files`` writes it) and the headline table's software."""
+    """Write the scorecard (``claims_table``, with the ``tables`` the claims read) and the audit's headline section,
+    each under the header naming the run (``configs``) and the headline table's software."""
     from onenn.analysis.scorecard import COLUMNS
     from onenn.analysis.scorecard_page import to_markdown as claims_markdown
     from onenn.analysis.summary_page import audit_page

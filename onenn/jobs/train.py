@@ -47,12 +47,8 @@ def train_job(
     progress_every: float = EVERY,
     progress: Progress | None = None,
 ) -> None:
-    """Train, then write the weights (npz) and the resolved run record (json). ``identity`` (experiment, variant,
-    seed) goes into the record and into any divergence error. While it trains, the log gets a progress line
-    (``onenn.base.progress.StepProgress``: ``step 120000/1000000 (12%), minibatch loss 0.4132, 41 300 steps/s,
-    ETA 21 s``) after the first block of steps, then at most every ``progress_every`` seconds, and at the last
-    step; ``progress``, where given (the API's progress bar), is called at every block as well. Progress goes to
-    the log and to ``progress`` only, never into the outputs."""
+    """Train, then write the weights (npz) and the resolved run record (json); ``identity`` names the run.
+    Progress lines (at most every ``progress_every`` s) and ``progress`` calls never go into the outputs."""
     from onenn.training.run_setup import TrainSettings, device_type
     from onenn.training.train import Diverged, train
 
@@ -100,9 +96,8 @@ def binary_train_job(
     log: logging.Logger,
     progress_every: float = EVERY,
 ) -> None:
-    """Binary SGD on the fixed training set; write the weights (npz) and the resolved run record (json). It runs on
-    the compiled CPU kernels, on one thread, whatever ``threads`` says. Progress lines go to the log as
-    ``train_job``'s: after the first epoch, then at most every ``progress_every`` seconds, and at the last step."""
+    """Binary SGD on the fixed training set on the compiled CPU kernels, one thread; write weights and run record.
+    Progress lines go to the log as ``train_job``'s."""
     from onenn.maths.prompts import BINARY_SET_ARRAYS
 
     train_set = load_prompt_set(

@@ -47,9 +47,6 @@ class ClaimsError(ConfigError):
 unknown = functools.partial(unknown_name, known="known")
 
 
-# --- the catalogue: which experiments, variants and panels exist -----------------------------------------------
-
-
 def catalogue(*configs: dict) -> dict[str, dict[str, Any]]:
     """Experiment -> its kind, variant names and panels, over every config given (the first one's kind wins)."""
     out: dict[str, dict[str, Any]] = {}
@@ -66,9 +63,6 @@ def reference_configs(config: dict, repository_config: str | Path) -> list[dict]
     """The run's config and, where it exists, the repository's ``config.yaml``: what claims may name."""
     path = Path(repository_config)
     return [config] + ([yaml.safe_load(path.read_text())] if path.is_file() else [])
-
-
-# --- checks ------------------------------------------------------------------------------------------------------
 
 
 def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> list[Problem]:
@@ -231,9 +225,6 @@ def check_claims(data: Any, known: dict[str, dict[str, Any]], schema: dict) -> l
         seen.setdefault(claim["id"], i)
         problems += claim_problems(i, claim, known)
     return sorted(set(problems), key=problem_order)
-
-
-# --- from checked data to claims -------------------------------------------------------------------------------
 
 
 def to_point(point: str | dict, claim: dict) -> ClaimPoint:

@@ -28,9 +28,8 @@ def params_by_kind(
     kind_of: Callable[[Any], str],
     kinds: Sequence[str] = tuple(KINDS),
 ) -> dict[str, Callable[[Any], str]]:
-    """A rule's ``params`` for the code of a job that depends on its experiment's kind (one of ``kinds``):
-    ``entries`` and ``kind_entries(kind)``. Each value is a function of the wildcards (``kind_of`` gives their
-    kind), ``""`` for a module only other kinds' jobs run."""
+    """A rule's ``params`` for kind-dependent job code: per-kind fingerprints of ``entries`` and ``kind_entries(kind)``,
+    as functions of the wildcards (``kind_of`` gives their kind)."""
     per_kind = {kind: fingerprints(*entries, *kind_entries(kind), LOG) for kind in kinds}
     modules = sorted({m for found in per_kind.values() for m in found})
 
@@ -44,14 +43,9 @@ def params_by_kind(
     return {param_name(m): value(m) for m in modules}
 
 
-def table_entries(kind: str) -> list[str]:
-    """What the table job of an experiment of ``kind`` runs besides ``table_job``: its kind's job, or the
+def kind_entries(kind: str) -> list[str]:
+    """What the table or variant job of an experiment of ``kind`` runs besides its own: the kind's job, or the
     concatenation."""
-    return [kind_named(kind).job or AGGREGATE]
-
-
-def beyond_entries(kind: str) -> list[str]:
-    """What the variant job of an experiment of ``kind`` runs besides ``beyond_job``: its kind's job."""
     return [kind_named(kind).job or AGGREGATE]
 
 

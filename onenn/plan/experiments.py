@@ -173,16 +173,14 @@ def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
     ]
 
 
-def run_paths(config: dict, experiment: str, pattern: str) -> list[str]:
-    """``pattern`` (a run's file, e.g. ``paths.RUN_METRICS``) for every run of an experiment."""
-    return [pattern.format(experiment=experiment, variant=v, seed=seed) for v, seed in runs(config, experiment)]
-
-
 def table_inputs(config: dict, experiment: str) -> list[str]:
     """The files an experiment's table is made from (none for the kinds whose table job computes it)."""
     source = kind_named(config["experiments"][experiment]["kind"]).table_source
     if source == "runs":
-        return run_paths(config, experiment, paths.RUN_METRICS)
+        return [
+            paths.RUN_METRICS.format(experiment=experiment, variant=v, seed=seed)
+            for v, seed in runs(config, experiment)
+        ]
     if source == "variants":
         return [paths.VARIANT_TABLE.format(experiment=experiment, variant=v) for v in variants(config, experiment)]
     return []

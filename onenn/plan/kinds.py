@@ -30,9 +30,8 @@ TABLE_SOURCES = ("runs", "variants", "settings")
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of experiment. ``job`` computes the table (source ``settings``) or one variant's table (source
-    ``variants``); ``summarise`` turns its table into headline rows, ``markdown`` those into Markdown lines.
-    ``id_columns`` (any type) and ``number_columns`` (numbers) are what its tables must have where a job reads them."""
+    """One kind of experiment: ``job`` makes its table, ``summarise`` headline rows, ``markdown`` their lines.
+    ``id_columns`` and ``number_columns`` are what its tables must have."""
 
     name: str
     table_source: str

@@ -27,13 +27,8 @@ def visible_gpus(environ: Mapping[str, str] | None = None, driver: Path = NVIDIA
 
 
 def train_gpus(device: str, *, local: bool, gpus_here: int) -> int:
-    """GPUs one training job asks for.
-
-    ``cuda`` asks for one, ``cpu`` for none. ``auto`` (CUDA when the job finds it, else the CPU) asks for one
-    on a cluster, where the node that runs the job, not the submitting host, has the GPU; when jobs run on this
-    machine (``local``) it asks for one only if this machine has a GPU (``gpus_here``), so that a ``gpu``
-    limit never serialises CPU training.
-    """
+    """GPUs one training job asks for: ``cuda`` one, ``cpu`` none, ``auto`` one on a cluster, or locally
+    only where this machine has a GPU (``gpus_here``), so a ``gpu`` limit never serialises CPU training."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     if device == "cpu":

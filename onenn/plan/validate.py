@@ -87,9 +87,6 @@ def unknown(path: KeyPath, what: str, name: Any, allowed: Iterable[Any], known: 
     return Problem(path, f"unknown {what} {name!r}{hint} ({known}: {', '.join(names) or 'none'})")
 
 
-# --- the schema layer -------------------------------------------------------------------------------------
-
-
 def _strict_integer(checker, instance) -> bool:
     """JSON Schema counts 16.0 as an integer; the code does not (a float N breaks tensor shapes)."""
     return isinstance(instance, int) and not isinstance(instance, bool)
@@ -168,9 +165,6 @@ def schema_problems(config: Any, validator) -> list[Problem]:
         for p in problems
         if not (p.path[:1] == ("experiments",) and len(p.path) > 2 and p.path[1] in skip and p.path[2] != "kind")
     ]
-
-
-# --- what a schema cannot check --------------------------------------------------------------------------
 
 
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
@@ -316,9 +310,6 @@ def run_problems(config: dict) -> list[Problem]:
         for check in KIND_CHECKS.get(exp["kind"], ()):
             problems += check(config, name, exp, found)
     return problems
-
-
-# --- entry points -----------------------------------------------------------------------------------------
 
 
 def check_config(config: Any, schema: dict) -> list[Problem]:

@@ -130,7 +130,7 @@ def test_a_name_outside_onenn_is_an_error_naming_it():
 
 
 def test_each_computed_table_runs_its_own_theory_module_and_not_the_others():
-    scaling = code.params_by_kind(["onenn.jobs.tables:table_job"], code.table_entries, lambda w: w)
+    scaling = code.params_by_kind(["onenn.jobs.tables:table_job"], code.kind_entries, lambda w: w)
     landscape_param = fp.param_name("onenn.theory.landscape")
     scaling_param = fp.param_name("onenn.theory.scaling")
     assert scaling[scaling_param]("scaling").startswith("onenn.theory.scaling=")

@@ -11,7 +11,7 @@ rule beyond:
         "benchmarks/beyond/{experiment}/{variant}.tsv"
     params:
         **get_code_by_kind(
-            "onenn.jobs.beyond:beyond_job", code.beyond_entries, code.VARIANT_KINDS
+            "onenn.jobs.beyond:beyond_job", code.kind_entries, code.VARIANT_KINDS
         ),
         kind=get_kind,
         settings=get_variant_settings,
