@@ -17,16 +17,9 @@ from onenn.theory.reduced.dynamics import gradient_descent
 
 
 def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
-    """The binary loss with the labels integrated out, and its gradient, for the matrix restricted to the
-    blocks that can move.
-
-    ``A`` is ``W`` on rows and columns ``(x, last)``, shape (d+1, d+1). The label columns get no gradient
-    (docs/method.md §1), and on ``{label rows = 0}`` the label-expected gradient of the label rows is an expectation
-    of odd monomials of the zero-mean, symmetric labels, hence 0: full-matrix GD from ``W0`` keeps them 0.
-    There, the attention does not depend on the labels, and for labels with ``E y_j y_k = [j = k]`` the
-    per-prompt loss is ``f = ½(Σ_j q_j² − 2 q_{i*} + 1)`` (see ``onenn.theory.reduced.loss``), whose score gradient is
-    ``q_k (g_k − ḡ)`` with ``g_j = q_j − [j = i*]``, ``g_query = 0``. ``x`` (n, N+1, d), the query last.
-    """
+    """The binary loss with the labels integrated out and its gradient in ``A``, ``W`` on rows and columns ``(x,
+    last)`` (the label rows stay 0 under GD from ``W0``): the numpy definition. ``x`` (n, N+1, d), the query last;
+    per prompt ``f = 1/2 (sum_j q_j^2 - 2 q_{i*} + 1)``, score gradient ``q_k (g_k - gbar)``, ``g_j = q_j - [j = i*]``."""
     prompts, _, d = x.shape
     z_query = np.concatenate([x[:, -1], np.ones((prompts, 1))], axis=1)  # (n, d+1)
     v = z_query @ A.T  # A z_q: (n, d+1)
@@ -51,10 +44,8 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 class FullLossGrad:
-    """``full_loss_grad`` on one fixed set of prompts, for the many steps of gradient descent: what does not depend
-    on ``A`` (the query tokens, the nearest neighbours) computed once, and each call one compiled pass over the
-    prompts (``onenn.theory.full_matrix_kernel``, numba), the same formulas with the sums in another order.
-    ``full_loss_grad`` stays the definition; the tests hold this to it."""
+    """``full_loss_grad`` on fixed prompts by its compiled port (``full_matrix_kernel``), what does not depend on
+    ``A`` computed once; tests/unit/test_audit.py holds it to the definition."""
 
     def __init__(self, x: np.ndarray) -> None:
         prompts, _, d = x.shape

@@ -1,12 +1,6 @@
-"""``FullLossGrad``'s loss and gradient in one compiled pass over the prompts (numba), for full-matrix GD's many
-steps on one fixed set of prompts.
-
-``full_matrix.full_loss_grad`` is the definition (its docstring has the mathematics); here every prompt is taken
-once, its ``N + 1`` tokens (``d`` numbers each, contiguous) in cache: its scores, their softmax, the score gradient
-``ds`` and its sum ``sum_k ds_k z_k``, added to the gradient. The same formulas in another order of the sums: the
-tests hold the two to float64 round-off. The softmax's ``exp`` is ``reduced.compiled``'s vectorised one (the
-scores are shifted to ``<= 0``). Single-threaded; compiled on first use and cached on disk next to this file.
-"""
+"""The port for speed of ``full_matrix.full_loss_grad`` (numba): one pass over the prompts, each prompt's tokens in
+cache, the sums reordered and fused; the softmax's ``exp`` is ``reduced.compiled``'s. Held to the definition to
+float64 round-off by tests/unit/test_audit.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Gradient descent on the family (docs/method.md §4), exact on a fixed sample, and its gradient flow.
-
-Time convention: gradient descent with step ``lr`` is forward Euler for the flow
-``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` at time ``t = lr * step``.
-"""
+"""Gradient descent on the family, exact on a fixed sample, and its gradient flow (docs/method.md §4.3): GD with
+step ``lr`` is forward Euler for the flow at time ``t = lr * step``."""
 
 from __future__ import annotations
 
@@ -22,11 +19,7 @@ if TYPE_CHECKING:
 
 
 def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, lr: float, d: int) -> tuple[float, float]:
-    """One full-matrix GD step projected on the family (docs/method.md §4): the ``xi1`` step is divided by ``d``.
-
-    ``dL/dW11`` is ``(1/d) dL/dxi1`` times the identity (rotation invariance), and ``xi1`` is the common
-    diagonal of ``W11``, hence ``xi1 <- xi1 - (lr/d) dL/dxi1``; ``xi2 = -W33`` gives ``xi2 <- xi2 - lr dL/dxi2``.
-    """
+    """One full-matrix GD step on the family (docs/method.md §4.3): ``xi1 -= (lr/d) dL/dxi1``, ``xi2 -= lr dL/dxi2``."""
     return xi1 - (lr / d) * grad_xi1, xi2 - lr * grad_xi2
 
 
@@ -70,13 +63,8 @@ def gradient_descent(
     weights: np.ndarray | None = None,
     progress: Progress | None = None,
 ) -> Trajectory:
-    """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (binary, or ``L_MC`` for ``K``).
-
-    ``record_steps`` (default: ``onenn.maths.steps.log_spaced_steps(steps, 60)``) are update counts at which ``xi1``, ``xi2`` and the
-    loss at those parameters are recorded; step 0 is the initial point. ``progress``
-    (``onenn.base.progress.Progress``), if given, is called after every update: the updates done, ``steps`` and
-    the loss before the last of them.
-    """
+    """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (``L_MC`` for ``K``), recorded after the
+    ``record_steps`` updates (default ``log_spaced_steps(steps, 60)``); ``progress(step, steps, loss)`` if given."""
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
     check_positive("lr", lr)
@@ -117,14 +105,8 @@ def gradient_flow(
     weights: np.ndarray | None = None,
     progress: FlowProgressCallback | None = None,
 ) -> Trajectory:
-    """Gradient flow ``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` from ``time_start`` to ``time_end``.
-
-    Since ``xi`` grows like ``log(time)``, the ODE is solved in ``tau = log(1 + time)``:
-    ``d xi/d tau = (1 + time) d xi/dt``. That keeps the step count roughly constant per decade of time, so
-    reaching ``time = 1e12`` costs a few hundred gradient evaluations. Records ``n_eval`` log-spaced times
-    in ``[time_start, time_end]`` (``time_start`` may be 0), or exactly ``record_times`` when given.
-    ``progress``: ``flow_of``'s.
-    """
+    """The gradient flow ``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` on the sample, recorded at
+    ``record_times`` (default: ``log_times(time_start, time_end, n_eval)``)."""
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
     if not (math.isfinite(time_start) and time_start >= 0):
@@ -164,10 +146,8 @@ def flow_of(
     atol: float = 1e-10,
     progress: FlowProgressCallback | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(xi1, xi2)`` at the recorded times of the flow of ``grad`` (``(dL/dxi1, dL/dxi2)`` at a point), solved in
-    ``tau = log(1 + time)`` as ``gradient_flow`` explains. ``progress`` (``onenn.base.progress.FlowProgressCallback``),
-    if given, is called at every evaluation of the gradient with its time, ``time_end`` and the share of the
-    log-time span solved, and once more at the end with share 1."""
+    """``(xi1, xi2)`` at the recorded times of the flow of ``grad``, solved in ``tau = log(1 + time)`` (a step
+    count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation, if given."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_positive("rtol", rtol)

@@ -12,12 +12,8 @@ from onenn.theory.reduced.checks import check_integer
 
 
 def sample_inner_products(prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Draw ``t`` of shape ``(prompts, N)``: ``t_j = <x_j, x_{N+1}>`` for x i.i.d. uniform on ``S^{d-1}``.
-
-    The ``t_j`` are i.i.d. ``2 Beta((d-1)/2, (d-1)/2) - 1`` (density ``(1-t^2)^{(d-3)/2}``); they are
-    independent because, given the query, the context points are independent and each ``t_j`` has a law
-    that does not depend on the query.
-    """
+    """``t`` (prompts, N): i.i.d. ``2 Beta((d-1)/2, (d-1)/2) - 1``, the inner products with the query of points
+    uniform on ``S^{d-1}``."""
     check_integer("prompts", prompts)
     check_integer("N", N)
     check_integer("d", d, minimum=2)
@@ -79,27 +75,10 @@ def audit_sample(
     rng: np.random.Generator,
     gap_min: float = 1e-8,
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """A weighted sample ``(t (n, N), weights (n,), mass)`` of the population, ``n = n_plain + n_max * n_gap``.
-
-    Why not a plain sample: at large ``xi1`` the loss is carried by rare prompts that ``n`` plain draws miss:
-    those whose two largest inner products are within ``~1/xi1`` of each other (the bulk of the loss, which is
-    ``~ C/xi1``), and those whose nearest neighbour is far from the query (``t_(1)`` low: the query's own
-    weight ``exp(xi1 - xi2)`` competes with ``exp(xi1 t_(1))``; probability ``F(t)^N``, below ``1e-10`` for
-    ``t <= 0`` at ``N = 32, d = 8``), which decide how fast ``xi2`` must grow.
-
-    So the sample mixes two proposals for the two largest inner products ``(t_(1), t_(2))``, each followed by
-    the other ``N - 2`` drawn i.i.d. below ``t_(2)`` (their exact conditional law):
-
-    - ``n_plain`` plain prompts (the population law): accurate where the loss is large;
-    - ``n_max * n_gap`` stratified prompts: ``t_(1)`` drawn once in each of ``n_max`` equal strata of
-      ``[-1, 1]``; the gap ``g = t_(1) - t_(2)`` once in each of ``n_gap`` equal strata of ``log(g/(1 + t_(1)))``
-      on ``[log gap_min, 0]`` (every scale of the gap; the mass below ``gap_min`` relative is dropped).
-
-    The weights are the balance heuristic of multiple importance sampling,
-    ``p / (n_plain p + n_strat q)`` with ``p`` the density of ``(t_(1), t_(2))`` and ``q`` the stratified
-    proposal's, normalised to sum to 1; ``mass`` is their raw sum, an unbiased estimate of 1 whose distance
-    from 1 shows the sample's accuracy. Rows are not sorted (the loss functions sort).
-    """
+    """A weighted sample ``(t (n, N), weights (n,), mass)`` of the population, ``n = n_plain + n_max * n_gap``
+    (docs/method.md §7.3): ``n_plain`` plain prompts and ``n_max x n_gap`` stratified in ``t_(1)`` and in the log gap
+    to ``t_(2)`` on ``[log gap_min, 0]``, the others drawn below ``t_(2)``; balance-heuristic weights normalised to 1,
+    ``mass`` their raw sum (an unbiased estimate of 1)."""
     for name, value in (("n_plain", n_plain), ("n_max", n_max), ("n_gap", n_gap)):
         check_integer(name, value, minimum=0)
     check_integer("N", N, minimum=2)
