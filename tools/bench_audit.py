@@ -62,6 +62,10 @@ def rows(s: AuditSettings, reps: int) -> list[tuple[str, float, float]]:
     ]
 
 
+def _ms(x: float, digits: int = 3) -> str:
+    return f"{x:.{digits}f}" if np.isfinite(x) else ""
+
+
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(prog="python -m tools.bench_audit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=15, help="interleaved repetitions (the median is reported)")
@@ -70,22 +74,24 @@ def main(argv: list[str] | None = None) -> str:
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
     lines = rows(QUICK if args.quick else SETTINGS, args.reps)
-    text = "\n".join(
-        [
-            "# The audit's hot spots: numpy against compiled",
-            "",
-            (
-                f"`python -m tools.bench_audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
-                f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
-                f"{os.getloadavg()[0]:.2f} after."
-            ),
-            "",
-            "| evaluation | numpy ms | compiled ms | numpy / compiled |",
-            "|---|---:|---:|---:|",
-            *(f"| {what} | {a:.3f} | {b:.3f} | {a / b:.2f} |".replace("| nan | ", "|  | ") for what, a, b in lines),
-        ]
+    text = (
+        "\n".join(
+            [
+                "# The audit's hot spots: numpy against compiled",
+                "",
+                (
+                    f"`python -m tools.bench_audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
+                    f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
+                    f"{os.getloadavg()[0]:.2f} after."
+                ),
+                "",
+                "| evaluation | numpy ms | compiled ms | numpy / compiled |",
+                "|---|---:|---:|---:|",
+                *(f"| {what} | {_ms(a)} | {b:.3f} | {_ms(a / b, 2)} |" for what, a, b in lines),
+            ]
+        )
+        + "\n"
     )
-    text = text.replace(" | nan |\n", " |  |\n").rstrip().removesuffix("| nan |").rstrip() + "\n"
     print(text, end="")
     if args.output:
         write_with(args.output, lambda tmp: tmp.write_text(text))
