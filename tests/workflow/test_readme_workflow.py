@@ -11,7 +11,15 @@ import shutil
 from tests.configs import QUICK as QUICK_CONFIGS
 from tests.workflow.helpers import copy_workflow, snakemake
 
-FIGURES = ("audit", "convergence", "scaling_identity")  # README_EXPERIMENTS in the quick preset
+FIGURES = (  # README_EXPERIMENTS in the quick preset
+    "audit",
+    "convergence",
+    "scaling_identity",
+    "distribution_shift",
+    "number_of_classes",
+    "diagonal_init",
+    "loss_function",
+)
 
 
 def digest(path) -> str:
