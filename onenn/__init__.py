@@ -2,8 +2,7 @@
 
 Layers, imports pointing down (docs/guide.md, ``tests/repo/test_layers.py``): ``maths`` and ``base``; ``training``,
 ``theory``, ``analysis`` and ``plan``; ``jobs``; ``api``, whose functions are re-exported here lazily
-(``onenn.train``, ...), so that ``import onenn`` imports nothing heavy.
-"""
+(``onenn.train``, ...), so that ``import onenn`` imports nothing heavy."""
 
 import importlib
 

@@ -1,13 +1,12 @@
-"""onenn from Python, without Snakemake: train, evaluate, load a finished run, and the theory's objects in one call
-(docs/guide.md#the-api). It runs the workflow's own jobs in a temporary folder, with the configuration's check and
-resolution, and adds no second implementation.
-"""
+"""onenn from Python, without Snakemake (docs/guide.md#the-api): the workflow's own jobs, run in a temporary folder
+with the configuration's check and resolution; no second implementation."""
 
 from __future__ import annotations
 
 import logging
 import tempfile
 from collections.abc import Iterable
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,13 +48,11 @@ def default_settings() -> dict[str, Any]:
 
 def checked_config(experiment: str, settings: dict[str, Any], test_set_seed: int | None = None) -> dict:
     """A configuration of one training experiment with ``settings`` as its own keys, checked by the workflow's
-    check (``ConfigError``, the keys named ``experiments.<experiment>.<key>``)."""
+    check (``ConfigError`` names them ``experiments.<experiment>.<key>``)."""
     for key in (*ex.EXPERIMENT_KEYS, "seed"):
         if key in settings:
             raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
-    seed = (
-        schema()["properties"]["test_sets"]["properties"]["seed"]["default"] if test_set_seed is None else test_set_seed
-    )
+    seed = section("#/properties/test_sets")["seed"]["default"] if test_set_seed is None else test_set_seed
     config = {
         "defaults": default_settings(),
         "test_sets": {"seed": seed},
@@ -96,16 +93,10 @@ class TrainResult:
         return [run.seed for run in self.runs]
 
     def run(self, seed: int = 0) -> Run:
-        """The run of ``seed``."""
         for run in self.runs:
             if run.seed == seed:
                 return run
         raise KeyError(f"no run of seed {seed} (seeds: {', '.join(map(str, self.seeds))})")
-
-
-def identity(experiment: str, variant: str, seed: int) -> dict[str, str]:
-    """A run's identity as the workflow's rules hand it to the jobs (their wildcards: strings)."""
-    return {"experiment": experiment, "variant": variant, "seed": str(seed)}
 
 
 def train(
@@ -137,19 +128,16 @@ def train(
             folder = Path(tmp) / f"seed{s}"
             folder.mkdir()
             bar = ProgressBar(f"{experiment} {variant} seed {s}", int(resolved["steps"])) if progress else None
-            try:
+            with closing(bar) if bar else nullcontext():
                 train_job(
                     ex.train_settings(config, experiment, "default", s),
-                    identity=identity(experiment, variant, s),
+                    identity={"experiment": experiment, "variant": variant, "seed": str(s)},
                     weights_path=str(folder / "weights.npz"),
                     run_path=str(folder / "run.json"),
                     threads=threads,
                     log=log,
                     progress=bar,
                 )
-            finally:
-                if bar is not None:
-                    bar.close()
             arrays = load_arrays(folder / "weights.npz")
             runs.append(Run(s, *(arrays[name] for name in WEIGHTS_ARRAYS), record=load_json(folder / "run.json")))
     return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))
@@ -184,7 +172,7 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
             save_json(folder / "run.json", run.record)
             evaluate_job(
                 {k: s[k] for k in ex.eval_keys("train")},
-                identity=identity(result.experiment, result.variant, run.seed),
+                identity={"experiment": result.experiment, "variant": result.variant, "seed": str(run.seed)},
                 weights_path=str(folder / "weights.npz"),
                 run_path=str(folder / "run.json"),
                 test_set_paths=sets,
@@ -240,8 +228,7 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
 
 
 def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:
-    """The weights ``diag{xi1 I_d, 0_K, -xi2}`` of the two-parameter family (``onenn.maths.family``), (D, D),
-    ``D = d + K + 1``."""
+    """The weights ``diag{xi1 I_d, 0_K, -xi2}`` (D, D) of the two-parameter family (``onenn.maths.family``)."""
     from onenn.maths.family import family_matrix
 
     return family_matrix(xi1, xi2, d, K)
@@ -276,10 +263,10 @@ def population_flow(
     (else 60 log-spaced): ``time, xi1, xi2, loss, boundary, stuck_mass, mass``; see docs/guide.md."""
     import pandas as pd
 
+    from onenn.theory.audit import resolve_sigma
     from onenn.theory.reduced.dynamics import log_times
     from onenn.theory.reduced.population import boundary, quadrature, stuck_mass
     from onenn.theory.reduced.population import population_flow as flow
-    from onenn.theory.reduced.thresholds import resolve_sigma
 
     start = resolve_sigma(sigma, N, d)
     record = log_times(1.0, time_end, 60, decades=True) if times is None else np.asarray(list(times), dtype=float)

@@ -3,8 +3,7 @@
 µs per step, on one thread, process CPU time, the median of interleaved repetitions: the engine
 (``onenn.training.cpu.Engine``, drawing included), the floor (the stream's draws alone, ``cpu_stream.draw_block``;
 for ``binary``, the fixed set's source alone), and the engine's parts (per-block preparation, the SGD steps). The
-GPU engine is timed by the GPU check (tests/gpu/check.sh). The table is printed and written to ``--output``.
-"""
+GPU engine is timed by the GPU check (tests/gpu/check.sh). The table is printed and written to ``--output``."""
 
 from __future__ import annotations
 
@@ -128,14 +127,12 @@ def main(argv: list[str] | None = None) -> str:
     rows = []
     for name in args.configs:
         if CONFIGS[name] is None:
-            b = BinarySettings(dtype=args.dtype)
-            timed = time_binary(b, args.steps, args.reps)
-            rows.append({"config": name, "d": b.d, "N": b.N, "K": 1, "batch": b.batch, **timed})
-            continue
-        s = replace(TrainSettings(device="cpu", dtype=args.dtype), **CONFIGS[name])
-        rows.append(
-            {"config": name, "d": s.d, "N": s.N, "K": s.K, "batch": s.batch, **time_config(s, args.steps, args.reps)}
-        )
+            s = BinarySettings(dtype=args.dtype)
+            timed, K = time_binary(s, args.steps, args.reps), 1
+        else:
+            s = replace(TrainSettings(device="cpu", dtype=args.dtype), **CONFIGS[name])
+            timed, K = time_config(s, args.steps, args.reps), s.K
+        rows.append({"config": name, "d": s.d, "N": s.N, "K": K, "batch": s.batch, **timed})
     header = [
         "# CPU engine benchmark (`python -m tools.bench`)",
         "",

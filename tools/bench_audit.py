@@ -2,15 +2,12 @@
 
 On config.yaml's audit sample and quadrature, ms per evaluation (process CPU time, median of interleaved
 repetitions, one thread): the sample's mean loss and gradient, the same on the quadrature's nodes, the inverse of F
-(``np.interp`` against ``compiled.interp``), and one ``population_loss_grad``. The ratio is the number to read.
-"""
+(``np.interp`` against ``compiled.interp``), and one ``population_loss_grad``. The ratio is the number to read."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 
 import numpy as np
 
@@ -20,6 +17,7 @@ from onenn.theory.audit import AuditSettings, weighted_sample
 from onenn.theory.reduced import compiled
 from onenn.theory.reduced.loss import _per_prompt_all, prepare
 from onenn.theory.reduced.population import nodes, population_loss_grad, quadrature
+from tools.bench import interleaved_medians
 
 #: config.yaml's audit (the settings the timings depend on), and a small one (``--quick``: the tool's test)
 SETTINGS = AuditSettings(n_plain=16_384, n_max=128, n_gap=128, t1_nodes=128, gap_nodes=64)
@@ -47,13 +45,7 @@ def rows(s: AuditSettings, reps: int) -> list[tuple[str, float, float]]:
     }
     for run in runs.values():
         run()  # compiled (or loaded from numba's cache) before timing
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(reps):
-        for name, run in runs.items():
-            start = time.process_time()
-            run()
-            times[name].append(time.process_time() - start)
-    ms = {name: 1e3 * statistics.median(t) for name, t in times.items()}
+    ms = {name: 1e3 * t for name, t in interleaved_medians({k: (run, 1) for k, run in runs.items()}, reps).items()}
     return [
         (f"sample gradient ({len(t)} prompts x N={s.N})", ms["sample numpy"], ms["sample compiled"]),
         (f"population nodes, per prompt ({at.gap_query.size} nodes)", ms["nodes numpy"], ms["nodes compiled"]),
@@ -73,25 +65,21 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--quick", action="store_true", help="a small sample and quadrature (a smoke test)")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
-    lines = rows(QUICK if args.quick else SETTINGS, args.reps)
-    text = (
-        "\n".join(
-            [
-                "# The audit's hot spots: numpy against compiled",
-                "",
-                (
-                    f"`python -m tools.bench_audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
-                    f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
-                    f"{os.getloadavg()[0]:.2f} after."
-                ),
-                "",
-                "| evaluation | numpy ms | compiled ms | numpy / compiled |",
-                "|---|---:|---:|---:|",
-                *(f"| {what} | {_ms(a)} | {b:.3f} | {_ms(a / b, 2)} |" for what, a, b in lines),
-            ]
-        )
-        + "\n"
-    )
+    timed = rows(QUICK if args.quick else SETTINGS, args.reps)
+    lines = [
+        "# The audit's hot spots: numpy against compiled",
+        "",
+        (
+            f"`python -m tools.bench_audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
+            f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
+            f"{os.getloadavg()[0]:.2f} after."
+        ),
+        "",
+        "| evaluation | numpy ms | compiled ms | numpy / compiled |",
+        "|---|---:|---:|---:|",
+        *(f"| {what} | {_ms(a)} | {b:.3f} | {_ms(a / b, 2)} |" for what, a, b in timed),
+    ]
+    text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.output:
         write_with(args.output, lambda tmp: tmp.write_text(text))

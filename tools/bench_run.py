@@ -1,8 +1,7 @@
 """The whole run's benchmark: ``python -m tools.bench_run --target quick|paper|default`` runs Snakemake from an
 empty ``results/`` in a scratch copy of the workflow (``--summarise DIR`` reads a finished run's benchmarks/), and
 writes one table to benchmarks/run-TARGET.md: the process tree's wall and CPU, Snakemake's own, and each rule's
-(docs/performance.md says how Snakemake samples a job's CPU, and what the row "rest" holds).
-"""
+(docs/performance.md says how Snakemake samples a job's CPU, and what the row "rest" holds)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The generated docs: ``python -m tools.docs numbers`` writes README.md's "In numbers" block from the committed
 benchmarks and scorecard; ``python -m tools.docs columns`` writes docs/columns.md from ``onenn.jobs.columns``.
 With ``--check`` either writes nothing and exits 1 if its file is stale (tests/repo/test_readme_numbers.py and
-test_column_docs.py hold the committed files to what these write).
-"""
+test_column_docs.py hold the committed files to what these write)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from onenn.analysis.verdict import VERDICTS  # the verdicts the scorecard counts, in its order
+
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- numbers: begin -->", "<!-- numbers: end -->"
 FULL, QUICK, CLAIMS = "benchmarks/run-default.md", "benchmarks/run-quick.md", "results/readme/claims.md"
@@ -20,8 +21,6 @@ NUMBERS, COLUMNS = "python -m tools.docs numbers", "python -m tools.docs columns
 PAGE = "docs/columns.md"
 #: what the column of a package's version means (onenn.base.provenance), the package in its place
 VERSION = "the installed version of {} (`not installed` where it is not)"
-#: the verdicts the scorecard counts, in its order (onenn.analysis.verdict.VERDICTS)
-VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
 #: the words with which the scorecard names the rows its chance count takes in (onenn.analysis.scorecard_page)
 COUNTED = "Counted: the level tests (checks equal and constant) with a spread on our side"
 NAMED = (

@@ -21,7 +21,6 @@ class Quantity:
     over: str | None = None
 
     def name(self) -> str:
-        """The column, or ``column/over``."""
         return f"{self.column}/{self.over}" if self.over else self.column
 
     def describe(self) -> str:

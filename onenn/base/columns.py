@@ -1,7 +1,5 @@
-"""The names and types of the tables' columns, what they mean, and the spelling of a variant's name: one definition
-for every layer that writes or reads tables. What a column means is a line kept beside the code that makes it (the
-``*_DESCRIPTIONS`` registries); ``onenn.jobs.columns`` puts each table's together (docs/columns.md).
-"""
+"""The tables' columns (names, types, meanings: ``*_DESCRIPTIONS`` registries beside the code that makes them,
+gathered by ``onenn.jobs.columns``, docs/columns.md) and the spelling of a variant's name, for every layer."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Which of onenn's code a job runs, and a fingerprint that changes when that code does and only then.
-
-A job runs the onenn modules it imports, transitively, found from their syntax trees (``ast``: nothing is imported),
-function-level imports included, with the packages that hold them. A module's fingerprint digests its syntax tree
-without docstrings: comments and formatting do not change it, a changed expression does. The rules pass them as
-``params`` (``onenn.plan.code``), so Snakemake reruns exactly the jobs whose code changed (docs/guide.md).
-"""
+"""Which of onenn's code a job runs (the onenn modules it imports, transitively, found from their syntax trees), and
+a fingerprint of it: the digest of each module's syntax tree without docstrings, so that comments and formatting do
+not change it and a changed expression does. The rules pass them as ``params`` (``onenn.plan.code``): Snakemake
+reruns exactly the jobs whose code changed (docs/guide.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +35,11 @@ def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[ast.Module, str]:
     """The syntax tree of ``path`` and the digest of it without docstrings (cached while the file is unchanged)."""
     text = path.read_text(encoding="utf-8")
     tree, bare = (ast.parse(text, filename=str(path)) for _ in range(2))
-    _without_docstrings(bare)
+    for node in ast.walk(bare):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
+                node.body = node.body[1:] or [ast.Pass()]
     return tree, hashlib.sha256(ast.dump(bare).encode()).hexdigest()[:DIGITS]
 
 
@@ -50,14 +51,6 @@ def _source(module: str, root: Path) -> tuple[Path, ast.Module, str]:
     return (path, *_parsed(path, stat.st_mtime_ns, stat.st_size))
 
 
-def _without_docstrings(tree: ast.Module) -> None:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
-                node.body = node.body[1:] or [ast.Pass()]
-
-
 def _parents(module: str) -> list[str]:
     """``onenn.training.train`` -> ``onenn``, ``onenn.training``: the packages importing it runs."""
     parts = module.split(".")
@@ -67,19 +60,28 @@ def _parents(module: str) -> list[str]:
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _walk(node: ast.AST, *, into_functions: bool):
-    """``ast.walk``, optionally not into the bodies of functions (what runs at import time)."""
-    todo = [node]
-    while todo:
-        here = todo.pop()
-        yield here
-        for child in ast.iter_child_nodes(here):
-            if into_functions or not isinstance(child, FUNCTIONS):
-                todo.append(child)
-
-
-def _imported(nodes, package: str, root: Path) -> set[str]:
-    """The onenn modules the import statements among ``nodes`` name (with their packages)."""
+def imports(module: str, function: str = "", root: Path = SOURCE_ROOT) -> set[str]:
+    """The onenn modules (with their packages) that ``module``'s source imports anywhere in it; with ``function``,
+    those running it imports: at the module's import time, in the function and the module's functions it names."""
+    path, tree, _ = _source(module, root)
+    nodes = list(ast.walk(tree))
+    if function:
+        defs = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS[:2])}
+        if function not in defs:
+            raise ValueError(f"{module} has no function {function!r} (its functions: {', '.join(defs)})")
+        nodes, todo, seen = [tree], [tree], set()
+        while todo:  # what runs at import time: not the bodies of functions
+            children = [c for c in ast.iter_child_nodes(todo.pop()) if not isinstance(c, FUNCTIONS)]
+            nodes += children
+            todo += children
+        todo = [function]
+        while todo:
+            if (name := todo.pop()) not in seen:
+                seen.add(name)
+                inside = list(ast.walk(defs[name]))
+                nodes += inside
+                todo += [n.id for n in inside if isinstance(n, ast.Name) and n.id in defs]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Import):
@@ -93,49 +95,21 @@ def _imported(nodes, package: str, root: Path) -> set[str]:
     return found | {parent for name in found for parent in _parents(name)}
 
 
-def _package(module: str, path: Path) -> str:
-    return module if path.name == "__init__.py" else module.rpartition(".")[0]
-
-
-def direct_imports(module: str, root: Path = SOURCE_ROOT) -> set[str]:
-    """The onenn modules (and packages) that ``module``'s source imports anywhere in it."""
-    path, tree, _ = _source(module, root)
-    return _imported(ast.walk(tree), _package(module, path), root)
-
-
-def entry_imports(module: str, function: str, root: Path = SOURCE_ROOT) -> set[str]:
-    """What running ``function`` of ``module`` imports: the module's imports at import time, and those inside the
-    function and the module's functions it names, transitively."""
-    path, tree, _ = _source(module, root)
-    defs = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS[:2])}
-    if function not in defs:
-        raise ValueError(f"{module} has no function {function!r} (its functions: {', '.join(defs)})")
-    nodes, seen, todo = list(_walk(tree, into_functions=False)), set(), [function]
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            inside = list(ast.walk(defs[name]))
-            nodes += inside
-            todo += [n.id for n in inside if isinstance(n, ast.Name) and n.id in defs]
-    return _imported(nodes, _package(module, path), root)
-
-
 def closure(*entries: str, root: Path = SOURCE_ROOT) -> list[str]:
     """The onenn modules that running ``entries`` runs, sorted: each a module (``onenn.jobs.train``) or a function
-    of one (``onenn.jobs.tables:scaling_job``, ``entry_imports``), and all they import, transitively."""
+    of one (``onenn.jobs.tables:scaling_job``, ``imports``), and all they import, transitively."""
     seen: set[str] = set()
     todo: list[str] = []
     for entry in entries:
         module, _, function = entry.partition(":")
         seen.add(module)
         todo += _parents(module)
-        todo += entry_imports(module, function, root) if function else direct_imports(module, root)
+        todo += imports(module, function, root)
     while todo:
         module = todo.pop()
         if module not in seen:
             seen.add(module)
-            todo.extend(direct_imports(module, root) - seen)
+            todo.extend(imports(module, root=root) - seen)
     return sorted(seen)
 
 

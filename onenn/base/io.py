@@ -1,9 +1,5 @@
-"""Atomic writes with checksums, and reads that check them (docs/reliability.md#damaged-files).
-
-Every output is written to a hidden temporary name beside it and renamed into place, with its SHA-256 in
-``<file>.sha256`` (``sha256sum -c`` reads it); arrays are stored without pickle. A file that does not open or no
-longer matches its checksum fails where it is read, with ``DamagedFile`` naming the rule and command that remake it.
-"""
+"""Atomic writes with a SHA-256 beside each file (``<file>.sha256``, ``sha256sum -c`` reads it), arrays without
+pickle, and reads that fail with ``DamagedFile`` naming the rule that remakes the file (docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -15,8 +11,7 @@ import os
 import shlex
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +35,21 @@ class DamagedFile(ValueError):
 
     def __init__(self, path: str | os.PathLike, problem: str):
         self.path, self.problem = os.fspath(path), problem
-        super().__init__(damage_report(self.path, problem))
+        rules = rules_making(self.path)
+        if not rules:
+            message = f"{self.path} is damaged: {problem}. The workflow does not make this file; restore it."
+        else:
+            made_by = rules[0] + "".join(f" (in a binary experiment: {rule})" for rule in rules[1:])
+            message = (
+                f"{self.path} is damaged: {problem}. It is made by rule {made_by}; remake it, and what depends on it,"
+                f" with\n    snakemake --cores all --forcerun {shlex.quote(self.path)}\n"
+                "(with the --configfile's, or the profile, of your run)."
+            )
+        super().__init__(message)
 
 
 class CannotWrite(OSError):
     """An output could not be written (a full disk, a read-only folder); nothing of it was left behind."""
-
-
-def damage_report(path: str, problem: str) -> str:
-    """``<path> is damaged: <problem>. It is made by rule <rule>; remake it ...``"""
-    rules = rules_making(path)
-    if not rules:
-        return f"{path} is damaged: {problem}. The workflow does not make this file; restore it."
-    made_by = rules[0] + "".join(f" (in a binary experiment: {rule})" for rule in rules[1:])
-    return (
-        f"{path} is damaged: {problem}. It is made by rule {made_by}; remake it, and what depends on it, with\n"
-        f"    snakemake --cores all --forcerun {shlex.quote(path)}\n"
-        "(with the --configfile's, or the profile, of your run)."
-    )
 
 
 def checksum_path(path: str | os.PathLike) -> Path:
@@ -98,13 +90,6 @@ def verify_checksum(path: str | os.PathLike) -> bool:
     return True
 
 
-def temporary_beside(path: Path) -> Path:
-    """A new, empty hidden file ``.{name}.*.tmp{suffix}`` in the folder of ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
-    os.close(fd)
-    return Path(tmp)
-
-
 def flush(tmp: Path) -> None:
     """Put ``tmp`` on the disk (before its name: a node may crash) with the permissions of a new file."""
     with open(tmp, "rb+") as f:
@@ -114,19 +99,19 @@ def flush(tmp: Path) -> None:
     os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; results are shared like any file
 
 
-@contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temp path beside ``path``; on success rename it and its checksum into place, else delete both.
-    A full disk or read-only folder fails with ``CannotWrite`` and changes nothing."""
-    path = Path(path)
+def write_with(path: str | os.PathLike, writer: Callable[[Path], Any]) -> None:
+    """Call ``writer(tmp)`` on a temp path beside ``path``, then rename it and its checksum into place, or on an error
+    delete both (``CannotWrite`` on a full disk or a read-only folder)."""
+    path, sidecar = Path(path), checksum_path(path)
     temporary: list[Path] = []
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.append(temporary_beside(path))
-        yield temporary[0]
+        for target in (path, sidecar):  # hidden, beside their targets: .{name}.*.tmp{suffix}
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp" + target.suffix, dir=path.parent)
+            os.close(fd)
+            temporary.append(Path(tmp))
+        writer(temporary[0])
         flush(temporary[0])
-        sidecar = checksum_path(path)
-        temporary.append(temporary_beside(sidecar))
         temporary[1].write_text(f"{file_digest(temporary[0])}  {path.name}\n")
         flush(temporary[1])
         sidecar.unlink(missing_ok=True)
@@ -144,12 +129,6 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         for tmp in temporary:
             tmp.unlink(missing_ok=True)
-
-
-def write_with(path: str | os.PathLike, writer: Callable[[Path], Any]) -> None:
-    """Call ``writer(tmp_path)`` and move the result onto ``path`` atomically."""
-    with atomic_path(path) as tmp:
-        writer(tmp)
 
 
 def save_arrays(path: str | os.PathLike, **arrays: np.ndarray) -> None:

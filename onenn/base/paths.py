@@ -95,16 +95,11 @@ MADE_BY: dict[str, tuple[str, ...]] = {
 }
 
 
-def pattern_regex(pattern: str) -> re.Pattern:
-    """A pattern as a regular expression matching a path that ends in it, each ``{wildcard}`` one folder level."""
-    parts = re.split(r"\{\w+\}", pattern)
-    return re.compile(r"(?:^|/)" + "[^/]+".join(map(re.escape, parts)) + "$")
-
-
 def rules_making(path: str | os.PathLike) -> tuple[str, ...]:
     """The rules that make ``path`` (relative or absolute) by the first pattern of ``MADE_BY`` it matches, or ``()``."""
     text = os.fspath(path).replace(os.sep, "/")
     for pattern, rules in MADE_BY.items():
-        if pattern_regex(pattern).search(text):
+        parts = re.split(r"\{\w+\}", pattern)  # each {wildcard} one folder level, the path ending in the pattern
+        if re.search(r"(?:^|/)" + "[^/]+".join(map(re.escape, parts)) + "$", text):
             return rules
     return ()

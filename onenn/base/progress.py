@@ -1,15 +1,12 @@
-"""Progress lines of a long loop: where it is, how fast it goes and when it will end (docs/guide.md).
-
-``StepProgress`` and ``FlowProgress`` write a line at most every ``every`` seconds, ``ProgressBar`` a tqdm bar.
-No number a loop computes depends on its progress.
-"""
+"""Progress lines of a long loop: where it is, how fast it goes and when it will end (docs/guide.md). No number a
+loop computes depends on its progress."""
 
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable
-from typing import SupportsFloat
+from typing import Any, SupportsFloat
 
 #: seconds between two progress lines, by default
 EVERY = 10.0
@@ -52,9 +49,16 @@ def step_line(step: int, steps: int, loss: float, rate: float | None, loss_name:
 
 class Throttle:
     """When to write through ``write``: at the first call, then once ``every`` seconds (``clock``) have passed since
-    the last line, and at the end (once)."""
+    the last line, and at the end (once); each line starts with ``prefix``."""
 
-    def __init__(self, write: Callable[[str], object], every: float, clock: Callable[[], float], prefix: str) -> None:
+    def __init__(
+        self,
+        write: Callable[[str], object],
+        *,
+        every: float = EVERY,
+        clock: Callable[[], float] = time.monotonic,
+        prefix: str = "",
+    ) -> None:
         if not every >= 0:
             raise ValueError(f"every must be a number of seconds >= 0; got {every!r}")
         self.write, self.every, self.clock, self.prefix = write, every, clock, prefix
@@ -79,18 +83,10 @@ class Throttle:
 
 
 class StepProgress(Throttle):
-    """A ``Progress`` that writes ``step_line``s, each starting with ``prefix``; ``loss_name`` names the loss."""
+    """A ``Progress`` that writes ``step_line``s; ``loss_name`` names the loss."""
 
-    def __init__(
-        self,
-        write: Callable[[str], object],
-        *,
-        every: float = EVERY,
-        clock: Callable[[], float] = time.monotonic,
-        prefix: str = "",
-        loss_name: str = "minibatch loss",
-    ) -> None:
-        super().__init__(write, every, clock, prefix)
+    def __init__(self, write: Callable[[str], object], *, loss_name: str = "minibatch loss", **options: Any) -> None:
+        super().__init__(write, **options)
         self.loss_name = loss_name
 
     def __call__(self, step: int, steps: int, loss: SupportsFloat) -> None:
@@ -104,15 +100,8 @@ class FlowProgress(Throttle):
     """A ``FlowProgressCallback`` for an ODE solver's right-hand side: it counts the evaluations; the ETA extrapolates
     the largest ``fraction`` seen (a solver tries points ahead of the one it has reached) at its mean pace."""
 
-    def __init__(
-        self,
-        write: Callable[[str], object],
-        *,
-        every: float = EVERY,
-        clock: Callable[[], float] = time.monotonic,
-        prefix: str = "",
-    ) -> None:
-        super().__init__(write, every, clock, prefix)
+    def __init__(self, write: Callable[[str], object], **options: Any) -> None:
+        super().__init__(write, **options)
         self.evaluations, self.fraction = 0, 0.0
         self.evaluations_first = 0  # the evaluations at the first line
 

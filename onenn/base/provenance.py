@@ -1,7 +1,5 @@
-"""Which software produced a result: the versions of Python and of the packages its numbers depend on, the GPU a
-run used, and onenn's own code (its fingerprint and git commit); and, for the benchmarks, which machine. It never
-imports torch: the versions come from the installed distributions' metadata, the GPU from a torch already imported.
-"""
+"""Which software produced a result: Python's and the packages' versions (from their metadata: no torch import),
+the GPU a run used, onenn's code (fingerprint and git commit); and, for the benchmarks, which machine."""
 
 from __future__ import annotations
 

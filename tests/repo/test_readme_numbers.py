@@ -106,9 +106,3 @@ def test_a_missing_file_is_named(copy):
     (copy / docs.QUICK).unlink()
     with pytest.raises(docs.NumbersError, match="run-quick.md is missing"):
         docs.block(copy)
-
-
-def test_the_verdicts_are_the_scorecards():
-    from onenn.analysis.verdict import VERDICTS
-
-    assert tuple(VERDICTS) == docs.VERDICTS
