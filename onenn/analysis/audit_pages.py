@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import markdown_table
+from onenn.analysis.markdown import markdown_table, number
 from onenn.analysis.tables import AUDIT_SWAP
 
 #: the tolerance the resolution test is held to at late times: relative change of xi1/xi2 and of the loss between
@@ -27,14 +27,8 @@ def resolution_tolerance(time: float) -> dict[str, float]:
 
 
 def resolution_page(res: pd.DataFrame) -> str:
-    """The resolution table: one row per (variant, time, resolution), finest first, with the relative change to
-    the next finer resolution, then the seed swap's row (all the nodes, other uniforms) with its relative change
-    to the main flow; and per (variant, time) whether the two finest and the seed swap agree within
-    ``resolution_tolerance(time)`` (the swap only where the table has it at that time)."""
-
-    def number(x: float) -> str:
-        return "–" if math.isnan(x) else f"{x:.5g}"
-
+    """The resolution table (a row per variant, time and resolution, finest first, then the seed swap's), and per
+    variant and time whether the two finest and the seed swap agree within ``resolution_tolerance(time)``."""
     body, verdicts = [], []
     for (variant, time), part in res.groupby(["variant", "time"], sort=True):
         for row in part.itertuples(index=False):
@@ -44,7 +38,7 @@ def resolution_page(res: pd.DataFrame) -> str:
             label = "all, seed swap" if row.source == AUDIT_SWAP else label
             body.append(
                 [variant, f"{time:.0e}", label]
-                + [number(v) for v in (row.xi_ratio, row.xi_ratio_change, row.reduced_loss, row.reduced_loss_change)]
+                + [number(v, 5) for v in (row.xi_ratio, row.xi_ratio_change, row.reduced_loss, row.reduced_loss_change)]
             )
         levels, swap = part[part["source"] != AUDIT_SWAP], part[part["source"] == AUDIT_SWAP]
         compared = ([levels.iloc[1]] if len(levels) > 1 else []) + [r for _, r in swap.iterrows()]

@@ -1,6 +1,5 @@
-"""What the figures of ``onenn.analysis.plots`` draw with: the plot style, one look (colour, marker) per group of
-variants, the grouping by the settings the variants vary, bands of curves against step, final values with their
-error bars, and the labels of settings."""
+"""What the figures of ``onenn.analysis.plots`` draw with: the style, a look per group of variants, the grouping,
+bands against step, final values with error bars, the labels of settings."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The metrics of docs/method.md §5 for every saved ``W`` of a run on its test sets, multiclass and binary: numpy,
-float64, on the reference model ``onenn.maths.model`` (an evaluation job never imports torch). Shapes as in
-``onenn.maths.model``: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m)."""
+float64, on the reference model ``onenn.maths.model`` (no torch), in its shapes."""
 
 from __future__ import annotations
 
@@ -23,14 +22,6 @@ def mean_and_se(name: str, values: np.ndarray) -> dict[str, float]:
     return {name: float(np.mean(values)), se_column(name): se}
 
 
-def prompt_metrics(
-    W: np.ndarray, x: np.ndarray, classes: np.ndarray, nn: np.ndarray, K: int, loss: str, c: float = 0.0
-) -> dict[str, float]:
-    """Logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class and the loss of ``W`` on prompts
-    ``x`` (B, N+1, d), ``classes`` (B, N), ``nn`` (B,), each with its standard error (``mean_and_se``)."""
-    return class_metrics(W, *class_arrays({"x": x, "classes": classes, "nn": nn}, K), loss, c)
-
-
 def class_arrays(data: dict[str, np.ndarray], K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A test set's ``x``, label codes ``Y`` (n, N, K), 1-NN class (n,) and its code (n, K), float64, made once."""
     codes = simplex_code(K)
@@ -43,7 +34,8 @@ def class_arrays(data: dict[str, np.ndarray], K: int) -> tuple[np.ndarray, np.nd
 def class_metrics(
     W: np.ndarray, x: np.ndarray, Y: np.ndarray, target_class: np.ndarray, y_target: np.ndarray, loss: str, c: float
 ) -> dict[str, float]:
-    """``prompt_metrics`` on ``class_arrays`` (numpy's pairwise sums: the last bit does not depend on threads)."""
+    """Logit error ``‖ℓ − u_{c_{i*}}‖²``, argmax accuracy against the 1-NN class and the loss of ``W`` on a test set's
+    ``class_arrays``, each with its standard error (numpy's pairwise sums: the last bit does not depend on threads)."""
     _, ell = forward(W, x, Y)
     return {
         **mean_and_se("logit_error", ((ell - y_target) ** 2).sum(-1)),

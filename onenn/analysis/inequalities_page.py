@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import cell, markdown_table
+from onenn.analysis.markdown import cell, markdown_table, number
 
 #: the rows of a variant's main table: the rate inequalities (Lemmas 8 and 10 at their largest C_d), the Jensen step
 RATE_STEPS = ("lemma8", "lemma9", "lemma10", "lemma11", "lemma7")
@@ -25,11 +25,9 @@ MAIN, HALF = "population", "population/2"
 
 def value(x: float) -> str:
     """A number to four significant digits (``−∞``, ``∞``, ``–`` for none)."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if math.isinf(x):
+    if isinstance(x, float) and math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    return f"{x:.4g}"
+    return number(x)
 
 
 def point(row: pd.Series | None) -> str:
@@ -115,20 +113,11 @@ def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
             if not len(rows):
                 continue
             bind = rows.loc[rows["c_d_bound"].idxmin()]
-            inside = rows[rows["inside"]]
             half, gd = _trajectory(steps, HALF, reading, name), _trajectory(steps, GD, reading, name)
-            body.append(
-                [
-                    name.replace("lemma", "Lemma "),
-                    reading,
-                    value(float(bind["c_d_bound"])),
-                    value(float(bind["time"])),
-                    point(bind),
-                    value(float(inside["c_d_bound"].min())) if len(inside) else "–",
-                    value(float(half["c_d_bound"].min())) if len(half) else "–",
-                    value(float(gd["c_d_bound"].min())) if len(gd) else "–",
-                ]
-            )
+            # the smallest bound in the region, at half the nodes, along GD ("–" where there is none: NaN)
+            smallest = [value(float(part["c_d_bound"].min())) for part in (rows[rows["inside"]], half, gd)]
+            where = [value(float(bind["c_d_bound"])), value(float(bind["time"])), point(bind)]
+            body.append([name.replace("lemma", "Lemma "), reading, *where, *smallest])
     return body
 
 
@@ -175,14 +164,13 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
     cross = steps[(steps["source"] == MAIN) & (steps["point"] == "crossing")]
     t_cross = value(float(cross["time"].iloc[0])) if len(cross) else "never"
     first = first_in_region(steps)
-    lines = [f"## {variant} (σ = {value(sigma)})", ""]
-    lines += [
-        f"The population flow first crosses ξ1/ξ2 = 7/15 at t = {t_cross}. "
-        + (
-            "No inequality fails before it."
-            if first is None
-            else f"The first inequality to fail before it: {first[0]}, at t = {value(first[1])}."
-        ),
+    before = "No inequality fails before it."
+    if first is not None:
+        before = f"The first inequality to fail before it: {first[0]}, at t = {value(first[1])}."
+    return [
+        f"## {variant} (σ = {value(sigma)})",
+        "",
+        f"The population flow first crosses ξ1/ξ2 = 7/15 at t = {t_cross}. {before}",
         "",
         (
             "The Jensen step's expectations (E[s] = 1) fail exactly where ξ1 > "
@@ -208,7 +196,6 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
         ),
         "",
     ]
-    return lines
 
 
 def page(steps: pd.DataFrame) -> str:
@@ -288,8 +275,7 @@ def figure(steps: pd.DataFrame, width: float = 10.0, height: float = 4.0) -> plt
             ax.fill_between(time, 0, 1, where=fails, color="red", alpha=0.1, transform=ax.get_xaxis_transform())
         if len(cross):
             ax.axvline(float(cross["time"].iloc[0]), color="black", lw=0.8, ls="-.")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set(xscale="log", yscale="log")
         ax.set_ylim(*_limits(rows["left"].to_numpy(dtype=np.float64), rows["right"].to_numpy(dtype=np.float64)))
         ax.set_title(str(rows["label"].iloc[0]) if len(rows) else name, fontsize="small")
         ax.set_xlabel("time t")

@@ -14,11 +14,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def number(value: float | None) -> str:
-    """A value to four significant digits; ``–`` for None or NaN."""
+def number(value: float | None, digits: int = 4) -> str:
+    """A value to ``digits`` significant digits; ``–`` for None or NaN."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{value:.4g}"
+    return f"{value:.{digits}g}"
 
 
 def cell(text: object) -> str:
@@ -34,18 +34,13 @@ th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; white-spac
 th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }"""
 
 
-def table_cells(line: str) -> list[str]:
-    """``| a | b |`` -> ``['a', 'b']``."""
-    return [part.strip() for part in line.strip().strip("|").split("|")]
-
-
 def is_rule(cells: list[str]) -> bool:
     """The line under a table's header: ``|---|:--:|``."""
     return bool(cells) and all(part and set(part) <= set("-:") for part in cells)
 
 
 def html_table(lines: list[str]) -> str:
-    rows = [table_cells(line) for line in lines]
+    rows = [[part.strip() for part in line.strip().strip("|").split("|")] for line in lines]  # "| a | b |" -> a, b
     head, body = (rows[0], rows[2:]) if len(rows) > 1 and is_rule(rows[1]) else ([], rows)
     out = ["<table>"]
     if head:

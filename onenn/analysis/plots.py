@@ -1,7 +1,5 @@
-"""Seaborn figures, one function per figure name of the config (``FIGURES``). They only draw: the statistics come
-from ``onenn.analysis.tables``. A training experiment's figure groups its curves by the settings its variants vary
-(``group_by``, from ``onenn.plan.experiments.group_by``), each group in one look (colour and marker) in every panel;
-``sweep`` draws any training experiment."""
+"""Seaborn figures, one function per figure name of the config (``FIGURES``); they only draw. A training figure
+groups its curves by the settings its variants vary (``group_by``), a look per group; ``sweep`` draws any."""
 
 from __future__ import annotations
 
@@ -76,9 +74,7 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
         point(right, position, row, look_of[row[group.column]])
     right.plot(positions, 1.0 / K, "x", color="grey", label="chance 1/K")
     right.set_xticks(positions, [str(level) for level in final[group.column]])
-    right.set_xlabel(group.title)
-    right.set_ylabel("final argmax accuracy (separated)")
-    right.set_ylim(0, 1.05)
+    right.set(xlabel=group.title, ylabel="final argmax accuracy (separated)", ylim=(0, 1.05))
     right.legend()
     return fig
 
@@ -101,8 +97,7 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     by = list(dict.fromkeys(["init", *series, x]))
     final = seed_stats(final_step(table[table["test_set"] == "separated"]), by, "accuracy", style.band_sd)
     final_against(acc_ax, final, x, series, "init", look_of, init_label)
-    acc_ax.set_ylabel("final argmax accuracy (separated)")
-    acc_ax.set_ylim(0, 1.05)
+    acc_ax.set(ylabel="final argmax accuracy (separated)", ylim=(0, 1.05))
     if series:
         acc_ax.legend()
 
@@ -141,9 +136,7 @@ def loss_function(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
         for _, row in final[final["test_set"] == test_set].iterrows():
             point(left, positions[row[group.column]] + shift, row, look_of[row[group.column]], filled=filled)
     left.set_xticks(range(len(group.order)), [str(level) for level in group.order], rotation=30, ha="right")
-    left.set_xlabel(group.title)
-    left.set_ylabel("final argmax accuracy")
-    left.set_ylim(0, 1.05)
+    left.set(xlabel=group.title, ylabel="final argmax accuracy", ylim=(0, 1.05))
     left.legend(handles=fill_key([f"{test_set} test set" for test_set in test_sets]))
     band_panel(right, table, group, look_of, style.band_sd, SEPARATED_ACCURACY)
     return fig
@@ -165,8 +158,7 @@ def theorem_regime(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str
             xi_ax.plot(part["step"], part["mean"], color=look.colour, ls=dashes, label=f"{value}, {level}")
             xi_ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
     xi_ax.set_xscale("symlog", linthresh=1)
-    xi_ax.set_xlabel("SGD step")
-    xi_ax.set_ylabel("ξ1 (solid), ξ2 (dashed) of Π(W)")
+    xi_ax.set(xlabel="SGD step", ylabel="ξ1 (solid), ξ2 (dashed) of Π(W)")
     xi_ax.legend(fontsize="x-small")
     active = ("separated", "dist_family_active", "distance to the family (active blocks)", None)
     band_panel(dist_ax, table, group, look_of, style.band_sd, active)
@@ -224,8 +216,7 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[s
             error_points(ax, part["K"], part, fmt="o", label="measured")
             K = np.linspace(part["K"].min(), part["K"].max(), 200)
             ax.plot(K, (K - 1) / K, "k--", lw=1, label="(K−1)/K")
-            ax.set_xlabel("K")
-            ax.set_title(f"(ξ1, ξ2) = ({pairs[0][0]:g}, {pairs[0][1]:g})")
+            ax.set(xlabel="K", title=f"(ξ1, ξ2) = ({pairs[0][0]:g}, {pairs[0][1]:g})")
         else:
             levels = sorted(part["K"].unique())
             colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))
@@ -277,9 +268,8 @@ def landscape(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = (
 
 
 def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
-    """The audit, one colour per sigma: xi1/xi2 against 7/15, the loss with C / log t, the boundary r and the mass
-    beyond it, xi2 − xi1, the GD-flow overlap. Solid: the population flow; dashed: half the nodes; dotted: the
-    weighted sample (docs/method.md §7)."""
+    """The audit, a colour per σ: ξ1/ξ2, the loss with C / log t, r, the mass beyond it, ξ2 − ξ1, the GD-flow overlap
+    (docs/method.md §7); solid: the population flow, dashed: half the nodes, dotted: the weighted sample."""
     fig, axes = plt.subplots(3, 2, figsize=(style.width, 3 * style.height))
     main = audit_trajectory(table)
     variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma"].iloc[0]))
@@ -310,10 +300,8 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     ratio_ax.axhline(0.5, color="grey", ls=":", lw=1, label="1/2 (r = −1)")
     ratio_ax.set_ylabel("ξ1 / ξ2")
     ratio_ax.legend(fontsize="small")
-    loss_ax.set_yscale("log")
-    loss_ax.set_ylabel("reduced loss (dash-dot: C / log t)")
-    boundary_ax.set_ylabel("boundary r = 1 − ξ2/ξ1")
-    boundary_ax.set_ylim(-1.05, 1.05)
+    loss_ax.set(yscale="log", ylabel="reduced loss (dash-dot: C / log t)")
+    boundary_ax.set(ylabel="boundary r = 1 − ξ2/ξ1", ylim=(-1.05, 1.05))
     stuck_ax.set_yscale("log")
     late_mass = main.loc[main["time"] == main.groupby("variant")["time"].transform("max"), "stuck_mass"]
     if len(late_mass) and (late_mass > 0).all():  # from a decade below the end (earlier: e^-hundreds)
@@ -323,8 +311,7 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     gap_ax.set_yscale("symlog", linthresh=1)
     overlap_ax.set_ylabel("ξ1: exact GD (dots) and gradient flow")
     for ax in axes.ravel():
-        ax.set_xscale("log")
-        ax.set_xlabel("time t = η · step")
+        ax.set(xscale="log", xlabel="time t = η · step")
     return fig
 
 
@@ -347,8 +334,7 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] =
     dist_ax.set_yscale("log")
     dist_ax.legend(fontsize="small")
     for ax in (xi_ax, dist_ax):
-        ax.set_xscale("log")
-        ax.set_xlabel("GD step")
+        ax.set(xscale="log", xlabel="GD step")
     return fig
 
 

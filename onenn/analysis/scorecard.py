@@ -1,6 +1,5 @@
-"""The scorecard: each claim of ``workflow/claims.yaml`` against this run's tables (docs/claims.md). Three steps
-in this order: measuring a claim (``Measured`` at each of its points), judging it (``onenn.analysis.verdict``),
-and writing its row (``scorecard``) and the page (``to_markdown``). No torch."""
+"""The scorecard: each claim of ``workflow/claims.yaml`` against this run's tables (docs/claims.md): measured at
+its points (``Measured``), judged (``onenn.analysis.verdict``), written as a row (``scorecard``). No torch."""
 
 from __future__ import annotations
 
@@ -216,9 +215,7 @@ def paired_difference(
 
 
 def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
-    value = point.value
-    if value == "reference":
-        value = row["reference"]
+    value = row["reference"] if point.value == "reference" else point.value
     return {
         "paper": None if value is None else float(value),
         "spread": point.spread,
@@ -252,17 +249,13 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     for point in claim.points:
         label = point.variant or "+".join(f"{k}={v}" for k, v in point.where.items())
         if table is None:
-            missing.append(label)
+            got = []
         elif claim.kind == "scaling":
             got = scaling_points(table, claim, point)
-            found += got
-            missing += [] if got else [label]
         else:
-            got = train_point(table, claim, point, rescaled_time)
-            if got is None:
-                missing.append(label)
-            else:
-                found.append(got)
+            got = [m for m in (train_point(table, claim, point, rescaled_time),) if m is not None]
+        found += got
+        missing += [] if got else [label]
     return found, missing
 
 
@@ -289,10 +282,8 @@ def describe_point(m: Measured, check: str, versus: str | None = None, with_z: b
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
         factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
-        return (
-            f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, {falling} over the last decade of steps"
-            + factor
-        )
+        ends = f"{number(m.series[0])} → {number(m.series[-1])}"
+        return f"{m.label}: {ends}, {falling} over the last decade of steps{factor}"
     if check in SLOPE_CHECKS:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
@@ -324,23 +315,14 @@ def shows_z(points: list[Measured], claim: Claim) -> bool:
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     """The scorecard's row of one claim."""
     found, missing = measure(table, claim)
-    row: dict[str, Any] = {
+    copied = ("source", "figure", "experiment", "check", "paper", "reason", "post_hoc", "untested", "paper_test_size")
+    row: dict[str, Any] = {k: getattr(claim, k) for k in (*copied, "note")} | {
         "claim": claim.id,
-        "source": claim.source,
-        "figure": claim.figure,
-        "experiment": claim.experiment,
-        "check": claim.check,
         "quantity": describe_quantity(claim),
-        "paper": claim.paper,
         "points": len(found) + len(missing),
         "points_run": len(found),
-        "reason": claim.reason,
-        "post_hoc": claim.post_hoc,
-        "untested": claim.untested,
         "chance": is_chance_test(found, claim),
-        "paper_test_size": claim.paper_test_size,
         "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
-        "note": claim.note,
     }
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
@@ -370,26 +352,28 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
 def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
     out = pd.DataFrame([score(c, tables.get(c.experiment)) for c in claims]).reindex(columns=list(COLUMNS))
-    for column in (
-        "paper_value",
-        "paper_spread",
-        "ours_mean",
-        "ours_sd",
-        "test_se",
-        "paper_se",
-        "z",
-        "statistic",
-        "limit",
-    ):
+    floats = ["paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z", "statistic", "limit"]
+    for column in floats:
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
     for column in ("figure", "points", "points_run", "paper_test_size"):
         out[column] = out[column].astype("int64")
     for column in ("n", "dof"):
         out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
+    out = with_defaults(out)
     texts = [c for c, default in LATER_COLUMNS.items() if isinstance(default, str)]
-    for column in texts:
-        out[column] = out[column].astype("object").where(out[column].notna(), "")
-    out["chance"] = out["chance"].astype("bool")
     for column in ["claim", "source", "experiment", "check", "quantity", "paper", "verdict", *texts, "detail", "note"]:
         out[column] = out[column].astype("string")
+    return out
+
+
+def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
+    """``card`` with the ``LATER_COLUMNS`` an older scorecard lacks, at their defaults."""
+    out = card.copy()
+    for column, default in LATER_COLUMNS.items():
+        if column not in out:
+            out[column] = default
+        elif isinstance(default, str):
+            out[column] = out[column].astype("object").where(out[column].notna(), default)
+        else:
+            out[column] = out[column].astype("object").where(out[column].notna(), default).astype(type(default))
     return out

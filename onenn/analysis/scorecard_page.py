@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from onenn.analysis.markdown import cell, markdown_table, number
-from onenn.analysis.scorecard import LATER_COLUMNS
+from onenn.analysis.scorecard import with_defaults
 from onenn.analysis.verdict import LEVEL, MARGINAL_LEVEL, VERDICTS, expected_by_chance
 
 #: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
@@ -39,15 +39,11 @@ def partly_run(row: pd.Series) -> str:
     return f" ({row['points_run']} of {row['points']} points run)"
 
 
-def anchor_link(anchor: str) -> str:
-    return f"[reason]({REASONS}#{anchor})"
-
-
 def verdict_cell(row: pd.Series) -> str:
     """The verdict, its reading, why a *differs* (docs/claims.md), what is untested, the other test sizes."""
     text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "") + partly_run(row)
     if row["why"] == "explained":
-        text += f" (explained: {anchor_link(str(row['reason']))})"
+        text += f" (explained: [reason]({REASONS}#{row['reason']}))"
     elif row["why"] == "marginal":
         text += f" (marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit)"
     elif row["why"]:
@@ -87,11 +83,8 @@ def chance_line(card: pd.DataFrame) -> str:
     left_out = f" Post-hoc rows, not counted: {', '.join(post_hoc)}." if len(post_hoc) else ""
     if not m:
         return "No row is a level test with a spread in this run." + left_out
-    observed = (
-        "none does."
-        if not differs
-        else (f"{differs} do; the probability of {differs} or more by chance alone is {p:.2g}.")
-    )
+    chance = f"the probability of {differs} or more by chance alone is {p:.2g}"
+    observed = f"{differs} do; {chance}." if differs else "none does."
     return (
         f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
         f"chance alone would make {expected:.2f} of them read *differs* on average "
@@ -138,19 +131,6 @@ def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     return markdown_table(header, body)
 
 
-def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
-    """``card`` with the ``LATER_COLUMNS`` an older scorecard lacks, at their defaults."""
-    out = card.copy()
-    for column, default in LATER_COLUMNS.items():
-        if column not in out:
-            out[column] = default
-        elif isinstance(default, str):
-            out[column] = out[column].astype("object").where(out[column].notna(), default)
-        else:
-            out[column] = out[column].astype("object").where(out[column].notna(), default).astype(type(default))
-    return out
-
-
 def assumptions(card: pd.DataFrame) -> list[str]:
     """The paragraph above the rows: the paper's assumed test sizes and the correlation of points on one test set."""
     sizes = sorted({int(n) for n in card["paper_test_size"] if n})
@@ -193,8 +173,7 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
         lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
     lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
     if len(ours):
-        header = ["row", "fig.", "the question", *HEADER[3:5], *HEADER[5:]]
-        header[4] = "hypothesis"
+        header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]
         lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
     lines += ["## Every point", ""]
     body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]

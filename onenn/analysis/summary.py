@@ -1,6 +1,5 @@
-"""The headline table: one tidy row per (experiment, variant, test set, quantity), each kind's by its
-summariser (``train_summary``, ...), and its Markdown by its renderer (``train_markdown``, ...); every row also
-records the software that made it (``onenn.base.provenance``). No torch. docs/method.md §5, §7."""
+"""The headline table: a tidy row per (experiment, variant, test set, quantity), each kind's by its summariser
+(``train_summary``, ...), with the software that made it (``onenn.base.provenance``). docs/method.md §5, §7."""
 
 from __future__ import annotations
 
@@ -56,10 +55,7 @@ PARAMETERS = ("dist_family", "dist_family_active", "label_norm")
 
 
 def _stats_rows(stats: pd.DataFrame, quantity: str, test_set: str | None) -> pd.DataFrame:
-    rows = stats[["experiment", "variant", "K", "mean", "sd", "n"]].copy()
-    rows["test_set"] = test_set
-    rows["quantity"] = quantity
-    return rows
+    return stats[["experiment", "variant", "K", "mean", "sd", "n"]].assign(test_set=test_set, quantity=quantity)
 
 
 def train_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -74,14 +70,11 @@ def train_summary(table: pd.DataFrame) -> pd.DataFrame:
     parts.append(_stats_rows(seed_stats(one_set, by, "minibatch_loss"), "minibatch_loss", None))
     for value in PARAMETERS:
         ends = first_and_last(table, value)
-        for end in ("start", "end", "ratio"):
-            if value == "label_norm" and end == "ratio":
-                continue
+        for end in ("start", "end") if value == "label_norm" else ("start", "end", "ratio"):
             valid = ends[ends[end].notna()]
             if len(valid):
                 parts.append(_stats_rows(seed_stats(valid, by, end), f"{value}_{end}", None))
-    out = pd.concat(parts, ignore_index=True)
-    out["kind"] = "train"
+    out = pd.concat(parts, ignore_index=True).assign(kind="train")
     order = {v: i for i, v in enumerate(variant_order(table))}
     return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
 
@@ -99,32 +92,17 @@ def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
             variant_name({"panel": p, "xi1": a, "xi2": b, "K": k})
             for p, a, b, k in zip(table["panel"], table["xi1"], table["xi2"], table["K"])
         ]
-        rows["quantity"] = quantity
-        rows["mean"] = table[quantity]
-        rows["n"] = table["prompts"]
-        rows["se"] = table[se]
+        rows = rows.assign(quantity=quantity, mean=table[quantity], n=table["prompts"], se=table[se])
         if lower:
             rows["lower"], rows["upper"], rows["reference"] = table[lower], table[upper], table["reference"]
         parts.append(rows)
-    out = pd.concat(parts, ignore_index=True)
-    out["kind"] = "scaling"
-    return out
+    return pd.concat(parts, ignore_index=True).assign(kind="scaling")
 
 
-def _value_rows(experiment: str, variant: str, values: dict[str, float], **extra) -> pd.DataFrame:
+def _value_rows(experiment: str, variant: str, values: dict[str, float]) -> pd.DataFrame:
     """Single-number rows (n = 1): ``quantity -> mean``."""
-    rows = pd.DataFrame(
-        {
-            "experiment": experiment,
-            "variant": variant,
-            "quantity": list(values),
-            "mean": [float(v) for v in values.values()],
-            "n": 1,
-        }
-    )
-    for key, value in extra.items():
-        rows[key] = value
-    return rows
+    means = [float(v) for v in values.values()]
+    return pd.DataFrame({"experiment": experiment, "variant": variant, "quantity": list(values), "mean": means, "n": 1})
 
 
 #: metrics of the binary experiment at the last saved step, per prompt set
@@ -143,8 +121,7 @@ def binary_summary(table: pd.DataFrame) -> pd.DataFrame:
     one_set = final[final["test_set"] == "train"]
     for value in BINARY_PARAMETERS:
         parts.append(seed_stats(one_set, by, value)[by + ["mean", "sd", "n"]].assign(quantity=value))
-    out = pd.concat(parts, ignore_index=True)
-    out["kind"] = "binary"
+    out = pd.concat(parts, ignore_index=True).assign(kind="binary")
     order = {v: i for i, v in enumerate(variant_order(table))}
     return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
 
@@ -179,24 +156,14 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
     for row in audit_resolution(table).itertuples(index=False):
         values = {f"{q}@{row.source}@t={row.time:.0e}": getattr(row, q) for q in ("xi_ratio", "reduced_loss")}
         parts.append(_value_rows(experiment, row.variant, values))
-    out = pd.concat(parts, ignore_index=True)
-    out["kind"] = "audit"
-    return out
+    return pd.concat(parts, ignore_index=True).assign(kind="audit")
 
 
 def landscape_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The grid's smallest reduced loss and where it is."""
     best = table.loc[table["reduced_loss"].idxmin()]
-    out = _value_rows(
-        str(table["experiment"].iloc[0]),
-        "default",
-        {"reduced_loss_min": best["reduced_loss"]},
-        xi1=best["xi1"],
-        xi2=best["xi2"],
-    )
-    out["se"] = best["reduced_loss_se"]
-    out["kind"] = "landscape"
-    return out
+    out = _value_rows(str(table["experiment"].iloc[0]), "default", {"reduced_loss_min": best["reduced_loss"]})
+    return out.assign(xi1=best["xi1"], xi2=best["xi2"], se=best["reduced_loss_se"], kind="landscape")
 
 
 def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -204,20 +171,11 @@ def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for variant, part in table.groupby("variant", sort=True):
         end = part.sort_values("step").iloc[-1]
-        values = {
-            "dist_family_active_max": part["dist_family_active"].max(),
-            "xi_gap_max": part["xi_gap"].max(),
-            "xi1_end": end["xi1"],
-            "xi1_reduced_end": end["xi1_reduced"],
-            "xi2_end": end["xi2"],
-            "xi2_reduced_end": end["xi2_reduced"],
-            "steps": end["step"],
-            "prompts": end["prompts"],
-        }
+        values = {f"{c}_max": part[c].max() for c in ("dist_family_active", "xi_gap")}
+        values |= {f"{c}_end": end[c] for c in ("xi1", "xi1_reduced", "xi2", "xi2_reduced")}
+        values |= {"steps": end["step"], "prompts": end["prompts"]}
         parts.append(_value_rows(str(end["experiment"]), variant, values))
-    out = pd.concat(parts, ignore_index=True)
-    out["kind"] = "full_matrix"
-    return out
+    return pd.concat(parts, ignore_index=True).assign(kind="full_matrix")
 
 
 def summarise(
@@ -232,7 +190,11 @@ def summarise(
         if found != {name}:
             raise ValueError(f"the table given for experiment {name!r} holds experiments {sorted(found)}")
         parts.append(summarisers[name](table))
-        used[name] = {key: gpus(table, key) for key in provenance.ACCELERATOR_KEYS}
+        # the GPUs (``gpu`` or ``cuda``) the experiment's runs were trained on, ``; ``-joined; else ``NO_GPU``
+        used[name] = {
+            key: provenance.gpus_used(table[key]) if key in table.columns else provenance.NO_GPU
+            for key in provenance.ACCELERATOR_KEYS
+        }
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
     # python and the packages (provenance.KEYS): the software that made this table; gpu, cuda: those its
@@ -241,8 +203,3 @@ def summarise(
     for key in provenance.ACCELERATOR_KEYS:
         out[key] = out["experiment"].map(lambda name, key=key: used[name][key])
     return normalise_types(out)
-
-
-def gpus(table: pd.DataFrame, key: str) -> str:
-    """The GPUs (``gpu`` or ``cuda``) an experiment's runs were trained on, ``; ``-joined; else ``NO_GPU``."""
-    return provenance.gpus_used(table[key]) if key in table.columns else provenance.NO_GPU

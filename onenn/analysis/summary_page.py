@@ -72,19 +72,9 @@ def scaling_markdown(rows: pd.DataFrame) -> list[str]:
         point = rows[rows["variant"] == r.variant]
         mc = point[point["quantity"] == "L_MC"].iloc[0]
         binary = point[point["quantity"] == "L_bin"].iloc[0]
-        body.append(
-            [
-                str(r.panel),
-                f"{r.xi1:g}",
-                f"{r.xi2:g}",
-                str(int(r.K)),  # K is a float column when another kind's rows have none
-                str(r.n),
-                f"{mc['mean']:.4f} ± {mc['se']:.4f}",
-                f"{binary['mean']:.4f} ± {binary['se']:.4f}",
-                f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]",
-                f"{r.reference:.4f}",
-            ]
-        )
+        where = [str(r.panel), f"{r.xi1:g}", f"{r.xi2:g}", str(int(r.K)), str(r.n)]  # K: float beside other kinds
+        losses = [f"{x['mean']:.4f} ± {x['se']:.4f}" for x in (mc, binary)]
+        body.append([*where, *losses, f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]", f"{r.reference:.4f}"])
     header = ["panel", "ξ1", "ξ2", "K", "prompts", "L_MC ± se", "L_bin ± se", "L_MC / L_bin [interval]", "(K−1)/K"]
     return [
         "Ratio with its delta-method confidence interval; losses with their standard errors:",
@@ -184,13 +174,8 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
     body = []
     for v in dict.fromkeys(found["variant"]):
         for src in sources:
-            label = (
-                "all nodes, the seed swap's uniforms"
-                if src == AUDIT_SWAP
-                else "all nodes"
-                if "/" not in src
-                else f"1/{src.split('/')[1]} of the nodes per variable"
-            )
+            label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
+            label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
             cells = [
                 number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
                 for q in ("xi_ratio", "reduced_loss")

@@ -201,10 +201,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         mine = table[table["variant"] == variant]
         gd = mine[mine["source"] == "gd"].sort_values("time")
         flow = mine[mine["source"] == "flow"].sort_values("time")
-        gap = max(
-            np.max(np.abs(gd["xi1"].to_numpy() - flow["xi1"].to_numpy())),
-            np.max(np.abs(gd["xi2"].to_numpy() - flow["xi2"].to_numpy())),
-        )
+        gap = max(np.max(np.abs(gd[c].to_numpy() - flow[c].to_numpy())) for c in ("xi1", "xi2"))
         levels = _population_levels(mine)
         times = part["time"].to_numpy()
         if len(levels) > 1:

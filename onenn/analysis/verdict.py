@@ -1,6 +1,5 @@
 """The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``judge``), the error
-budget, variants that share a test set (``chi_square``), the assumed test size, and how many *differs* chance
-alone gives (``expected_by_chance``). No torch."""
+budget, shared test sets (``chi_square``), the assumed test size, *differs* by chance (``expected_by_chance``)."""
 
 from __future__ import annotations
 
@@ -168,9 +167,8 @@ def is_level(claim: Claim) -> bool:
 
 
 def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
-    """The largest value ``column`` takes on one prompt (None: unbounded or no test-set metric). The output lies in the
-    hull of 0 and the codes, and every metric is convex in it, so the bound is at a code ``u_c'`` with ``c' ≠ c``:
-    ``‖u_c − u_c'‖² = 2``, square loss 1, cross entropy ``log(e + K − 1)``, squentropy's penalty ``(K² − K − 1)/(K²(K − 1))``."""
+    """The largest value of ``column`` on one prompt (None: unbounded or not a test-set metric): every metric is convex
+    in the output, which lies in the hull of 0 and the codes, so the bound is at a code ``u_c' ≠ u_c`` (distance² 2)."""
     cross_entropy = math.log(math.e + K - 1)
     bounds = {
         "accuracy": 1.0,

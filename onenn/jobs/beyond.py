@@ -5,13 +5,20 @@ from __future__ import annotations
 import logging
 import time
 
-from onenn.base.columns import AUDIT_FIRST, FULL_MATRIX_FIRST, normalise_types
+from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
 from onenn.base.progress import EVERY
 from onenn.base.provenance import code_provenance, versions
-from onenn.jobs.columns import descriptions
-from onenn.jobs.kinds import kind_function
+from onenn.jobs.columns import descriptions, kind_function
 from onenn.plan.kinds import kind_named
+
+
+def save_variant_table(kind: str, table, info: dict, output: str) -> None:
+    """A variant's ``table`` with ``info`` and the software in every row, its kind's ``id_columns`` first."""
+    for key, value in {**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")}.items():
+        table[key] = value
+    first = list(kind_named(kind).id_columns)
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
 
 def audit_job(
@@ -25,13 +32,7 @@ def audit_job(
     s = AuditSettings.from_dict(settings)
     table = run_audit(s, log, progress_every=progress_every)
     info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
-    info |= {**versions(), **code_provenance("onenn.jobs.beyond:audit_job")}
-    for key, value in info.items():
-        table[key] = value
-    first = list(AUDIT_FIRST)
-    save_table(
-        output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions("audit")
-    )
+    save_variant_table("audit", table, info, output)
     end = table[table["source"] == "population"].iloc[-1]
     log.info(
         "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
@@ -51,12 +52,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     s = FullMatrixSettings.from_dict(settings)
     started = time.perf_counter()
     table = full_matrix_vs_reduced(s)
-    software = {**versions(), **code_provenance("onenn.jobs.beyond:full_matrix_job")}
-    for key, value in {**identity, **s.to_dict(), **software}.items():
-        table[key] = value
-    first = list(FULL_MATRIX_FIRST)
-    ordered = normalise_types(table[first + [c for c in table.columns if c not in first]])
-    save_table(output, ordered, descriptions("full_matrix"))
+    save_variant_table("full_matrix", table, {**identity, **s.to_dict()}, output)
     log.info(
         "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
         s.steps,

@@ -1,6 +1,5 @@
-"""What every column of every table the workflow writes means, from the registries beside the code that makes
-the columns (``onenn.base.columns``); written into the Parquet schema and docs/columns.md, in page order.
-"""
+"""What every column of every table the workflow writes means (written into the Parquet schema and docs/columns.md),
+what a table read must have, and the functions a kind of experiment names (``onenn.plan.kinds``)."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from onenn.base.columns import (
     metric_descriptions,
     setting_description,
 )
+from onenn.jobs.inputs import ANY, NUMBER
 from onenn.maths.family import DIAGNOSTICS_DESCRIPTIONS
 from onenn.plan.kinds import kind_named
 
@@ -40,10 +40,6 @@ def software(*, accelerator: bool = False) -> dict[str, str]:
     return {key: provenance.DESCRIPTIONS[key] for key in keys}
 
 
-def identity(*columns: str) -> dict[str, str]:
-    return {column: ID_DESCRIPTIONS[column] for column in columns}
-
-
 def run_table(kind: str, record: str, ids: dict[str, str], metrics: tuple[str, ...], **software_of) -> dict[str, str]:
     """A run's table (``results/runs/.../metrics.parquet``) and its experiment's, of kind ``train`` or ``binary``."""
     k = kind_named(kind)
@@ -60,7 +56,8 @@ def run_table(kind: str, record: str, ids: dict[str, str], metrics: tuple[str, .
 
 def computed(module: str, ids: tuple[str, ...], keys: Iterable[str]) -> dict[str, str]:
     """A table a kind's job computes: its identity, the ``DESCRIPTIONS`` of ``module``, its settings ``keys``."""
-    return first_wins(identity(*ids), registry(module, "DESCRIPTIONS"), settings(keys), software())
+    ids_described = {column: ID_DESCRIPTIONS[column] for column in ids}
+    return first_wins(ids_described, registry(module, "DESCRIPTIONS"), settings(keys), software())
 
 
 #: every table the workflow writes, by name: a kind's (its runs' or variants' and the experiment's), the headline
@@ -93,3 +90,22 @@ def descriptions(table: str) -> dict[str, str]:
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}; got {table!r}")
     return TABLES[table]()
+
+
+def table_columns(kind: str) -> dict[str, str]:
+    """The columns a table of ``kind`` (or of one of its runs or variants) must have, as ``load_checked_table`` takes
+    them; none for the kinds that compute their table."""
+    k = kind_named(kind)
+    return {**dict.fromkeys(k.id_columns, ANY), **dict.fromkeys(k.number_columns, NUMBER)}
+
+
+def kind_function(kind: str, role: str) -> Callable:
+    """The function ``role`` (``job``, ``summarise``, ``markdown``) of kind ``kind``, imported when a job runs."""
+    ref = getattr(kind_named(kind), role)
+    if ref is None:
+        raise ValueError(f"kind {kind!r} has no {role} (onenn/plan/kinds.py)")
+    module, _, name = ref.partition(":")
+    found = getattr(importlib.import_module(module), name, None)
+    if not callable(found):
+        raise TypeError(f"kind {kind!r}: its {role} {ref!r} is not a function of {module} (onenn/plan/kinds.py)")
+    return found

@@ -8,6 +8,7 @@ from typing import Any
 from onenn.base.io import save_table
 from onenn.jobs.columns import descriptions
 from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
+from onenn.plan.kinds import EVAL_KEYS
 
 #: run-record entries that are no column of the tables: the fused check (a nested record, in the records of CUDA
 #: runs alone; onenn.training.gpu_check)
@@ -22,12 +23,23 @@ def load_run(
     label_width: int | None,
     needed: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A run's record and weights, checked (``onenn.jobs.inputs``): the record is the run ``identity``'s, trained with
-    ``settings``, with the keys ``needed``; ``W`` (S, D, D) fits it, ``D = d + m + 1``, ``m = label_width`` (None: K)."""
+    """A run's checked record (of ``identity``, trained with ``settings`` but ``EVAL_KEYS``, with the keys ``needed``)
+    and weights: ``W`` (S, D, D), ``D = d + m + 1``, ``m = label_width`` (None: K)."""
+    trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
     needed = ("d", "N", "steps", *(("K",) if label_width is None else ()), *needed)
-    run = load_run_record(run_path, identity, settings, needed=needed)
+    run = load_run_record(run_path, identity, trained_with, needed=needed)
     weights = load_weights(weights_path, run, D=run["d"] + (label_width or run["K"]) + 1)
     return run, weights
+
+
+def save_metrics(kind: str, metrics, run: dict, settings: dict, weights: dict, output: str) -> None:
+    """The run's metrics as its table (``onenn.analysis.tables.run_table``), with its record and test sets' settings."""
+    from onenn.analysis.tables import run_table
+
+    columns = {k: v for k, v in run.items() if k not in RECORD_ONLY}
+    info = {**columns, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
+    table = run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"])
+    save_table(output, table, descriptions(kind))
 
 
 def evaluate_job(
@@ -42,25 +54,19 @@ def evaluate_job(
 ) -> None:
     """Metrics of every saved ``W`` on every test set, with the run's identity and settings, as one table (no torch)."""
     from onenn.maths.prompts import SET_ARRAYS
-    from onenn.plan.kinds import EVAL_KEYS
 
-    trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
-    run, weights = load_run(weights_path, run_path, identity, trained_with, None)
+    run, weights = load_run(weights_path, run_path, identity, settings, None)
     test_sets = {
         name: load_prompt_set(path, SET_ARRAYS, n=settings["test_size"], N=run["N"], d=run["d"], K=run["K"])
         for name, path in test_set_paths.items()
     }
 
     from onenn.analysis.evaluate import evaluate_run  # pandas: after the inputs are checked
-    from onenn.analysis.tables import run_table
 
     metrics = evaluate_run(
         weights["saved_steps"], weights["W"], test_sets, settings["K"], settings["loss"], settings["c"]
     )
-    columns = {k: v for k, v in run.items() if k not in RECORD_ONLY}
-    info = {**columns, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    table = run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"])
-    save_table(output, table, descriptions("train"))
+    save_metrics("train", metrics, run, settings, weights, output)
     log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(test_sets))
 
 
@@ -76,10 +82,8 @@ def binary_evaluate_job(
 ) -> None:
     """Metrics of every saved ``W`` on the training set and the test sets, as one table (no torch)."""
     from onenn.maths.prompts import BINARY_SET_ARRAYS
-    from onenn.plan.kinds import EVAL_KEYS
 
-    trained_with = {k: v for k, v in settings.items() if k not in EVAL_KEYS}
-    run, weights = load_run(weights_path, run_path, identity, trained_with, 1, needed=("train_size",))
+    run, weights = load_run(weights_path, run_path, identity, settings, 1, needed=("train_size",))
     sizes = {name: run["train_size"] if name == "train" else settings["test_size"] for name in set_paths}
     sets = {
         name: load_prompt_set(path, BINARY_SET_ARRAYS, n=sizes[name], N=run["N"], d=run["d"], K=None)
@@ -87,10 +91,7 @@ def binary_evaluate_job(
     }
 
     from onenn.analysis.evaluate import evaluate_binary  # pandas: after the inputs are checked
-    from onenn.analysis.tables import run_table
 
     metrics = evaluate_binary(weights["saved_steps"], weights["W"], sets, run["d"])
-    info = {**run, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
-    table = run_table(metrics, info, weights["minibatch_loss"], weights["saved_steps"])
-    save_table(output, table, descriptions("binary"))
+    save_metrics("binary", metrics, run, settings, weights, output)
     log.info("evaluated %d saved steps on %s", len(weights["saved_steps"]), ", ".join(sets))

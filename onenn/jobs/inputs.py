@@ -1,7 +1,5 @@
-"""The loaders of the workflow's intermediate files (run records, weights, prompt sets, tables), each checking
-what it reads before a job computes; any failure is ``DamagedFile`` (docs/reliability.md#damaged-files).
-No torch and no pandas at import time.
-"""
+"""The loaders of the workflow's intermediate files, each checking what it reads before a job computes; any failure
+is ``DamagedFile`` (docs/reliability.md#damaged-files). No torch and no pandas at import time."""
 
 from __future__ import annotations
 
@@ -24,20 +22,15 @@ REAL, INTEGER = "f", "iu"
 def require_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
     missing = [n for n in names if n not in arrays]
     if missing:
-        raise DamagedFile(
-            path,
-            f"{missing_ones(missing, 'array')} (it holds "
-            f"{', '.join(map(repr, arrays)) or 'no arrays'}; expected {', '.join(map(repr, names))})",
-        )
+        held, expected = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
+        raise DamagedFile(path, f"{missing_ones(missing, 'array')} (it holds {held}; expected {expected})")
 
 
 def missing_ones(names: Sequence[str], noun: str) -> str:
     """``the array 'W' is missing``, ``the keys 'd', 'N' are missing``."""
-    return (
-        f"the {noun} {names[0]!r} is missing"
-        if len(names) == 1
-        else (f"the {noun}s {', '.join(map(repr, names))} are missing")
-    )
+    if len(names) == 1:
+        return f"the {noun} {names[0]!r} is missing"
+    return f"the {noun}s {', '.join(map(repr, names))} are missing"
 
 
 def checked_array(
@@ -115,11 +108,8 @@ def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> 
         raise DamagedFile(path, f"its saved steps {saved_steps.tolist()} do not rise from 0")
     diverged = int(record.get("diverged_step", -1))
     trained = diverged if diverged >= 0 else int(record["steps"])
-    if (
-        (diverged < 0 and saved_steps[-1] != trained)
-        or (diverged >= 0 and saved_steps[-1] >= diverged)
-        or len(losses) != trained
-    ):
+    last_saved = saved_steps[-1] == trained if diverged < 0 else saved_steps[-1] < diverged
+    if not last_saved or len(losses) != trained:
         raise DamagedFile(
             path,
             f"it holds {len(losses)} steps saved up to step {saved_steps[-1]}, but its run record says the run "

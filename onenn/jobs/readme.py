@@ -1,6 +1,5 @@
-"""The README's files (``results/readme/``, committed from a full run): the scorecard, the audit's table and the
-figures the README and the docs show. Each Markdown file opens with the run that made it: its configuration
-files and the software the headline table records; no date, so the same inputs give the same bytes."""
+"""The README's files (``results/readme/``, committed from a full run): the scorecard, the audit's pages and figures,
+each opening with the run that made it, no date (the same inputs give the same bytes)."""
 
 from __future__ import annotations
 
@@ -13,15 +12,17 @@ from onenn.jobs.inputs import ANY, NUMBER, load_checked_table
 
 #: the command that writes these files, named in their header
 COMMAND = "snakemake --cores all readme"
+#: the command that writes one audit page
+PAGE_COMMAND = "snakemake results/readme/<experiment>_{}.md"
 #: the headline table's columns the audit's page and the header read
 SUMMARY_COLUMNS = {name: ANY for name in ("experiment", "kind", "variant", "quantity", "mean", *provenance.KEYS)}
 
 
-def header(configs: str, versions: dict[str, str]) -> str:
-    """The first lines of a generated page: the run (its configuration files) and the software that made it."""
+def header(configs: str, command: str, made_with: str = "", also: str = "") -> str:
+    """The first lines of a generated page: the run (its configuration files) and the command that writes it."""
     return (
-        f"> From the run of {configs}, made with {provenance.describe(versions)}. Written by `{COMMAND}` "
-        "(workflow/rules/readme.smk): rerun it rather than edit this file.\n\n"
+        f"> From the run of {configs}{made_with}. Written by `{command}` "
+        f"(workflow/rules/readme.smk{also}): rerun it rather than edit this file.\n\n"
     )
 
 
@@ -47,7 +48,7 @@ def readme_job(
         raise ValueError(f"{summary_table} has no rows: the headline table of a finished run has one per quantity")
     software = {key: str(summary[key].iloc[0]) for key in provenance.KEYS}
     software |= {k: provenance.gpus_used(summary[k]) for k in provenance.ACCELERATOR_KEYS if k in summary.columns}
-    top = header(configs, software)
+    top = header(configs, COMMAND, f", made with {provenance.describe(software)}")
     card = load_checked_table(claims_table, {name: ANY for name in COLUMNS})
     read = {name: load_checked_table(path) for name, path in tables.items()}
     pages = {claims_path: claims_markdown(card, read), audit_path: audit_page(summary)}
@@ -79,17 +80,9 @@ def resolution_job(table_path: str, configs: str, output: str, *, log: logging.L
     res = audit_resolution(table)
     if not len(res):
         raise ValueError(f"{table_path} has no population flow (source 'population'): is it an audit table?")
-    text = page_header(configs, "<experiment>_resolution.md") + resolution_page(res) + sample_agreement(table)
+    text = header(configs, PAGE_COMMAND.format("resolution")) + resolution_page(res) + sample_agreement(table)
     write_with(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     log.info("wrote %s (%d rows)", output, len(res))
-
-
-def page_header(configs: str, target: str, also: str = "") -> str:
-    """The first line of an audit page: the run it is from and the rule that writes it."""
-    return (
-        f"> From the run of {configs}. Written by `snakemake results/readme/{target}` "
-        f"(workflow/rules/readme.smk{also}): rerun it rather than edit this file.\n\n"
-    )
 
 
 def lemmas_job(
@@ -103,7 +96,8 @@ def lemmas_job(
     from onenn.theory.inequalities import inequalities_table
 
     steps = inequalities_table(load_checked_table(table_path), settings)
-    text = page_header(configs, "<experiment>_lemmas.md", "; the target `readme` makes it too") + page(steps)
+    also = "; the target `readme` makes it too"
+    text = header(configs, PAGE_COMMAND.format("lemmas"), also=also) + page(steps)
     write_with(page_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     fig = figure(steps)
     try:
@@ -133,7 +127,8 @@ def late_time_job(table_path: str, configs: str, output: str, *, log: logging.Lo
         raise ValueError(f"{table_path} has no population flow (source 'population'): is it an audit table?")
     N, d = int(population["N"].iloc[0]), int(population["d"].iloc[0])
     law = late_time_law(population, N, d)
-    text = page_header(configs, "<experiment>_late_time.md") + late_time_page(law, N, d, asymptote(N, d), COMPARE_FROM)
+    page = late_time_page(law, N, d, asymptote(N, d), COMPARE_FROM)
+    text = header(configs, PAGE_COMMAND.format("late_time")) + page
     write_with(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     for variant, (end, comp, _) in law.items():
         changes = (

@@ -7,9 +7,8 @@ import logging
 from onenn.base.columns import normalise_types
 from onenn.base.io import load_text, save_table, write_with
 from onenn.base.provenance import code_provenance
-from onenn.jobs.columns import descriptions
+from onenn.jobs.columns import descriptions, kind_function, table_columns
 from onenn.jobs.inputs import load_checked_table
-from onenn.jobs.kinds import kind_function, table_columns
 
 
 def summary_job(

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any
 from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
 from onenn.base.provenance import code_provenance, versions
-from onenn.jobs.columns import LANDSCAPE_SETTING_COLUMNS, descriptions
+from onenn.jobs.columns import LANDSCAPE_SETTING_COLUMNS, descriptions, kind_function, table_columns
 from onenn.jobs.inputs import load_checked_table
-from onenn.jobs.kinds import kind_function, table_columns
 from onenn.plan.kinds import kind_named
 
 if TYPE_CHECKING:

@@ -1,5 +1,4 @@
-"""The training jobs: a multiclass run and a binary run, each written as its weights and its run record. On the CPU
-they train on the engine's compiled kernels and import no torch; a multiclass run on CUDA trains in torch."""
+"""The training jobs: a multiclass run and a binary run, each written as its weights and its run record."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ BINARY_RECORD_DESCRIPTIONS = {
 
 
 def use_threads(threads: int) -> None:
-    """Give torch the job's ``threads`` (at least one): a run that trains in torch (on CUDA) calls it. The compiled
-    CPU kernels run on one thread."""
+    """Give torch the job's ``threads`` (at least one), for a run that trains in torch (on CUDA)."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -96,8 +94,7 @@ def binary_train_job(
     log: logging.Logger,
     progress_every: float = EVERY,
 ) -> None:
-    """Binary SGD on the fixed training set on the compiled CPU kernels, one thread; write weights and run record.
-    Progress lines go to the log as ``train_job``'s."""
+    """Binary SGD on the fixed training set on the compiled CPU kernels, one thread; write weights and run record."""
     from onenn.maths.prompts import BINARY_SET_ARRAYS
 
     train_set = load_prompt_set(

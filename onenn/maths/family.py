@@ -39,8 +39,7 @@ def project(W: np.ndarray, d: int, m: int) -> np.ndarray:
 
 
 def diagnostics(W: np.ndarray, d: int, m: int) -> dict[str, float]:
-    """``ξ1, ξ2``, the distance to the family over the whole matrix and over the blocks the loss depends on
-    (all but the label columns), and the Frobenius norm of the label columns."""
+    """``ξ1, ξ2``, the distance to the family (whole, and over all but the label columns), the label columns' norm."""
     xi1, xi2 = xi(W, d)
     off = W - family_matrix(xi1, xi2, d, m)
     active = np.ones(W.shape[1], dtype=bool)

@@ -31,8 +31,7 @@ def noise_mask(d: int, m: int, noise_blocks: str) -> np.ndarray:
 def initial_weights(
     d: int, m: int, sigma: float, epsilon: float, noise_blocks: str, seed: int, *, dtype: str = "float64"
 ) -> np.ndarray:
-    """``W0 + ε·G``, ``G`` the stream's normals of ``(seed, "initial_weights")`` on the chosen blocks (the same start
-    on every device), in float64 rounded to ``dtype``. With ``ε = 0`` nothing is drawn."""
+    """``W0 + ε·G`` (§4.1), ``G`` the stream's normals of ``(seed, "initial_weights")``, rounded to ``dtype``."""
     if epsilon < 0:
         raise ValueError(f"epsilon (the noise scale) must be >= 0; got {epsilon}")
     if dtype not in PRECISIONS:

@@ -1,11 +1,5 @@
-"""The losses of docs/method.md §2 in numpy, float64, with their gradients ``∂loss/∂ℓ``: the reference, and the
-registry (names and codes) that every port takes them from.
-
-A loss maps ``(ell (B, m), target_class (B,) or None, y_target (B, m), c)`` to ``(loss (B,), ∂loss/∂ℓ (B, m))``;
-``y_target`` is the nearest neighbour's label vector, ``target_class`` its class (``None`` in the binary setting).
-A loss's code is its place in ``LOSSES``; each port lists the losses it implements and refuses any other by name
-(``require_loss``). No torch: an evaluation job reads this module.
-"""
+"""The losses of docs/method.md §2 in numpy with their gradients ``∂loss/∂ℓ`` (the reference), and the registry of
+names and codes every port takes (docs/guide.md#a-loss): ``(ell, target_class, y_target, c) → (loss, ∂loss/∂ℓ)``."""
 
 from __future__ import annotations
 
@@ -77,8 +71,7 @@ def loss_code(name: str) -> int:
 
 
 def require_loss(name: str, implemented: Collection[str], implementation: str, add: str) -> int:
-    """The code of ``name`` for a port that has the losses ``implemented``; raises ``LossNotImplemented`` naming the
-    port and what to ``add`` if it lacks a registered loss, ``ValueError`` if ``name`` is not registered."""
+    """The code of ``name`` for a port with the losses ``implemented``; else ``LossNotImplemented`` naming ``add``."""
     code = loss_code(name)
     if name not in implemented:
         raise LossNotImplemented(

@@ -1,9 +1,5 @@
-"""The model of docs/method.md §1-§2 in numpy, float64: THE reference (embedding, forward pass, analytic gradient).
-
-Prompts are token rows: ``x`` (B, N+1, d) with the query last, ``Y`` (B, N, m) the context's label vectors (simplex
-codes, ``m = K``, or scalars, ``m = 1``), ``D = d + m + 1``. Only the query column of ``H^T W H`` is formed. The
-losses are in ``onenn.maths.losses``; every port (docs/guide.md, the forms of the model) is held to this module.
-"""
+"""The model of docs/method.md §1-§2 in numpy, float64: THE reference every port is held to. ``x`` (B, N+1, d), the
+query last; ``Y`` (B, N, m) the context's labels; only the query column of ``H^T W H`` is formed."""
 
 from __future__ import annotations
 
@@ -43,8 +39,8 @@ def forward(W: np.ndarray, x: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np
 
 
 def weight_gradient(x: np.ndarray, Y: np.ndarray, q: np.ndarray, ell: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Mean over the batch of ``∂loss/∂W = r h_{N+1}^T`` given ``g = ∂loss/∂ℓ`` (B, m), with
-    ``r = Σ_j q_j (⟨y_j, g⟩ − ⟨ℓ, g⟩) h_j`` (the query's label is 0): (D, D), label columns exactly 0."""
+    """Mean over the batch of ``∂loss/∂W = r h_{N+1}^T``, ``r = Σ_j q_j (⟨y_j, g⟩ − ⟨ℓ, g⟩) h_j``, ``g = ∂loss/∂ℓ``
+    (§2.2): (D, D), label columns exactly 0."""
     B, _, d = x.shape
     a = np.zeros_like(q)
     a[:, :-1] = (Y @ g[:, :, None])[..., 0]  # ⟨y_j, g⟩

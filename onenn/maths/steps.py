@@ -6,14 +6,8 @@ import numpy as np
 
 
 def log_spaced_steps(steps: int, n: int, *, refine: bool = False) -> np.ndarray:
-    """Step 0, then the integers nearest to ``n − 1`` log-spaced points from 1 to ``steps``, both included, each
-    once: increasing int64 steps from 0 to ``steps``.
-
-    Rounding merges some of the small steps, so the grid may hold fewer than ``n`` steps. With ``refine`` the
-    log-spaced grid is made finer until it holds ``min(n − 1, steps)`` distinct steps after 0: the saved steps
-    of a training run (``n_eval``). Without, the grid is kept as it is: the recorded steps of the reduced
-    dynamics (``n_eval`` of the audit and of full-matrix GD).
-    """
+    """Step 0, then the distinct integers nearest to ``n − 1`` log-spaced points from 1 to ``steps`` (int64); with
+    ``refine`` (a run's saved steps) the grid is made finer until it holds ``min(n − 1, steps)`` steps after 0."""
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
@@ -28,3 +22,11 @@ def log_spaced_steps(steps: int, n: int, *, refine: bool = False) -> np.ndarray:
         if not refine or len(grid) > wanted:
             return grid
         m += 1
+
+
+def check_saved_steps(saved_steps: list[int] | None, steps: int) -> list[int]:
+    """``saved_steps`` as a list, checked sorted and in ``0..steps``."""
+    saved_steps = list(saved_steps or [])
+    if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+        raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+    return saved_steps

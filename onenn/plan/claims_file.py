@@ -1,10 +1,5 @@
-"""The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs (docs/claims.md).
-
-As for the config (``onenn.plan.validate``): the schema (``workflow/schemas/claims.schema.yaml``) and what it cannot
-say, each problem by its key path (``claims[4].experiment``). Names are checked against a *catalogue*: the run's
-config and the repository's ``config.yaml``, so a claim about a variant the quick preset trims is "not run", not
-refused. No torch, no pandas: the claims rule's input function calls ``claim_experiments``.
-"""
+"""The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs (docs/claims.md), each
+problem by its key path, names against a catalogue of the run's and the repository's configs. No torch, no pandas."""
 
 from __future__ import annotations
 
@@ -71,10 +66,9 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
     column = quantity["column"]
     if kind == "scaling":
         problems = [] if column in SCALING_COLUMNS else [unknown((*at, "column"), "column", column, SCALING_COLUMNS)]
-        for key in ("test_set", "step", "of", "divide_by", "time"):
-            if key in quantity:
-                problems.append(Problem((*at, key), "kind scaling has one row per point: only `column` applies"))
-        return problems
+        one_row = "kind scaling has one row per point: only `column` applies"
+        keys = ("test_set", "step", "of", "divide_by", "time")
+        return problems + [Problem((*at, key), one_row) for key in keys if key in quantity]
     columns = TEST_SET_COLUMNS + RUN_COLUMNS
     if column not in columns:
         return [unknown((*at, "column"), "column", column, list(columns))]
@@ -86,11 +80,8 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
     if column in RUN_COLUMNS and "test_set" in quantity:
         problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
     if "over" in quantity and (column not in RUN_COLUMNS or quantity["over"] not in RUN_COLUMNS):
-        problems.append(
-            Problem(
-                (*at, "over"), f"`over` divides one column of the weights by another: both of {', '.join(RUN_COLUMNS)}"
-            )
-        )
+        message = f"`over` divides one column of the weights by another: both of {', '.join(RUN_COLUMNS)}"
+        problems.append(Problem((*at, "over"), message))
     if "over" in quantity and "divide_by" in quantity:
         problems.append(Problem((*at, "over"), "give `over` or `divide_by`, not both"))
     if quantity.get("of", "value") != "value" and "step" in quantity:
@@ -100,13 +91,8 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
     if quantity.get("time", "steps") == "rescaled" and (
         check in SERIES_CHECKS or "step" in quantity or quantity.get("of", "value") != "value"
     ):
-        problems.append(
-            Problem(
-                (*at, "time"),
-                "`time: rescaled` reads one value per seed at a common rescaled time: no `step`, "
-                f"no `of`, and a check other than {', '.join(SERIES_CHECKS)}",
-            )
-        )
+        message = "`time: rescaled` reads one value per seed at a common rescaled time: no `step`, "
+        problems.append(Problem((*at, "time"), message + f"no `of`, and a check other than {', '.join(SERIES_CHECKS)}"))
     return problems
 
 
@@ -219,9 +205,8 @@ def check_claims(data: Any, known: dict[str, dict[str, Any]], schema: dict) -> l
     seen: dict[str, int] = {}
     for i, claim in enumerate(data["claims"]):
         if claim["id"] in seen:
-            problems.append(
-                Problem(("claims", i, "id"), f"{claim['id']!r} is already the id of claims[{seen[claim['id']]}]")
-            )
+            message = f"{claim['id']!r} is already the id of claims[{seen[claim['id']]}]"
+            problems.append(Problem(("claims", i, "id"), message))
         seen.setdefault(claim["id"], i)
         problems += claim_problems(i, claim, known)
     return sorted(set(problems), key=problem_order)

@@ -1,6 +1,5 @@
-"""The code each rule runs, as ``params`` entries: one ``module=fingerprint`` per onenn module its job runs
-(``onenn.base.fingerprint``), so that Snakemake reruns exactly the jobs whose code changed and its reason names the
-module (docs/configuration.md, "What reruns when")."""
+"""The code each rule runs, as ``params`` entries (one ``module=fingerprint`` per module its job runs), so that
+Snakemake reruns exactly the jobs whose code changed (docs/configuration.md, "What reruns when")."""
 
 from __future__ import annotations
 
@@ -44,8 +43,7 @@ def params_by_kind(
 
 
 def kind_entries(kind: str) -> list[str]:
-    """What the table or variant job of an experiment of ``kind`` runs besides its own: the kind's job, or the
-    concatenation."""
+    """What the table or variant job of ``kind`` runs besides its own: the kind's job, or the concatenation."""
     return [kind_named(kind).job or AGGREGATE]
 
 

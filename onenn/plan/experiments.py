@@ -1,9 +1,5 @@
 """From the workflow's config to runs: experiments, their variants and the settings of every job (docs/guide.md).
-
-A run's settings are ``defaults``, updated by its experiment's keys, updated by its variant's. A variant comes from
-``sweep`` (the Cartesian product) or ``variants`` (a list); its name is ``key=value`` pairs joined by ``+`` unless it
-gives a ``name``, never with a comma (Snakemake splits a cluster job's wildcards at commas). No torch here.
-"""
+A run's settings are ``defaults``, then its experiment's keys, then its variant's. No torch here."""
 
 from __future__ import annotations
 
@@ -47,8 +43,7 @@ def kinds(config: dict) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Variant:
-    """A variant as the config declares it: its name, its overrides, and where it, each override and its name
-    were written (the configuration check names these key paths)."""
+    """A variant as declared: its name, its overrides, and the key paths of it, each override and its name."""
 
     name: str
     overrides: dict[str, Any]
@@ -62,8 +57,7 @@ class Variant:
 
 
 def declared_variants(config: dict, experiment: str) -> list[Variant]:
-    """Every variant in declaration order, duplicates kept: the sweep's product, then the explicit ``variants``, or
-    the one variant ``default`` where there are neither."""
+    """Every variant in order, duplicates kept: the sweep's product, then ``variants``, else ``default``."""
     exp = config["experiments"][experiment]
     base: KeyPath = ("experiments", experiment)
     out = []
@@ -101,8 +95,7 @@ def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
 
 
 def group_by(config: dict, experiment: str) -> list[str]:
-    """The settings whose value differs between the experiment's variants, in declaration order: what its figure
-    groups its curves by (empty for one variant)."""
+    """The settings whose value differs between the experiment's variants: what its figure groups its curves by."""
     exp = config["experiments"][experiment]
     declared = [*(exp.get("sweep") or {}), *(k for entry in exp.get("variants") or [] for k in entry if k != "name")]
     resolved = [settings(config, experiment, v) for v in variants(config, experiment)]
@@ -112,8 +105,7 @@ def group_by(config: dict, experiment: str) -> list[str]:
 
 
 def job_settings(config: dict, experiment: str, variant: str = "default") -> dict[str, Any]:
-    """What the job of one variant of an experiment depends on: its kind's settings (and a scaling job's panels); a
-    missing one is an error naming the experiment."""
+    """What the job of one variant depends on: its kind's settings (and a scaling job's panels)."""
     exp = config["experiments"][experiment]
     kind = kind_named(exp["kind"])
     s = {**settings(config, experiment, variant), **({"panels": exp["panels"]} if "panels" in exp else {})}
@@ -137,14 +129,6 @@ def eval_keys(kind: str) -> tuple[str, ...]:
 def eval_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
     s = settings(config, experiment, variant)
     return {k: s[k] for k in eval_keys(config["experiments"][experiment]["kind"])}
-
-
-def scaling_settings(config: dict, experiment: str) -> dict[str, Any]:
-    """What a ``kind: scaling`` job depends on: its kind's settings and ``panels``."""
-    kind = config["experiments"][experiment]["kind"]
-    if kind != "scaling":
-        raise ValueError(f"experiments.{experiment} has kind {kind!r}; scaling settings need kind 'scaling'")
-    return job_settings(config, experiment)
 
 
 def variant_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
@@ -187,8 +171,7 @@ def table_inputs(config: dict, experiment: str) -> list[str]:
 
 
 def delta_name(delta: float) -> str:
-    """The margin as a test set's path names it: ``0.1`` (``format_value``), or all its digits where the short form
-    would name another number. Only a name: the job gets the number itself through its params (``delta_named``)."""
+    """The margin as a test set's path names it: ``0.1``, or all its digits where the short form is another number."""
     short = format_value(float(delta))
     return short if float(short) == float(delta) else repr(float(delta))
 

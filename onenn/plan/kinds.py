@@ -1,8 +1,5 @@
-"""The kinds of experiment, each described once: where its table comes from, which figures draw it, what the
-headline table says of it and whether the scorecard reads it; the settings its jobs depend on are its schema section's
-(``onenn.base.settings.job_keys``). Functions of the layers above are named ``"module:function"`` and resolved when a
-job runs (``onenn.jobs.kinds``), so the plan loads none of them. A new kind is one more entry (docs/guide.md).
-"""
+"""The kinds of experiment, each described once (docs/guide.md); the functions it names as ``"module:function"``
+are resolved when a job runs (``onenn.jobs.columns.kind_function``), so the plan loads none of them."""
 
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ TABLE_SOURCES = ("runs", "variants", "settings")
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of experiment: ``job`` makes its table, ``summarise`` headline rows, ``markdown`` their lines.
-    ``id_columns`` and ``number_columns`` are what its tables must have."""
+    """One kind of experiment: ``job`` makes its table, ``summarise`` headline rows, ``markdown`` their lines."""
 
     name: str
     table_source: str

@@ -1,8 +1,4 @@
-"""What a workflow job asks the scheduler for. No torch: the Snakefile imports this module.
-
-The training rule declares ``resources: gpu=...``. Locally, Snakemake counts it against ``--resources gpu=N``
-(the default profile sets N); on Slurm the executor plugin turns ``gpu: 1`` into ``sbatch --gpus=1``.
-"""
+"""What a workflow job asks the scheduler for (``resources: gpu=...``, ``sbatch --gpus`` on Slurm). No torch."""
 
 from __future__ import annotations
 

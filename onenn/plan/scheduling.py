@@ -1,8 +1,5 @@
-"""Settings of Snakemake's own scheduler that the workflow adjusts. No torch, no snakemake import.
-
-The default ``--max-jobs-per-timespan`` keeps the scheduler's loop waking ever more often
-(snakemake/snakemake#3744); without it the loop wakes only when a job ends (docs/performance.md).
-"""
+"""Snakemake's default ``--max-jobs-per-timespan`` keeps its scheduler waking ever more often
+(snakemake/snakemake#3744): the workflow removes it (docs/performance.md). No torch, no snakemake import."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Check the workflow's config before any job runs, every problem named by its key path (docs/guide.md).
-
-The schema (``workflow/schemas/config.schema.yaml``) gives each key its type, bounds and choices and refuses unknown
-keys; this module adds what a schema cannot say: finite numbers, strict integers, sweep and variant entries checked
-against their setting's schema, distinct variants, figures that can group their curves, and per-kind checks
-(``KIND_CHECKS``). No torch: the Snakefile calls ``validate_config`` right after reading the config.
-"""
+"""Check the workflow's config before any job runs, every problem named by its key path (docs/guide.md): the schema,
+then what it cannot say (finite numbers, strict integers, sweep and variant entries, distinct variants). No torch."""
 
 from __future__ import annotations
 
@@ -12,7 +7,7 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,14 +82,11 @@ def unknown(path: KeyPath, what: str, name: Any, allowed: Iterable[Any], known: 
     return Problem(path, f"unknown {what} {name!r}{hint} ({known}: {', '.join(names) or 'none'})")
 
 
-def _strict_integer(checker, instance) -> bool:
-    """JSON Schema counts 16.0 as an integer; the code does not (a float N breaks tensor shapes)."""
-    return isinstance(instance, int) and not isinstance(instance, bool)
-
-
-StrictValidator = validators.extend(
-    Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer)
+#: JSON Schema counts 16.0 as an integer; the code does not (a float N breaks tensor shapes)
+STRICT_INTEGERS = Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, instance: isinstance(instance, int) and not isinstance(instance, bool)
 )
+StrictValidator = validators.extend(Draft202012Validator, type_checker=STRICT_INTEGERS)
 
 
 def applied_schemas(validator, schema: dict, instance: Any) -> Iterator[dict]:
@@ -186,18 +178,17 @@ def setting_problems(validator, path: KeyPath, key: str, value: Any, accepted: d
 
 
 def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accepted: dict[str, dict]) -> list[Problem]:
-    """Each value obeys the setting's schema, and no two give the same folder name (``0.1`` twice, or two reals
-    equal to 6 significant digits)."""
+    """Each value obeys the setting's schema, and no two give the same folder name (``0.1`` twice)."""
     problems = []
     seen: dict[str, int] = {}
     for i, v in enumerate(values):
         problems += [Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted)]
         name = variant_name({key: v})
         if name in seen:
-            where = format_path((*path, seen[name]))
-            problems.append(
-                Problem((*path, i), f"{show(v)} gives the variant name {name!r} of {where}: a duplicate value")
+            message = (
+                f"{show(v)} gives the variant name {name!r} of {format_path((*path, seen[name]))}: a duplicate value"
             )
+            problems.append(Problem((*path, i), message))
         seen.setdefault(name, i)
     return problems
 
@@ -275,8 +266,7 @@ def mixture_weight_unused(config: dict, name: str, exp: dict, found: list[Varian
 
 
 def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
-    """A figure of training experiments needs a training experiment whose variants differ in a setting it can
-    group its curves by (one variant alone is drawn as itself)."""
+    """A figure of training experiments needs a training experiment whose variants differ in a setting it groups by."""
     figure, path = exp["figure"], ("experiments", name, "figure")
     if figure not in TRAIN_FIGURES:
         return []
@@ -284,21 +274,11 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
         message = f"figure {figure!r} draws training experiments (kind 'train'), but experiments.{name} has kind "
         return [Problem(path, message + f"{exp['kind']!r}")]
     found = ex.variants(config, name)
-    if len(found) > 1 and not ex.group_by(config, name):
-        return [
-            Problem(
-                path,
-                f"figure {figure!r} groups its curves by the settings the variants vary, but the {len(found)} "
-                f"variants of experiments.{name} vary none it can group by (only {', '.join(ex.NOT_GROUPED)}); "
-                "sweep or vary a setting, or merge the variants",
-            )
-        ]
-    return []
-
-
-Check = Callable[[dict, str, dict, list[Variant]], list[Problem]]
-#: checks of the resolved runs, by experiment kind (``variant_problems`` applies to every kind)
-KIND_CHECKS: dict[str, tuple[Check, ...]] = {"train": (mixture_weight_unused,)}
+    if len(found) < 2 or ex.group_by(config, name):
+        return []
+    message = f"figure {figure!r} groups its curves by the settings the variants vary, but the {len(found)} "
+    message += f"variants of experiments.{name} vary none it can group by (only {', '.join(ex.NOT_GROUPED)}); "
+    return [Problem(path, message + "sweep or vary a setting, or merge the variants")]
 
 
 def run_problems(config: dict) -> list[Problem]:
@@ -307,8 +287,8 @@ def run_problems(config: dict) -> list[Problem]:
         found = ex.declared_variants(config, name)
         own = variant_problems(config, name, exp, found)
         problems += own or figure_problems(config, name, exp)  # the grouping needs distinct variants
-        for check in KIND_CHECKS.get(exp["kind"], ()):
-            problems += check(config, name, exp, found)
+        if exp["kind"] == "train":
+            problems += mixture_weight_unused(config, name, exp, found)
     return problems
 
 

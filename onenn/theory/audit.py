@@ -1,11 +1,10 @@
-"""The reduced-dynamics audit of the binary paper's convergence proof (docs/method.md §7.3): per ``sigma``, GD on
-the weighted sample (``gd``), its flow over the same window (``flow``) and beyond (``continuation``), the flow on a
-plain sample (``plain``), the population flow at the audit's nodes and at fewer (``population``,
-``population/2``, ...) and with other uniforms (``population_swap``); one row per (source, recorded time)."""
+"""The reduced-dynamics audit of the binary paper's convergence proof (docs/method.md §7.3; its sources: the
+``DESCRIPTIONS`` of ``source``), one row per (source, recorded time); and the thresholds on ``sigma`` of §7."""
 
 from __future__ import annotations
 
 import logging
+import math
 import time as clock
 from dataclasses import dataclass
 
@@ -16,13 +15,46 @@ from onenn.base.progress import EVERY, FlowProgress, StepProgress
 from onenn.base.settings import Settings, schema_defaults
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import numpy_generator
-from onenn.theory.reduced.checks import check_integer
 from onenn.theory.reduced.dynamics import Trajectory, gradient_descent, gradient_flow, log_times
 from onenn.theory.reduced.late_time import asymptote
 from onenn.theory.reduced.loss import monte_carlo_estimates
-from onenn.theory.reduced.population import PANEL, SWAP_STREAM, population_flow, quadrature, stuck_mass
-from onenn.theory.reduced.sampling import audit_sample, sample_inner_products
-from onenn.theory.reduced.thresholds import resolve_sigma
+from onenn.theory.reduced.population import PANEL, REST_STREAM, SWAP_STREAM, population_flow, quadrature, stuck_mass
+from onenn.theory.reduced.sampling import audit_sample, check_integer, sample_inner_products
+
+#: the thresholds a config may name as ``sigma``
+SIGMA_RULES = ("theorem1", "lemma12")
+
+
+def sigma_threshold_theorem1(N: int, d: int) -> float:
+    """Theorem 1's explicit part of the bound: ``2 max(log(N d), -log(1 - (N sqrt(d))^(-1/d)))`` (the third term
+    has an unknown constant)."""
+    check_integer("N", N)
+    check_integer("d", d, minimum=2)
+    return 2.0 * max(math.log(N * d), -math.log(1.0 - (N * math.sqrt(d)) ** (-1.0 / d)))
+
+
+def lemma12_a(N: int, d: int) -> float:
+    """``a_{N,d} = (2 N sqrt(d))^(-2/(d-3))`` (needs ``d >= 4``)."""
+    check_integer("N", N)
+    check_integer("d", d, minimum=4)
+    return (2.0 * N * math.sqrt(d)) ** (-2.0 / (d - 3))
+
+
+def sigma_threshold_lemma12(N: int, d: int) -> float:
+    """Lemma 12's bound ``3 log(2 N^4 d / a_{N,d})`` (needs ``d >= 4``)."""
+    return 3.0 * math.log(2.0 * N**4 * d / lemma12_a(N, d))
+
+
+def resolve_sigma(sigma: float | str, N: int, d: int) -> float:
+    """A number, or the threshold of docs/method.md §7 it names: ``theorem1`` (its explicit part) or ``lemma12``."""
+    if sigma == "theorem1":
+        return sigma_threshold_theorem1(N, d)
+    if sigma == "lemma12":
+        return sigma_threshold_lemma12(N, d)
+    if isinstance(sigma, (int, float)) and not isinstance(sigma, bool) and math.isfinite(sigma):
+        return float(sigma)
+    raise ValueError(f"sigma must be a finite number or one of {', '.join(SIGMA_RULES)}; got {sigma!r}")
+
 
 SAMPLE_SOURCES = ("gd", "flow", "continuation", "plain")
 POPULATION = "population"
@@ -99,11 +131,8 @@ def _check_levels(s: AuditSettings) -> None:
     """The node counts must stay multiples of the quadrature's panels at every coarser level."""
     check_integer("levels", s.levels, minimum=1)
     scale = 2 ** (s.levels - 1)
-    for name, value, unit in (
-        ("t1_nodes", s.t1_nodes, 4 * PANEL),
-        ("gap_nodes", s.gap_nodes, PANEL),
-        ("third_nodes", s.third_nodes, 1),
-    ):
+    for name, unit in (("t1_nodes", 4 * PANEL), ("gap_nodes", PANEL), ("third_nodes", 1)):
+        value = getattr(s, name)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value % (unit * scale):
             raise ValueError(
                 f"{name} must be a positive multiple of {unit * scale} ({unit} at the coarsest of levels={s.levels}),"
@@ -111,57 +140,26 @@ def _check_levels(s: AuditSettings) -> None:
             )
 
 
-def _population_rows(source: str, flow: Trajectory) -> pd.DataFrame:
-    """Rows of a population flow: the loss is the quadrature's (no sampling error: ``reduced_loss_se`` is NaN)."""
-    out = pd.DataFrame(
-        {
-            "source": source,
-            "step": np.full(len(flow.time), -1, dtype=np.int64),
-            "time": flow.time,
-            "xi1": flow.xi1,
-            "xi2": flow.xi2,
-            "reduced_loss": flow.loss,
-            "reduced_loss_se": np.nan,
-            "mass": flow.mass,
-        }
-    )
-    return _derived(out)
-
-
-def _derived(out: pd.DataFrame) -> pd.DataFrame:
-    """The columns every row carries, from ``xi1, xi2, reduced_loss`` and the settings' ``N, d`` (added later)."""
+def _rows(
+    source: str, flow: Trajectory, mass, t: np.ndarray | None = None, w: np.ndarray | None = None
+) -> pd.DataFrame:
+    """A trajectory's rows: on a sample ``(t, w)`` the loss, its standard error and gradient recomputed there, else
+    the population flow's loss (no sampling error: ``reduced_loss_se`` is NaN); and the columns every row carries."""
+    if t is None:
+        values = {"reduced_loss": flow.loss, "reduced_loss_se": np.nan}
+    else:
+        est = monte_carlo_estimates(flow.xi1, flow.xi2, t, weights=w)
+        values = {"reduced_loss": [e.loss for e in est], "reduced_loss_se": [e.loss_se for e in est]}
+        values |= {"grad_xi1": [e.grad_xi1 for e in est], "grad_xi2": [e.grad_xi2 for e in est]}
+    step = np.full(len(flow.time), -1, dtype=np.int64) if flow.step is None else np.asarray(flow.step, dtype=np.int64)
+    time = np.asarray(flow.time, dtype=np.float64)
+    out = pd.DataFrame({"source": source, "step": step, "time": time, "xi1": flow.xi1, "xi2": flow.xi2} | values)
     out["xi_ratio"] = out["xi1"] / out["xi2"]
     out["xi2_minus_xi1"] = out["xi2"] - out["xi1"]
     with np.errstate(divide="ignore", invalid="ignore"):
         out["loss_log_time"] = np.where(out["time"] > 1, out["reduced_loss"] * np.log(out["time"]), np.nan)
+    out["mass"] = mass
     return out
-
-
-def _rows(
-    source: str,
-    time: np.ndarray,
-    xi1: np.ndarray,
-    xi2: np.ndarray,
-    t: np.ndarray,
-    w: np.ndarray | None,
-    step: np.ndarray | None = None,
-) -> pd.DataFrame:
-    """Trajectory rows with the reduced loss and its standard error recomputed on the sample ``(t, w)``."""
-    est = monte_carlo_estimates(xi1, xi2, t, weights=w)
-    out = pd.DataFrame(
-        {
-            "source": source,
-            "step": np.full(len(time), -1, dtype=np.int64) if step is None else np.asarray(step, dtype=np.int64),
-            "time": np.asarray(time, dtype=np.float64),
-            "xi1": xi1,
-            "xi2": xi2,
-            "reduced_loss": [e.loss for e in est],
-            "reduced_loss_se": [e.loss_se for e in est],
-            "grad_xi1": [e.grad_xi1 for e in est],
-            "grad_xi2": [e.grad_xi2 for e in est],
-        }
-    )
-    return _derived(out)
 
 
 def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_every: float = EVERY) -> pd.DataFrame:
@@ -200,67 +198,32 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     t_plain = sample_inner_products(len(t), s.N, s.d, numpy_generator(s.seed, "audit", 2))
     plain = gradient_flow(0.0, sigma, 0.0, s.sample_time_end, t_plain, s.d, record_times=times, progress=flow("plain"))
     parts = [
-        _rows("gd", gd.time, gd.xi1, gd.xi2, t, w, step=gd.step).assign(mass=mass),
-        _rows("flow", overlap.time, overlap.xi1, overlap.xi2, t, w).assign(mass=mass),
-        _rows("continuation", cont.time, cont.xi1, cont.xi2, t, w).assign(mass=mass),
-        _rows("plain", plain.time, plain.xi1, plain.xi2, t_plain, None).assign(mass=1.0),
+        _rows("gd", gd, mass, t, w),
+        _rows("flow", overlap, mass, t, w),
+        _rows("continuation", cont, mass, t, w),
+        _rows("plain", plain, 1.0, t_plain),
     ]
     late = log_times(time_gd, s.time_end, s.n_eval, decades=True)
     record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
-    for level in range(s.levels):
+    early = record[record <= s.sample_time_end]  # the seed swap's: where the drawn points carry the noise
+    runs = [(population_source(k), k, REST_STREAM, record, s.time_end) for k in range(s.levels)]
+    for source, level, stream, at, end in runs + [(POPULATION_SWAP, 0, SWAP_STREAM, early, float(early[-1]))]:
         begun = clock.perf_counter()
-        q = quadrature(s.N, s.d, s.t1_nodes >> level, s.gap_nodes >> level, s.seed, third_nodes=s.third_nodes >> level)
-        name = f"{population_source(level)} {_resolution(s, level)}"
-        trajectory = population_flow(0.0, sigma, s.time_end, q, record, progress=flow(name))
-        parts.append(_population_rows(population_source(level), trajectory))
+        n1, n2, n3 = s.t1_nodes >> level, s.gap_nodes >> level, s.third_nodes >> level
+        q = quadrature(s.N, s.d, n1, n2, s.seed, stream=stream, third_nodes=n3)
+        trajectory = population_flow(0.0, sigma, end, q, at, progress=flow(f"{source} {n1} x {n2} x {n3}"))
+        parts.append(_rows(source, trajectory, trajectory.mass))
         if log:
-            log.info(
-                "population flow at %s nodes to t=%g in %.1f s",
-                _resolution(s, level),
-                s.time_end,
-                clock.perf_counter() - begun,
-            )
-    parts.append(_seed_swap_rows(s, sigma, record, flow(f"{POPULATION_SWAP} {_resolution(s, 0)}"), log))
+            what = "with swapped uniforms " if stream == SWAP_STREAM else ""
+            elapsed = clock.perf_counter() - begun
+            log.info("population flow %sat %d x %d x %d nodes to t=%g in %.1f s", what, n1, n2, n3, end, elapsed)
     table = pd.concat(parts, ignore_index=True)
     table["sigma"] = sigma
     table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
     table["stuck_mass"] = [stuck_mass(a, b, s.N, s.d) for a, b in zip(table["xi1"], table["xi2"], strict=True)]
-    _asymptote_columns(table, s)
+    table["loss_xi1"] = table["reduced_loss"] * table["xi1"]  # the late-time check (docs/method.md §7.3)
+    table["asymptote"] = asymptote(s.N, s.d)
+    table["stuck_loss_xi1"] = 0.5 * table["stuck_mass"] * table["xi1"]
     if log:
         log.info("audit done in %.1f s", clock.perf_counter() - started)
     return table
-
-
-def _resolution(s: AuditSettings, level: int) -> str:
-    """``t1 x gap x third`` nodes at ``level`` (each halved per level)."""
-    return f"{s.t1_nodes >> level} x {s.gap_nodes >> level} x {s.third_nodes >> level}"
-
-
-def _seed_swap_rows(
-    s: AuditSettings,
-    sigma: float,
-    record: np.ndarray,
-    progress: FlowProgress | None,
-    log: logging.Logger | None,
-) -> pd.DataFrame:
-    """The seed swap: the population flow at all the nodes with the uniforms of instance ``SWAP_STREAM``, to
-    ``sample_time_end`` (the early times, where the drawn inner products carry the quadrature's noise)."""
-    begun = clock.perf_counter()
-    q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, stream=SWAP_STREAM, third_nodes=s.third_nodes)
-    early = record[record <= s.sample_time_end]
-    trajectory = population_flow(0.0, sigma, float(early[-1]), q, early, progress=progress)
-    if log:
-        log.info(
-            "population flow with swapped uniforms at %s nodes to t=%g in %.1f s",
-            _resolution(s, 0),
-            early[-1],
-            clock.perf_counter() - begun,
-        )
-    return _population_rows(POPULATION_SWAP, trajectory)
-
-
-def _asymptote_columns(table: pd.DataFrame, s: AuditSettings) -> None:
-    """Add the late-time check (docs/method.md §7.3): ``loss_xi1``, its limit ``asymptote`` and ``stuck_loss_xi1``."""
-    table["loss_xi1"] = table["reduced_loss"] * table["xi1"]
-    table["asymptote"] = asymptote(s.N, s.d)
-    table["stuck_loss_xi1"] = 0.5 * table["stuck_mass"] * table["xi1"]

@@ -102,10 +102,8 @@ DESCRIPTIONS = {
 
 
 def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
-    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side: the
-    loss on the fixed prompts (``train_loss``, ``train_loss_reduced``), ``xi1, xi2`` of ``Π(W)`` and the reduced
-    ones, and the distance of ``W`` to the family over the blocks that can move (``dist_family_active``; the label
-    row and column stay 0)."""
+    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side (the
+    columns: ``DESCRIPTIONS``)."""
     x = sphere(numpy_generator(s.seed, "full_matrix"), (s.prompts, s.N + 1), s.d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])  # the reduced sample: inner products of the same prompts
     record = log_spaced_steps(s.steps, s.n_eval)
@@ -117,21 +115,11 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     for step in range(s.steps + 1):
         loss, grad = loss_grad(A, with_loss=step == record[k])
         if step == record[k]:
-            W = embed_active(A, s.d)
-            diag = diagnostics(W, s.d, 1)
-            rows.append(
-                {
-                    "step": step,
-                    "time": s.lr * step,
-                    "train_loss": loss,
-                    "xi1": diag["xi1"],
-                    "xi2": diag["xi2"],
-                    "dist_family_active": diag["dist_family_active"],
-                    "xi1_reduced": float(reduced.xi1[k]),
-                    "xi2_reduced": float(reduced.xi2[k]),
-                    "train_loss_reduced": float(reduced.loss[k]),
-                }
-            )
+            diag = diagnostics(embed_active(A, s.d), s.d, 1)
+            row = {"step": step, "time": s.lr * step, "train_loss": loss}
+            row |= {key: diag[key] for key in ("xi1", "xi2", "dist_family_active")}
+            row |= {"xi1_reduced": float(reduced.xi1[k]), "xi2_reduced": float(reduced.xi2[k])}
+            rows.append(row | {"train_loss_reduced": float(reduced.loss[k])})
             k += 1
             if k == len(record):
                 break

@@ -1,10 +1,5 @@
 """The binary paper's convergence proof, Lemmas 7-12 and the Jensen step of Lemma 9 (Eq. C.18), evaluated at a
-point and along the audit's trajectories (docs/method.md §7.6).
-
-A bound on the rate ``xi_dot = (-s dL/dxi1 / d, -s dL/dxi2)`` is held as ``(left, right)`` with its direction; ``s``
-is the reading's loss factor (1: the project's ``L``, with its 1/2; 2: without). The margin is the slack over
-``|left|``, positive where it holds.
-"""
+point and along the audit's trajectories (docs/method.md §7.6): each bound as ``(left, right)`` and its margin."""
 
 from __future__ import annotations
 
@@ -18,11 +13,10 @@ from scipy.optimize import brentq
 
 from onenn.maths.crossing import crossing
 from onenn.maths.family import XI_RATIO_BOUND
-from onenn.theory.audit import AuditSettings, weighted_sample
+from onenn.theory.audit import AuditSettings, lemma12_a, resolve_sigma, sigma_threshold_lemma12, weighted_sample
 from onenn.theory.reduced.loss import loss_grad_prepared, prepare
 from onenn.theory.reduced.population import PANEL, population_loss_grad, quadrature
 from onenn.theory.reduced.sampling import inner_product_density
-from onenn.theory.reduced.thresholds import lemma12_a, resolve_sigma, sigma_threshold_lemma12
 
 #: the loss factors of the two readings: ``L`` as the project defines it (1/2 in the square loss), and ``2 L``
 LOSS_FACTORS = (1.0, 2.0)
@@ -69,7 +63,8 @@ JENSEN = {
 
 
 def rate(grad_xi1: np.ndarray, grad_xi2: np.ndarray, d: int, loss_factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """``(xi1_dot, xi2_dot) = (-s dL/dxi1 / d, -s dL/dxi2)``: GD's rate on the family (``dynamics.gd_update``)."""
+    """``(xi1_dot, xi2_dot) = (-s dL/dxi1 / d, -s dL/dxi2)``: GD's rate on the family (``dynamics.gd_update``);
+    ``s``, the reading's loss factor: 1 for the project's ``L`` (with its 1/2), 2 without."""
     return -loss_factor * np.asarray(grad_xi1) / d, -loss_factor * np.asarray(grad_xi2)
 
 
@@ -78,7 +73,7 @@ def printed_threshold(N: int, d: int) -> float:
     return 6.0 * math.log(2 * N**4 * math.e / lemma12_a(N, d))
 
 
-def _exp(x: np.ndarray) -> np.ndarray:
+def _exp(x: np.ndarray) -> np.ndarray:  # an overflow gives inf
     with np.errstate(over="ignore"):
         return np.exp(x)
 
@@ -149,14 +144,11 @@ def jensen_sides(xi1: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 def jensen_mean_left(xi1: float, N: int, d: int) -> float:
     """``N E[s e^{-2 xi1 s}]`` over the law of one inner product, by quadrature (in ``u = 2 xi1 s`` for ``xi1 > 1``)."""
     if xi1 <= 1.0:
-        value, _ = quad(
-            lambda t: (1 - t) * math.exp(-2 * xi1 * (1 - t)) * float(inner_product_density(t, d)),
-            -1,
-            1,
-            epsabs=0.0,
-            epsrel=1e-11,
-        )
-        return N * value
+
+        def in_t(t: float) -> float:
+            return (1 - t) * math.exp(-2 * xi1 * (1 - t)) * float(inner_product_density(t, d))
+
+        return N * quad(in_t, -1, 1, epsabs=0.0, epsrel=1e-11)[0]
     scale = 2.0 * xi1
 
     def integrand(u: float) -> float:

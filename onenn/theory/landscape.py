@@ -52,11 +52,5 @@ def landscape(s: LandscapeSettings) -> pd.DataFrame:
     xi1 = np.linspace(*s.xi1_range, s.grid)
     xi2 = np.linspace(*s.xi2_range, s.grid)
     loss, loss_se = loss_landscape(xi1, xi2, t)
-    return pd.DataFrame(
-        {
-            "xi1": np.repeat(xi1, s.grid),
-            "xi2": np.tile(xi2, s.grid),
-            "reduced_loss": loss.ravel(),
-            "reduced_loss_se": loss_se.ravel(),
-        }
-    )
+    columns = {"xi1": np.repeat(xi1, s.grid), "xi2": np.tile(xi2, s.grid)}
+    return pd.DataFrame(columns | {"reduced_loss": loss.ravel(), "reduced_loss_se": loss_se.ravel()})

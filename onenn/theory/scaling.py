@@ -1,11 +1,5 @@
-"""Experiment 2, the scaling identity (docs/method.md §4 Lemma 2, §6): ``L_MC = ((K−1)/K)·L_bin`` on the family.
-
-No training and no torch. For each point ``(ξ1, ξ2, K)`` we sample prompts from Assumption 1, put the model
-at ``W = diag{ξ1·I_d, 0, −ξ2}`` and estimate, on the *same* inputs, the multiclass square loss with simplex
-codes of uniform classes (``D = d + K + 1``) and the binary square loss with independent uniform ±1 labels
-(``D = d + 2``). The ratio of the two sample means gets a delta-method standard error that uses the
-covariance of the paired per-prompt losses; its interval is ``ratio ± z·se``.
-"""
+"""Experiment 2, the scaling identity (docs/method.md §4 Lemma 2, §6): ``L_MC = ((K−1)/K)·L_bin`` on the family,
+both losses on the same sampled inputs, their ratio with a delta-method interval. No training and no torch."""
 
 from __future__ import annotations
 
@@ -39,8 +33,7 @@ class Point:
 
 
 def points(panels: dict[str, dict[str, Any]]) -> list[Point]:
-    """Every ``(panel, ξ1, ξ2, K)`` of the config's ``panels``: each panel is ``{xi: [[ξ1, ξ2], ...],
-    K: [...], prompts: n}`` and contributes the Cartesian product of its ``xi`` and ``K``."""
+    """Every ``(panel, ξ1, ξ2, K)`` of the config's ``panels`` ``{xi: [[ξ1, ξ2], ...], K: [...], prompts: n}``."""
     out = []
     for panel, spec in panels.items():
         missing = sorted({"xi", "K", "prompts"} - set(spec))
@@ -82,10 +75,8 @@ def paired_losses(
 
 
 def ratio_estimate(a: np.ndarray, b: np.ndarray, level: float) -> dict[str, float]:
-    """``mean(a) / mean(b)`` for paired samples, its delta-method standard error and the ``level`` interval.
-
-    ``se² = (var a − 2R·cov(a, b) + R²·var b) / (n·mean(b)²)`` (first-order expansion of the ratio of means).
-    """
+    """``mean(a) / mean(b)`` for paired samples, its delta-method standard error
+    ``se² = (var a − 2R·cov(a, b) + R²·var b) / (n·mean(b)²)`` and the ``level`` interval."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"ci_level must lie in (0, 1); got {level}")
     n = len(a)
@@ -96,16 +87,13 @@ def ratio_estimate(a: np.ndarray, b: np.ndarray, level: float) -> dict[str, floa
     cov = np.cov(a, b, ddof=1)
     se = math.sqrt(max(cov[0, 0] - 2 * ratio * cov[0, 1] + ratio**2 * cov[1, 1], 0.0) / (n * mean_b**2))
     z = NormalDist().inv_cdf(0.5 + level / 2)
-    return {
+    losses = {
         "L_MC": mean_a,
         "L_MC_se": math.sqrt(cov[0, 0] / n),
         "L_bin": mean_b,
         "L_bin_se": math.sqrt(cov[1, 1] / n),
-        "ratio": ratio,
-        "ratio_se": se,
-        "ratio_lower": ratio - z * se,
-        "ratio_upper": ratio + z * se,
     }
+    return losses | {"ratio": ratio, "ratio_se": se, "ratio_lower": ratio - z * se, "ratio_upper": ratio + z * se}
 
 
 def point_generator(seed: int, point: Point, d: int, N: int) -> np.random.Generator:
@@ -138,16 +126,6 @@ def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity"
     rows = []
     for p in points(settings["panels"]):
         mc, binary = paired_losses(p.xi1, p.xi2, p.K, p.prompts, d, N, point_generator(seed, p, d, N))
-        rows.append(
-            {
-                "experiment": experiment,
-                **vars(p),
-                "d": d,
-                "N": N,
-                "seed": seed,
-                **ratio_estimate(mc, binary, level),
-                "ci_level": level,
-                "reference": (p.K - 1) / p.K,
-            }
-        )
+        estimate = ratio_estimate(mc, binary, level) | {"ci_level": level, "reference": (p.K - 1) / p.K}
+        rows.append({"experiment": experiment, **vars(p), "d": d, "N": N, "seed": seed, **estimate})
     return normalise_types(pd.DataFrame(rows))

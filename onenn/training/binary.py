@@ -1,8 +1,5 @@
-"""The binary paper's experiment (docs/method.md §3.3, §7.1): SGD on a fixed training set of ``train_size`` prompts
-with scalar labels (label width 1, ``D = d + 2``), ``epochs`` passes in minibatches of ``batch`` reshuffled every
-epoch (the last minibatch of an epoch is the remainder), from ``W0 = diag(0, −σ) + ε·G``. It runs on the CPU
-engine (``onenn.training.cpu``) with a ``FixedSet`` source; no torch.
-"""
+"""The binary paper's experiment (docs/method.md §3.3, §7.1): SGD on a fixed training set with scalar labels
+(``D = d + 2``), reshuffled every epoch, on the CPU engine with a ``FixedSet`` source."""
 
 from __future__ import annotations
 
@@ -13,11 +10,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onenn.base.settings import Settings, schema_defaults
-from onenn.maths.init import PRECISIONS, initial_weights
+from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
-from onenn.maths.steps import log_spaced_steps
+from onenn.maths.steps import check_saved_steps, log_spaced_steps
 from onenn.maths.stream import stream_key
-from onenn.training.cpu import Engine, FixedSet, check_saved_steps
+from onenn.training.cpu import Engine, FixedSet
 from onenn.training.train import check_finite
 
 if TYPE_CHECKING:
@@ -54,10 +51,7 @@ class BinarySettings(Settings):
 
 
 def embedded_arrays(train_set: dict[str, np.ndarray], dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """A prompt set as ``FixedSet`` takes it, in precision ``dtype``: the embeddings ``H`` (n, D, N+1), columns
-    ``h_j = [x_j; y_j; 0]``, ``h_{N+1} = [x_{N+1}; 0; 1]``, and the 1-NN targets ``y_{i*}`` (n, 1)."""
-    if dtype not in PRECISIONS:
-        raise ValueError(f"dtype must be one of {', '.join(PRECISIONS)}; got {dtype!r}")
+    """A set's embeddings ``H`` (n, D, N+1) and 1-NN targets ``y_{i*}`` (n, 1) in ``dtype``, for ``FixedSet``."""
     x, y, nn = train_set["x"].astype(dtype), train_set["y"].astype(dtype), train_set["nn"].astype(np.int64)
     n, T, d = x.shape
     H = np.zeros((n, d + 2, T), dtype=dtype)
@@ -68,9 +62,7 @@ def embedded_arrays(train_set: dict[str, np.ndarray], dtype: str) -> tuple[np.nd
 
 
 class FixedSetSGD:
-    """SGD over a fixed training set reshuffled every epoch: an engine of ``batch`` prompts for the epoch's full
-    minibatches and, when ``batch`` does not divide ``train_size``, one of the remainder's size for its last; both
-    update the same ``W`` in place from one ``FixedSet`` source."""
+    """SGD over a fixed set: an engine of ``batch`` prompts and one of an epoch's remainder, on one ``W`` and source."""
 
     def __init__(self, s: BinarySettings, train_set: dict[str, np.ndarray]) -> None:
         if train_set["x"].shape != (s.train_size, s.N + 1, s.d):
@@ -90,8 +82,7 @@ class FixedSetSGD:
     def run(
         self, epochs: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``epochs`` epochs from the current ``W``, as ``Engine.run``; ``progress`` is called after each engine's
-        share of an epoch."""
+        """``epochs`` epochs from the current ``W``, as ``Engine.run`` (``progress`` after each engine's share)."""
         steps, W = epochs * self.steps_per_epoch, self.W
         saved_steps = check_saved_steps(saved_steps, steps)
         saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
@@ -111,9 +102,7 @@ class FixedSetSGD:
 def train_binary(
     s: BinarySettings, train_set: dict[str, np.ndarray], progress: Progress | None = None
 ) -> dict[str, np.ndarray]:
-    """SGD over the fixed training set, reshuffled every epoch (``FixedSetSGD``). Returns the saved weights
-    ``W`` (S, D, D) at ``saved_steps`` (S,) and the minibatch loss of every step. ``progress``: as ``train``'s
-    (silent by default; it changes no number)."""
+    """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss."""
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
     saved, minibatch_loss = FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist(), progress)
     W_saved, losses = saved.astype(np.float64), minibatch_loss.astype(np.float64)

@@ -1,20 +1,14 @@
-"""The CPU engine (docs/method.md §4.2): SGD for one run on numpy buffers, through the compiled loops of
-``onenn.training.cpu_steps`` and the stream's port ``onenn.training.cpu_stream`` (numba); no torch.
-
-A block of ``BLOCK`` minibatches is held as embeddings ``H`` (S, D, T, B), ``T = N + 1`` tokens (the query last),
-the prompt index innermost, so every inner loop runs over a contiguous row. A run's *minibatch source* fills the
-block with everything that does not depend on ``W``: ``FreshDraws`` (fresh prompts of §3.1, the multiclass runs) or
-``FixedSet`` (a fixed, pre-embedded set in reshuffled passes, the binary experiment). Held to the reference
-``onenn.maths.model`` by tests/unit/test_engine.py.
-"""
+"""The CPU engine (docs/method.md §4.2): SGD on numpy buffers through numba's loops (``cpu_steps``, ``cpu_stream``).
+A block of minibatches is ``H`` (S, D, N+1, B), prompt innermost, filled by a source: ``FreshDraws`` or ``FixedSet``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from onenn.maths.losses import Loss
+from onenn.maths.steps import check_saved_steps
 from onenn.maths.stream import BOUNDS, check_minibatch
 from onenn.training import cpu_steps, cpu_stream
 
@@ -25,27 +19,9 @@ if TYPE_CHECKING:
 BLOCK = 16
 
 
-class MinibatchSource(Protocol):
-    """Where an engine's minibatches come from (``FreshDraws``, ``FixedSet``)."""
-
-    def attach(self, engine: Engine) -> None:
-        """Check that the source fits ``engine``; allocate what filling its block needs."""
-
-    def prepare(self, engine: Engine, n: int) -> None:
-        """The next ``n`` minibatches into the engine's block (``H``, ``U``, ``target_class``)."""
-
-
-def check_saved_steps(saved_steps: list[int] | None, steps: int) -> list[int]:
-    """``saved_steps`` as a list, checked sorted and in ``0..steps``."""
-    saved_steps = list(saved_steps or [])
-    if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
-        raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
-    return saved_steps
-
-
 class Engine:
-    """SGD for one run; ``run`` updates ``W`` (D, D), a contiguous numpy array, in place. ``m``: the label width
-    (``K``, or 1 for scalar labels); the minibatches come from ``source``."""
+    """SGD for one run; ``run`` updates ``W`` (D, D) in place. ``m``: the label width (``K``, or 1 for scalar labels);
+    ``source`` (``FreshDraws``, ``FixedSet``) ``attach``es to the engine and ``prepare``s its block's minibatches."""
 
     def __init__(
         self,
@@ -57,7 +33,7 @@ class Engine:
         batch: int,
         lr: float,
         loss: Loss,
-        source: MinibatchSource,
+        source: FreshDraws | FixedSet,
         block: int = BLOCK,
     ) -> None:
         D, T, B, S = d + m + 1, N + 1, batch, block
@@ -84,8 +60,7 @@ class Engine:
     def run(
         self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``steps`` SGD steps: ``W`` after each of ``saved_steps`` (S, D, D) and every step's minibatch loss.
-        ``progress`` (``onenn.base.progress.Progress``) is called after every block."""
+        """``steps`` SGD steps: ``W`` at each of ``saved_steps`` and every step's loss (``progress``: every block)."""
         saved_steps = check_saved_steps(saved_steps, steps)
         W = self.W
         saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
@@ -114,19 +89,14 @@ class Engine:
         self.source.prepare(self, n)
 
     def sgd_steps(self, first: int, last: int) -> None:
-        """SGD steps on the prepared minibatches ``first..last-1``; the range is checked here, not in the kernel."""
-        if not 0 <= first <= last <= self.S:
-            raise ValueError(
-                f"sgd_steps: first and last must satisfy 0 <= first <= last <= {self.S} (the engine's block); "
-                f"got first={first}, last={last}"
-            )
+        """SGD steps on the prepared minibatches ``first..last-1`` (``cpu_steps.sgd_steps`` checks the range)."""
         arrays = (self.W, self.H, self.U, self.target_class, self.G, self.L)
         cpu_steps.sgd_steps(*arrays, first, last, self.lr_over_batch, *self.loss_code, *self.scratch)
 
 
 class FreshDraws:
-    """Fresh minibatches of Assumption 1 from the run's stream (minibatch key ``key``), one step at a time (the
-    results depend neither on the block nor on the run length), from step ``first_step``. One source, one engine."""
+    """Fresh minibatches of Assumption 1 from the run's stream (key ``key``) from step ``first_step``, a step at a time
+    (the results depend neither on the block nor on the run length). One source, one engine."""
 
     def __init__(self, key: int, first_step: int = 0) -> None:
         if not 0 <= key < 2**63:
@@ -165,10 +135,8 @@ class FreshDraws:
 
 
 class FixedSet:
-    """A fixed, pre-embedded prompt set in passes reshuffled at the start of each: pass ``p`` takes the order
-    ``onenn.maths.stream.permutation(key, n, p)``, minibatch ``k`` the prompts ``perm[k·B : (k+1)·B]``. ``H_set``
-    (n, D, N+1) are the embeddings, ``U_set`` (n, m) the 1-NN targets; square loss only. Engines of several minibatch
-    sizes may share one source and ``W``; a minibatch must not cross the end of a pass."""
+    """A fixed set, embeddings ``H_set`` (n, D, N+1) and 1-NN targets ``U_set`` (n, m), in passes reshuffled by
+    ``permutation(key, n, p)`` (square loss only); engines of several batch sizes may share it (docs/method.md §7.1)."""
 
     def __init__(self, H_set: np.ndarray, U_set: np.ndarray, key: int) -> None:
         self.H_set, self.U_set, self.key = np.ascontiguousarray(H_set), np.ascontiguousarray(U_set), key

@@ -1,11 +1,5 @@
-"""The CPU engine's compiled loops (numba, docs/method.md §4.2): a run of SGD steps (every loss of
-``onenn.maths.losses``), the preparation of a block of fresh minibatches and the gather of a block from a fixed set,
-on the ``(D, N+1, B)`` layout of ``onenn.training.cpu``, every inner loop over the ``B`` prompts of a contiguous row.
-
-The steps' sums run in their own order with multiply-adds fused (and, in float32, ``exp`` by the polynomial below):
-tests/unit/test_engine.py holds them to the reference ``onenn.maths.model`` to rounding. Compiled on first use and
-cached on disk next to this file (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache).
-"""
+"""The CPU engine's compiled loops (numba, docs/method.md §4.2): SGD steps, fresh minibatches, a fixed set's gather,
+on the ``(D, N+1, B)`` layout of ``onenn.training.cpu``; cached on disk (tests/unit/test_engine.py)."""
 
 from __future__ import annotations
 
@@ -20,13 +14,12 @@ from numba.extending import intrinsic, overload
 from onenn.maths.losses import loss_code, require_loss
 
 _f32 = np.float32
-#: float32 exp (Cephes' ``expf``): exp(x) = 2^n · e^g with n = round(x·log2 e), g = x − n·ln 2 (ln 2 in two parts),
-#: e^g ≈ 1 + g + g²·P(g) on |g| ≤ ln2/2; within 2 ulp of exp (the tests check it)
+#: float32 exp (Cephes' ``expf``): 2^n · e^g, n = round(x·log2 e), e^g ≈ 1 + g + g²·P(g); within 2 ulp of exp
 _LOG2E, _LN2_HI, _LN2_LO = _f32(1.44269504088896341), _f32(0.693359375), _f32(-2.12194440e-4)
 _P0, _P1, _P2 = _f32(1.9875691500e-4), _f32(1.3981999507e-3), _f32(8.3334519073e-3)
 _P3, _P4, _P5 = _f32(4.1665795894e-2), _f32(1.6666665459e-1), _f32(5.0000001201e-1)
 _HALF, _ONE = _f32(0.5), _f32(1.0)
-#: log of float32's smallest normal number 2^-126 (1.2e-38): exp of anything below it is returned as about 2^-126
+#: log of float32's smallest normal number 2^-126: exp of anything below it is about 2^-126
 _EXP_MIN = _f32(-87.33654)
 #: 2^n for n = -127..0, looked up (vectorises as a gather, where ldexp would be a library call)
 _POW2 = np.ldexp(_f32(1.0), np.arange(-127, 1)).astype(np.float32)
@@ -34,8 +27,7 @@ _N_MIN, _N_MAX = _f32(-127.0), _f32(0.0)
 
 
 def exp_nonpositive(x):
-    """exp(x) for x ≤ 0 in x's precision: ``math.exp`` in float64; in float32 the polynomial above, which, unlike
-    the library call, vectorises with the loop around it."""
+    """exp(x) for x ≤ 0 in x's precision: ``math.exp`` in float64, the polynomial above (it vectorises) in float32."""
     return math.exp(x)
 
 
@@ -65,16 +57,11 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
 
 
 def loss_branch(name: str) -> int:
-    """The code ``sgd_steps`` takes for loss ``name``; raises if the loops lack it, or if numba's disk cache holds
-    codes compiled from an older ``onenn.maths.losses`` (the cache sees changes to this file only)."""
-    code = require_loss(
-        name,
-        IMPLEMENTED,
-        "the CPU engine's compiled loops (numba)",
-        "a branch to _loss_gradient in onenn/training/cpu_steps.py and the name to IMPLEMENTED there",
-    )
+    """The code ``sgd_steps`` takes for loss ``name``; raises if the loops lack it, or if numba's cache is stale."""
+    add = "a branch to _loss_gradient in onenn/training/cpu_steps.py and the name to IMPLEMENTED there"
+    code = require_loss(name, IMPLEMENTED, "the CPU engine's compiled loops (numba)", add)
     if _compiled_codes() != CODES:
-        raise RuntimeError(
+        raise RuntimeError(  # numba's cache sees changes to this file only
             f"numba's cache of onenn/training/cpu_steps.py holds loss codes {_compiled_codes()} from an older "
             f"onenn/maths/losses.py (now {CODES}); delete the cache "
             "(onenn/training/__pycache__/cpu_steps.*.nb[ci], or under NUMBA_CACHE_DIR)"
@@ -95,8 +82,7 @@ def _check(name: str, ok: bool, need: str, got: str) -> None:
 
 
 def _check_block(function: str, H, arrays: dict) -> int:
-    """``H`` is a block (S, D, T, B) and every one of ``arrays`` has its ``S`` steps first (and its ``B`` prompts
-    last, if it has more than one axis); return ``S``."""
+    """``S`` of a block ``H`` (S, D, T, B), checked, with every one of ``arrays`` shaped (S,) or (S, ..., B)."""
     shape = tuple(getattr(H, "shape", ()))
     _check(f"{function}: H", len(shape) == 4, "be a block of minibatches (S, D, T, B)", f"shape {shape}")
     S, B = shape[0], shape[3]
@@ -108,7 +94,7 @@ def _check_block(function: str, H, arrays: dict) -> int:
 
 
 def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
-    """``_sgd_steps`` after checking the arguments it indexes with (a wrong call raises, naming the argument)."""
+    """``_sgd_steps`` after checking the arguments it indexes with."""
     S = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
     ok = 0 <= first <= last <= S
     _check(
@@ -116,18 +102,16 @@ def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, 
     )
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("sgd_steps: W", W.shape == (D, D), f"be (D, D) = ({D}, {D}), as H", f"shape {W.shape}")
-    for name, array, shape in zip(
-        ["v", "s", "a", "r", "norm"], (v, s, a, r, norm), ((D, B), (T, B), (T, B), (D, B), (B,))
-    ):
+    shapes = {"v": (D, B), "s": (T, B), "a": (T, B), "r": (D, B), "norm": (B,)}
+    for (name, shape), array in zip(shapes.items(), (v, s, a, r, norm)):
         _check(f"sgd_steps: {name}", array.shape == shape, f"be {shape}", f"shape {array.shape}")
     _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
-    """SGD steps ``first..last-1`` of a prepared block, ``W`` (D, D) in place: ``H`` (S, D, T, B) the embeddings,
-    ``U`` (S, m, B) the 1-NN targets, ``target_class`` (S, B); writes ``G`` = ∂loss/∂ℓ and ``L`` (S,) the minibatch
-    losses; ``loss`` a code of ``loss_branch``; ``v, s, a, r, norm`` scratch."""
+    """SGD steps ``first..last-1`` of a prepared block, ``W`` in place; writes ``G`` = ∂loss/∂ℓ and ``L`` (S,) the
+    minibatch losses; ``v, s, a, r, norm`` scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     m = U.shape[1]  # the label width
     d = D - m - 1
@@ -199,9 +183,8 @@ def _sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c,
 
 @njit(cache=True, error_model="numpy")
 def _loss_gradient(g, u, target_class, loss, c, loss_b):
-    """ℓ (m, B) in ``g`` replaced by ∂loss/∂ℓ, as ``onenn.maths.losses``; returns the mean loss over the minibatch. ``u``
-    (m, B) are the targets u_{c_{i*}}, ``target_class`` (B,) their classes; ``loss_b`` (B,) is scratch. The losses
-    other than the square loss need classes: their label width ``m`` is the number of classes ``K``."""
+    """ℓ (m, B) in ``g`` replaced by ∂loss/∂ℓ (``onenn.maths.losses``); returns the minibatch's mean loss. ``u``: the
+    targets u_{c_{i*}}, ``target_class`` their classes (all but the square loss: ``m = K``); ``loss_b`` scratch."""
     m, B = g.shape
     if loss != SQUARE and loss != CROSS_ENTROPY and loss != MIXTURE and loss != SQUENTROPY:
         raise ValueError("_loss_gradient: a loss code without a branch (loss_branch checks a run's loss first)")
@@ -284,9 +267,8 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
 
 @njit(cache=True, error_model="numpy")
 def _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
-    """The first ``n`` fresh minibatches, in place: the Gaussians ``H[:, :d]`` onto the sphere, the codes ``u_c``
-    (``code_on``, ``code_off``) of the classes ``C`` (S, N, B) into ``H[:, d:d+K, :N]``, the 1-NN class into
-    ``target_class`` and its code into ``U``. ``norm``, ``best`` (B,) are scratch."""
+    """The first ``n`` fresh minibatches, in place: inputs onto the sphere, the codes of the classes ``C`` into the
+    label rows, the 1-NN class into ``target_class`` and its code into ``U``; ``norm``, ``best`` scratch."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     K = U.shape[1]  # fresh draws are multiclass: the label width is the number of classes
     d, N = D - K - 1, T - 1
@@ -319,8 +301,7 @@ def _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _column_products(X, d, t, u, out):
-    """``out[b] = Σ_{k<d} X[k, t, b] X[k, u, b]``, the products of tokens ``t`` and ``u`` of every prompt, summed over
-    the input coordinates in order."""
+    """``out[b] = Σ_{k<d} X[k, t, b] X[k, u, b]``, summed over the input coordinates in order."""
     for b in range(out.shape[0]):
         out[b] = 0
     for k in range(d):
@@ -329,8 +310,7 @@ def _column_products(X, d, t, u, out):
 
 
 def gather_block(H_set, U_set, index, H, U, n):
-    """The first ``n`` minibatches of a block from a fixed prompt set (``_gather_block``), after checking the
-    arguments it indexes with: the block, the index (``n·B`` prompts, each in the set) and the set's shape."""
+    """``_gather_block`` after checking the arguments it indexes with."""
     S = _check_block("gather_block", H, {"U": U})
     _check("gather_block: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
@@ -352,8 +332,7 @@ def gather_block(H_set, U_set, index, H, U, n):
 
 @intrinsic
 def _prefetch(typingctx, array, offset):
-    """Ask the processor to fetch element ``offset`` of the contiguous ``array`` into its caches (LLVM's
-    ``llvm.prefetch``: a hint, with no effect on the result)."""
+    """Prefetch element ``offset`` of the contiguous ``array`` (``llvm.prefetch``: a hint, no effect on results)."""
 
     def codegen(context, builder, signature, args):
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
@@ -380,8 +359,7 @@ def _fetch_rows(flat, rows, R):
 
 @njit(cache=True)
 def _gather_block(H_set, U_set, index, H, U, n):
-    """Minibatch ``i < n`` of the block: the prompts ``index[i·B : (i+1)·B]`` of ``H_set``, ``U_set``, copied prompt
-    index innermost (rows as unsigned integers, checked by ``gather_block``; the next minibatch's rows prefetched)."""
+    """Minibatch ``i < n``: the prompts ``index[i·B : (i+1)·B]`` of the set (the next minibatch's rows prefetched)."""
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     m = U.shape[1]
     flat = H_set.reshape(H_set.size)

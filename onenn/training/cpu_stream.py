@@ -1,11 +1,5 @@
-"""The stream of docs/method.md §4.4 ported to numba: the words of ``onenn.maths.stream`` bit for bit (its constants
-imported from there), one draw (``draw_block``: a block of minibatches in the CPU engine's layout, inner loops over
-the prompts of a contiguous row) and the fixed set's ``permutation``.
-
-``log``, ``cos`` and ``sin`` in float32 are Cephes' polynomials (``log_f32``, ``sincos_f32``), which vectorise where
-the library's calls do not: within 2 ulp, the normals within 4 ulp of the reference's (tests/unit/test_stream.py;
-its slow test goes through every uniform the stream can give). The draws ask LLVM for 512-bit vectors.
-"""
+"""The stream of docs/method.md §4.4 in numba: ``onenn.maths.stream``'s words bit for bit, a block's draws
+(``draw_block``) and ``permutation``; float32 log, sin, cos by Cephes' polynomials (tests/unit/test_stream.py)."""
 
 from __future__ import annotations
 
@@ -50,8 +44,7 @@ def _float(typingctx, x):
 
 @intrinsic
 def _wide_vectors(typingctx):
-    """Marks the function that calls it for LLVM's 512-bit vectors (its attribute ``prefer-vector-width``): on
-    processors with AVX-512 LLVM otherwise keeps to 256 bits, half the lanes. Elsewhere the attribute is ignored."""
+    """Marks the calling function for LLVM's 512-bit vectors (``prefer-vector-width``; else AVX-512 keeps to 256)."""
 
     def codegen(context, builder, signature, args):
         set.add(builder.function.attributes, '"prefer-vector-width"="512"')  # a string attribute llvmlite does not list
@@ -60,8 +53,7 @@ def _wide_vectors(typingctx):
     return types.none(), codegen
 
 
-# Cephes' logf: x = 2^e · f with f in [√½, √2), log x = e·ln 2 + log f, log f = g − g²/2 + g³·P(g) with g = f − 1;
-# ln 2 in two parts so that e·ln 2 is exact to float32's precision
+# Cephes' logf: x = 2^e · f, f in [√½, √2), log x = e·ln 2 + g − g²/2 + g³·P(g), g = f − 1 (ln 2 in two parts)
 _SQRT_HALF_BITS = _i32(0x3F3504F3)  # the bits of float32(√½)
 _EXPONENT_MASK = _i32(-(1 << 23))  # sign and exponent bits
 _L = tuple(_f32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
@@ -72,8 +64,8 @@ _LN2_HI, _LN2_LO = _f32(0.693359375), _f32(-2.12194440e-4)
 
 @njit(inline="always", error_model="numpy")
 def log_f32(x):
-    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``, within 2 ulp), x = 2^e · f split on the bits as
-    musl's ``logf`` does; integers kept in int32 (int64 would cost the vector loop half its lanes)."""
+    """ln x for a positive normal float32 ``x`` (Cephes' ``logf``, within 2 ulp), split on the bits as musl's ``logf``;
+    integers in int32 (int64 would cost the vector loop half its lanes)."""
     i = _bits(x)
     t = _i32(i - _SQRT_HALF_BITS)
     e = _i32(t >> _i32(23))  # arithmetic shift: e < 0 below 1
@@ -99,8 +91,7 @@ _SIGN = _i32(-(1 << 31))  # the sign bit
 
 @njit(inline="always", error_model="numpy")
 def sincos_f32(x):
-    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴): with
-    x = y + (j/2)·π/2 the polynomials swap at bit 1 of j, the signs flip on the bits (bit 2 of j, of j + 2)."""
+    """(sin x, cos x) for a float32 ``x`` in ``[0, 2π]`` (Cephes' ``sinf``, ``cosf``; within 2 ulp or 2⁻²⁴)."""
     j = _i32(x * _FOUR_OVER_PI)
     j = _i32(_i32(j + _i32(1)) & _i32(-2))  # even: the nearest multiple of π/2 below or above
     y = _f32(j)
@@ -166,9 +157,8 @@ def _counter_words(step, b, kind, token, group):
 
 @njit(cache=True, error_model="numpy")
 def draw_block(Z, C, key, first_step, n, K, d):
-    """Steps ``first_step .. first_step + n − 1`` of ``onenn.maths.stream.minibatch``, a step at a time: the
-    Gaussians into ``Z[:n, :d]`` float32 (``Z`` (S, ≥ d, N+1, B): a float32 engine's embeddings, or a buffer) and
-    the classes into ``C[:n]`` (S, N, B) int64."""
+    """Steps ``first_step ..`` ``+ n − 1`` of ``onenn.maths.stream.minibatch``: the Gaussians into ``Z[:n, :d]``
+    float32 (a float32 engine's embeddings, or a buffer), the classes into ``C[:n]`` (S, N, B) int64."""
     _wide_vectors()
     for i in range(n):
         _gaussians(Z[i][:d], key, first_step + i)
@@ -177,8 +167,8 @@ def draw_block(Z, C, key, first_step, n, K, d):
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def _gaussians(z, key, step):
-    """The Gaussians ``z`` (d, N+1, B) float32 of step ``step``: per token and group, a loop of Philox calls over the
-    prompts into a row of words, then loops of Box–Muller pairs (two short vector loops beat one long one)."""
+    """The Gaussians ``z`` (d, N+1, B) float32 of step ``step``: per token and group, Philox over the prompts into a
+    row of words, then loops of Box–Muller pairs (two short vector loops beat one long one)."""
     _wide_vectors()
     d, T, B = z.shape
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
@@ -223,8 +213,7 @@ def _classes(classes, key, step, K):
 
 @njit(cache=True, error_model="numpy")
 def order_words(key, index, out):
-    """Word 0 of the calls at ``counter(index, i, KIND_INTEGERS, 0, 0)`` for the prompts ``i < len(out)``, into ``out``
-    (uint32): the words ``onenn.maths.stream.permutation`` sorts."""
+    """Into ``out`` (uint32), the words ``onenn.maths.stream.permutation`` sorts."""
     _wide_vectors()
     k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
     zero = _u32(0)

@@ -1,14 +1,5 @@
-"""The GPU engine (docs/method.md §4.2): a whole block of SGD steps of one run in one Triton kernel launch, with the
-stream's Triton port (``stream_offset``, ``draw_chunk``: the counter of ``onenn.maths.stream``, its constants
-imported from there, drawn by Triton's own ``tl.randn4x`` and ``tl.randint4x``).
-
-One program keeps ``W`` in registers across the block's steps, split ``d | K | 1`` (x, label, indicator; the label
-columns never change and are never loaded) and, each step, for each chunk of ``BC`` prompts, draws the chunk, puts
-the inputs on the sphere, forms the codes and the 1-NN target, runs the query column's forward pass, the loss and
-``r = Σ_j ∂loss/∂s_j h_j``; then adds ``−lr · mean_b r_b h_{N+1,b}ᵀ`` into ``W``. Tiles are padded to powers of two
-and masked; no ``tl.dot`` (no TF32). On CPU tensors it runs only in Triton's interpreter (``TRITON_INTERPRET=1``),
-as in the tests; ``minibatches`` (tests) reads pre-drawn ``Z`` (steps, d, N+1, B) and ``C`` (steps, N, B) instead.
-"""
+"""The GPU engine (docs/method.md §4.2, docs/performance.md#gpu): a block of SGD steps in one Triton launch, drawing
+with the stream's port (``draw_chunk``); CPU tensors only under Triton's interpreter (``TRITON_INTERPRET=1``)."""
 
 from __future__ import annotations
 
@@ -21,6 +12,7 @@ import triton.language as tl
 
 from onenn.maths import stream
 from onenn.maths.losses import Loss, loss_code, require_loss
+from onenn.maths.steps import check_saved_steps
 from onenn.maths.stream import check_minibatch
 
 if TYPE_CHECKING:
@@ -34,27 +26,19 @@ PER_THREAD = {torch.float32: 16, torch.float64: 8}
 TL_DTYPES = {torch.float32: tl.float32, torch.float64: tl.float64}
 MINUS_INF = tl.constexpr(float("-inf"))
 #: onenn.maths.stream's counter fields (their shifts) and kinds
-TOKEN_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["token"])
-KIND_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["kind"])
-PROMPT_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["prompt"])
-STEP_SHIFT: tl.constexpr = tl.constexpr(stream.SHIFTS["step"])
-KIND_GAUSSIAN: tl.constexpr = tl.constexpr(stream.KIND_GAUSSIAN)
-KIND_INTEGERS: tl.constexpr = tl.constexpr(stream.KIND_INTEGERS)
+_SHIFTS = (stream.SHIFTS[field] for field in ("token", "kind", "prompt", "step"))
+TOKEN_SHIFT, KIND_SHIFT, PROMPT_SHIFT, STEP_SHIFT = (tl.constexpr(shift) for shift in _SHIFTS)
+KIND_GAUSSIAN, KIND_INTEGERS = tl.constexpr(stream.KIND_GAUSSIAN), tl.constexpr(stream.KIND_INTEGERS)
 #: the losses the kernel has a branch for; each branch is chosen by the loss's code in ``onenn.maths.losses``
 IMPLEMENTED = ("square", "cross_entropy", "mixture", "squentropy")
 SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (tl.constexpr(loss_code(name)) for name in IMPLEMENTED)
 
 
 def loss_branch(name: str) -> int:
-    """The code ``sgd_block_kernel`` takes for loss ``name`` (``onenn.maths.losses.loss_code``); raises, before the
-    kernel is compiled, if it has no branch for the loss."""
-    return require_loss(
-        name,
-        IMPLEMENTED,
-        "the GPU engine's kernel (Triton)",
-        "a branch to sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ) and the name to "
-        "IMPLEMENTED there",
-    )
+    """The code ``sgd_block_kernel`` takes for loss ``name``; raises, before compiling, if it has no branch for it."""
+    add = "a branch to sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ) and the name to "
+    add += "IMPLEMENTED there"
+    return require_loss(name, IMPLEMENTED, "the GPU engine's kernel (Triton)", add)
 
 
 def interpreting() -> bool:
@@ -64,8 +48,7 @@ def interpreting() -> bool:
 
 @triton.jit
 def stream_offset(step, prompt, kind, token, group):
-    """The counter ``t·2⁴⁰ + b·2²⁰ + kind·2¹⁹ + j·2⁸ + m`` (int64) of ``onenn.maths.stream.counter``, as the offset
-    that ``tl.randint4x`` and ``tl.randn4x`` take."""
+    """``onenn.maths.stream.counter`` (int64), the offset ``tl.randint4x`` and ``tl.randn4x`` take."""
     t = tl.to_tensor(step).to(tl.int64) << STEP_SHIFT
     b = tl.to_tensor(prompt).to(tl.int64) << PROMPT_SHIFT
     j = tl.to_tensor(token).to(tl.int64) << TOKEN_SHIFT
@@ -74,16 +57,14 @@ def stream_offset(step, prompt, kind, token, group):
 
 @triton.jit
 def four_in_a_row(z0, z1, z2, z3, shape: tl.constexpr):
-    """Interleave four tiles of the same shape ``(..., Q)`` into ``shape = (..., 4Q)``: ``z_r[..., m]`` at ``4m + r``."""
+    """Interleave four tiles of one shape ``(..., Q)`` into ``shape = (..., 4Q)``: ``z_r[..., m]`` at ``4m + r``."""
     return tl.reshape(tl.join(tl.join(z0, z2), tl.join(z1, z3)), shape)
 
 
 @triton.jit
 def draw_chunk(key, step, b0, d: tl.constexpr, N: tl.constexpr, K: tl.constexpr, B: tl.constexpr, NP: tl.constexpr,
                XP: tl.constexpr, BC: tl.constexpr):  # fmt: skip
-    """Step ``step``'s draws for prompts ``b0 .. b0 + BC − 1``, the stream's one draw in Triton: the context's
-    Gaussians ``(BC, NP, XP)``, the query's ``(BC, XP)`` (float32, zero at the padding), the classes ``(BC, NP)``.
-    One Philox call gives coordinates ``4m .. 4m + 3`` of a token, or the classes of four consecutive tokens."""
+    """Step ``step``'s draws for prompts ``b0 ..``: context and query Gaussians (float32, 0 at the padding), classes."""
     b = b0 + tl.arange(0, BC)
     m = tl.arange(0, XP // 4)
     j = tl.arange(0, NP)
@@ -123,36 +104,13 @@ def load_chunk(z_ptr, c_ptr, z_s0, z_s1, z_s2, z_s3, c_s0, c_s1, c_s2, step, b0,
 
 
 @triton.jit
-def sgd_block_kernel(
-    W_ptr,  # (D, D) training precision, updated in place
-    loss_ptr,  # (n_steps,): the minibatch loss of each step of the block
-    consts_ptr,  # training precision: [−lr/B, 1/K, 1 − c, c] (c: the mixture's cross-entropy weight)
-    key,  # the Philox key: the run's minibatch key, onenn.maths.stream.stream_key(seed, "minibatches")
-    z_ptr,  # PREDRAWN: float32 Gaussians (steps, d, N+1, B) with strides z_s0..z_s3
-    c_ptr,  # PREDRAWN: int64 classes (steps, N, B) with strides c_s0..c_s2
-    z_s0,
-    z_s1,
-    z_s2,
-    z_s3,
-    c_s0,
-    c_s1,
-    c_s2,
-    first_step,  # the run's step number of the block's first step (RNG counter; PREDRAWN: the index)
-    n_steps,
-    d: tl.constexpr,
-    N: tl.constexpr,
-    K: tl.constexpr,
-    B: tl.constexpr,
-    NP: tl.constexpr,
-    XP: tl.constexpr,
-    KP: tl.constexpr,
-    BC: tl.constexpr,
-    LOSS: tl.constexpr,  # the loss's code (loss_branch): SQUARE, CROSS_ENTROPY, MIXTURE or SQUENTROPY
-    PREDRAWN: tl.constexpr,
-    DTYPE: tl.constexpr,
-):
-    # W by blocks, rows and columns split d | K | 1 (x, label, indicator). The label columns multiply the
-    # query's zero label block: they take no part and never change, so they are neither loaded nor stored.
+def sgd_block_kernel(W_ptr, loss_ptr, consts_ptr, key, z_ptr, c_ptr, z_s0, z_s1, z_s2, z_s3, c_s0, c_s1, c_s2,
+                     first_step, n_steps, d: tl.constexpr, N: tl.constexpr, K: tl.constexpr, B: tl.constexpr,
+                     NP: tl.constexpr, XP: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, LOSS: tl.constexpr,
+                     PREDRAWN: tl.constexpr, DTYPE: tl.constexpr):  # fmt: skip
+    """Steps ``first_step ..`` ``+ n_steps − 1`` on ``W`` (D, D) in place, their losses into ``loss_ptr``; ``consts``
+    [−lr/B, 1/K, 1 − c, c]; ``PREDRAWN``: Gaussians ``z`` (steps, d, N+1, B), classes ``c`` (steps, N, B), strided."""
+    # W by blocks split d | K | 1 (x, label, indicator); the label columns never change: neither loaded nor stored
     tl.static_assert(
         (LOSS == SQUARE) | (LOSS == CROSS_ENTROPY) | (LOSS == MIXTURE) | (LOSS == SQUENTROPY),
         "sgd_block_kernel: a loss code without a branch (loss_branch checks a run's loss first)",
@@ -277,22 +235,20 @@ def next_power_of_two(n: int) -> int:
 
 
 def tile_sizes(d: int, N: int, K: int) -> dict[str, int]:
-    """The padded sizes of the kernel's tiles: tokens ``NP`` and x coordinates ``XP`` (powers of two, at least 4:
-    Philox gives four numbers a call), classes ``KP``."""
+    """The kernel's padded tiles: tokens ``NP``, x coordinates ``XP`` (powers of two, at least 4), classes ``KP``."""
     return {"NP": max(4, next_power_of_two(N)), "XP": max(4, next_power_of_two(d)), "KP": next_power_of_two(K)}
 
 
 def auto_chunk(d: int, N: int, K: int, batch: int, dtype: torch.dtype, num_warps: int) -> int:
-    """Prompts a pass: the most (a power of two, at most the batch's) whose largest tile, (chunk, NP, XP or KP),
-    leaves ``PER_THREAD[dtype]`` elements to each thread; ptxas then needs no spills (checked for sm_90)."""
+    """Prompts a pass: the most (a power of two, at most the batch's) whose largest tile leaves ``PER_THREAD[dtype]``
+    elements to each thread; ptxas then needs no spills (checked for sm_90)."""
     t = tile_sizes(d, N, K)
     fit = PER_THREAD[dtype] * 32 * num_warps // (t["NP"] * max(t["XP"], t["KP"]))
     return max(1, min(1 << max(0, fit.bit_length() - 1), next_power_of_two(batch)))
 
 
 class GpuEngine:
-    """SGD for one run with the kernel, the interface of ``onenn.training.cpu.Engine``; ``run`` updates ``W`` (D, D)
-    in place on a CUDA device. It draws its own multiclass minibatches: ``K`` is its label width."""
+    """SGD for one run with the kernel, the interface of ``onenn.training.cpu.Engine`` (``K``: the label width)."""
 
     def __init__(
         self,
@@ -350,11 +306,8 @@ class GpuEngine:
     def run(
         self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """As ``Engine.run``; ``progress`` is called after every launch with its last loss as a 0-d tensor (read, which
-        waits for the device, only when a line is written)."""
-        saved_steps = list(saved_steps or [])
-        if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
-            raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+        """As ``Engine.run``; ``progress`` is called after every launch with its last loss as a 0-d tensor."""
+        saved_steps = check_saved_steps(saved_steps, steps)
         if self.predrawn and self.step + steps > len(self.Z):
             raise ValueError(f"minibatches hold {len(self.Z)} steps; the run needs {self.step + steps}")
         W = self.W
@@ -374,8 +327,7 @@ class GpuEngine:
                 progress(t, steps, losses[t - 1])
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
-        """The next ``n`` steps in one launch, their minibatch losses into ``losses``; the arguments are checked here
-        (the kernel would write or read past its buffers)."""
+        """The next ``n`` steps in one launch, their losses into ``losses`` (checked: the kernel does not)."""
         if not 1 <= n:
             raise ValueError(f"launch: n must be at least 1; got {n}")
         if tuple(losses.shape) != (n,) or losses.dtype != self.W.dtype or losses.device != self.W.device:

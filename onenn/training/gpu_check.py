@@ -1,11 +1,5 @@
-"""The GPU check: before the GPU engine's first run on a device in a process, a few hundred steps of it and of the
-CPU engine from the same seed, compared weight by weight (its record goes into the run record, ``fused_check``).
-
-Both draw the same minibatches (the integers bit for bit, the normals within a few ulps), so they agree to float32
-round-off: at most ``steps · 2⁻²³ · max|W|`` (``tolerance``; one rounding of each weight a step in each engine). A
-1-NN near-tie resolved differently moves W by more (under 3% of checks of 256 steps of 128 prompts), so a failed
-check is repeated from the next seed; the kernel fails only if both differ (docs/performance.md#gpu).
-"""
+"""The GPU check (docs/performance.md#gpu): before the GPU engine's first run on a device, a few hundred steps of it
+and of the CPU engine from one seed, compared to float32 round-off (then from the next seed: a 1-NN near-tie)."""
 
 from __future__ import annotations
 
@@ -24,7 +18,7 @@ if TYPE_CHECKING:
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256
 SAVED = (1, 16, 64, 128, 256)
-#: float32's machine epsilon: the relative spacing of float32 numbers, twice the largest relative rounding error
+#: float32's machine epsilon
 EPS32 = 2.0**-23
 #: the device types on which a GPU run is checked first (the interpreter's CPU runs in the tests alone)
 CHECKED = ("cuda",)
@@ -42,8 +36,7 @@ def tolerance(steps: int, W_max: float) -> float:
 
 
 def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
-    """``steps`` steps of the GPU engine on ``device`` and of the CPU engine from ``settings``'s seed: the largest
-    |ΔW| at the saved steps, the step where it is largest, and the tolerance."""
+    """The largest |ΔW| of ``steps`` steps of the GPU engine and of the CPU engine, its step, and the tolerance."""
     s = replace(settings, device="cpu")
     cpu = make_engine(s, "cpu")
     kernel = make_engine(replace(s, device=device.type), "gpu")
@@ -62,8 +55,7 @@ def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
 
 
 def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
-    """max |ΔW| at each saved step (S, D, D) → (S,): infinite where one run's weights are finite and the other's
-    are not, 0 where neither's are (both diverged, which the run's own divergence policy reports)."""
+    """max |ΔW| at each saved step: infinite where only one run's weights are finite, 0 where neither's are."""
     finite_kernel, finite_cpu = (np.isfinite(W).all(axis=(1, 2)) for W in (W_kernel, W_cpu))
     with np.errstate(invalid="ignore"):
         difference = np.abs(W_kernel - W_cpu).max(axis=(1, 2))
@@ -71,25 +63,20 @@ def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
     return np.where(both, difference, np.where(finite_kernel == finite_cpu, 0.0, np.inf))
 
 
-def describe(s: TrainSettings) -> str:
-    return f"d={s.d}, N={s.N}, K={s.K}, batch={s.batch}, lr={s.lr}, loss {s.loss} (c={s.c}), {s.dtype}"
-
-
 def run_check(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
-    """The check's record (``steps``: ``STEPS``): from the run's seed and, if that differs beyond the tolerance,
-    from the next seed."""
+    """The check's record (``steps``: ``STEPS``), from the run's seed and, if that fails, from the next seed."""
     steps = STEPS if steps is None else steps
     tries = []
     for seed in (settings.seed, (settings.seed + 1) % 2**32):
         tries.append(compare(replace(settings, seed=seed), device, steps))
         if tries[-1]["max_abs_dW"] <= tries[-1]["tolerance"]:
             break
-    last = tries[-1]
+    last, s = tries[-1], settings
     return {
         "passed": last["max_abs_dW"] <= last["tolerance"],
         "device": str(device),
         "steps": steps,
-        "settings": describe(settings),
+        "settings": f"d={s.d}, N={s.N}, K={s.K}, batch={s.batch}, lr={s.lr}, loss {s.loss} (c={s.c}), {s.dtype}",
         "tries": tries,
     }
 
@@ -109,8 +96,7 @@ def failure(record: dict) -> str:
 
 
 def check_once(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
-    """The check's record for ``device``, made the first time in this process (later runs reuse it). Raises
-    ``FusedKernelMismatch`` if the kernel failed it."""
+    """The check's record for ``device``, made once in this process; raises ``FusedKernelMismatch`` if it failed."""
     key = str(device)
     if key not in RESULTS:
         RESULTS[key] = run_check(settings, device, steps)

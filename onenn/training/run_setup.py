@@ -1,7 +1,5 @@
-"""A training run's setup, up to its first step (docs/method.md §4.2): its settings (``TrainSettings``), its device
-(``device_type``, ``resolve_device``) and its engine (``make_engine``): the CPU engine (numba, ``onenn.training.cpu``)
-on the CPU, the GPU engine (Triton, ``onenn.training.gpu``) on CUDA. A CPU run imports no torch, and ``device: auto``
-is resolved without it where no GPU driver is present."""
+"""A training run's setup (docs/method.md §4.2): its settings, its device and its engine, the CPU engine (numba) or
+the GPU engine (Triton, CUDA). A CPU run imports no torch; ``device: auto`` needs none where no GPU driver is."""
 
 from __future__ import annotations
 
@@ -21,11 +19,9 @@ if TYPE_CHECKING:  # torch and triton are imported only where the GPU engine run
 
     from onenn.training.gpu import GpuEngine
 
-#: files of which one is present wherever a GPU driver that torch can use is (Linux): NVIDIA's (also in
-#: containers), ROCm's, WSL's; where none is, torch sees no GPU, and ``device: auto`` is the CPU without asking it
+#: files of which one is present wherever a GPU driver that torch can use is (Linux): NVIDIA's, ROCm's, WSL's
 GPU_DRIVER_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
-#: how a run's steps are computed: ``cpu``, the CPU engine (numba); ``gpu``, the GPU engine (Triton, CUDA; on CPU
-#: tensors only under Triton's interpreter, as in the tests); ``auto``, the one of the run's device
+#: a run's engines: ``cpu`` (numba), ``gpu`` (Triton; CPU tensors only under its interpreter), ``auto`` (the device's)
 ENGINES = ("auto", "cpu", "gpu")
 
 
@@ -60,8 +56,7 @@ def gpu_driver_present() -> bool:
 
 
 def device_type(device: str) -> str:
-    """``cpu`` or ``cuda``, as ``resolve_device`` resolves ``device``, without importing torch for ``cpu``, nor for
-    ``auto`` where no GPU driver is present (``gpu_driver_present``)."""
+    """``cpu`` or ``cuda``, as ``resolve_device`` resolves ``device``, importing torch only where it may see a GPU."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     if device == "cpu" or (device == "auto" and not gpu_driver_present()):
@@ -71,10 +66,10 @@ def device_type(device: str) -> str:
 
 def resolve_device(device: str) -> torch.device:
     """``auto`` is CUDA when available, else the CPU; ``cuda`` without CUDA is an error."""
-    import torch
-
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    import torch
+
     if device == "cuda" and not torch.cuda.is_available():
         why = f"torch {torch.__version__} " + ("sees no GPU" if torch.version.cuda else "is a CPU-only build")
         raise RuntimeError(
@@ -87,8 +82,7 @@ def resolve_device(device: str) -> torch.device:
 
 
 def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | GpuEngine:
-    """The engine of a run at its start: ``W0`` drawn on the CPU from the seed, the minibatches from the stream under
-    ``stream_key(seed, "minibatches")``: the same start and numbers on every engine. ``engine``: one of ``ENGINES``."""
+    """A run's engine (``ENGINES``) at its start: ``W0`` and the minibatches' stream the same on every engine."""
     s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
@@ -102,18 +96,12 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | GpuEn
         return Engine(W, d=s.d, N=s.N, m=s.K, batch=s.batch, lr=s.lr, loss=loss, source=FreshDraws(key))
     import torch
 
-    gpu_engine = import_gpu_engine()
-    W = torch.from_numpy(W).to(resolve_device(s.device))
-    return gpu_engine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key)
-
-
-def import_gpu_engine() -> type[GpuEngine]:
-    """``onenn.training.gpu.GpuEngine``, imported only where it runs: triton comes with torch's CUDA build."""
-    try:
+    try:  # triton comes with torch's CUDA build
         from onenn.training.gpu import GpuEngine
     except ImportError as error:
         raise RuntimeError(
             f"training on CUDA uses the GPU engine's Triton kernel, but triton cannot be imported ({error}); install "
             "it with `pip install -r workflow/envs/triton.txt` (or train with device: cpu)"
         ) from error
-    return GpuEngine
+    W = torch.from_numpy(W).to(resolve_device(s.device))
+    return GpuEngine(W, d=s.d, N=s.N, K=s.K, batch=s.batch, lr=s.lr, loss=loss, key=key)

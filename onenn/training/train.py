@@ -1,5 +1,5 @@
-"""A training run, from its settings to its saved weights (docs/method.md §4.2): the engine ``make_engine`` builds
-(the CPU engine, or the GPU engine after its check, ``onenn.training.gpu_check``) and the divergence policy."""
+"""A training run, from its settings to its saved weights (docs/method.md §4.2): the engine (the GPU engine after its
+check, ``gpu_check``) and the divergence policy."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onenn.maths.steps import log_spaced_steps
+from onenn.training import gpu_check
 from onenn.training.run_setup import TrainSettings, make_engine
 
-if TYPE_CHECKING:  # triton is imported only where the GPU engine runs
+if TYPE_CHECKING:
     from onenn.base.progress import Progress
-    from onenn.training.cpu import Engine
-    from onenn.training.gpu import GpuEngine
 
 ON_DIVERGENCE = ("error", "record")
 
@@ -22,11 +21,11 @@ ON_DIVERGENCE = ("error", "record")
 def train(
     settings: TrainSettings, engine: str = "auto", progress: Progress | None = None
 ) -> dict[str, np.ndarray | str]:
-    """Run SGD: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), every step's minibatch loss and the
-    device; with the GPU engine on CUDA, the GPU check's record (``fused_check``; it raises if the engines differ).
-    ``progress`` (``onenn.base.progress.Progress``) is called after every block; it changes no number."""
-    sgd = make_engine(settings, engine)
-    check = run_fused_check(settings, sgd)
+    """Run SGD: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), every step's minibatch loss, the device and,
+    on CUDA, the GPU check's record (``fused_check``). ``progress`` is called after every block (no number changes)."""
+    sgd, check = make_engine(settings, engine), None
+    if not isinstance(sgd.W, np.ndarray) and sgd.W.device.type in gpu_check.CHECKED:
+        check = gpu_check.check_once(settings, sgd.W.device)  # it raises if the engines differ
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
     saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist(), progress)
     if isinstance(sgd.W, np.ndarray):
@@ -38,17 +37,6 @@ def train(
     if check is not None:
         result["fused_check"] = check
     return apply_divergence_policy(result, settings.on_divergence)
-
-
-def run_fused_check(settings: TrainSettings, sgd: Engine | GpuEngine) -> dict | None:
-    """The GPU check's record where ``sgd`` is the GPU engine on a checked device (CUDA), else None."""
-    if isinstance(sgd.W, np.ndarray):
-        return None
-    from onenn.training import gpu_check
-
-    if sgd.W.device.type not in gpu_check.CHECKED:
-        return None
-    return gpu_check.check_once(settings, sgd.W.device)
 
 
 class Diverged(FloatingPointError):
@@ -99,25 +87,23 @@ def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) 
 
 
 def check_finite(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) -> None:
-    """Raise ``Diverged`` at the first non-finite minibatch loss or saved weight, naming the step and the
-    last finite values."""
+    """Raise ``Diverged`` at the first non-finite minibatch loss or saved weight, naming the last finite values."""
     divergence = find_divergence(W, losses, saved_steps)
     if divergence is not None:
         raise Diverged(f"training diverged: {divergence}")
 
 
 def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
-    """``error``: raise ``Diverged`` if the run diverged. ``record``: keep the saved steps before the divergence
-    (at least step 0) and the minibatch losses before it, and add ``diverged_step`` (-1: it did not diverge)."""
+    """``error``: raise ``Diverged`` if the run diverged. ``record``: keep the saved steps (at least step 0) and the
+    losses before the divergence, and add ``diverged_step`` (-1: none) (docs/reliability.md)."""
     if on_divergence not in ON_DIVERGENCE:
         raise ValueError(f"on_divergence must be one of {', '.join(ON_DIVERGENCE)}; got {on_divergence!r}")
     saved_steps, W, losses = result["saved_steps"], result["W"], result["minibatch_loss"]
-    if on_divergence == "error":
-        check_finite(W, losses, saved_steps)
-        return {**result, "diverged_step": -1}
     divergence = find_divergence(W, losses, saved_steps)
     if divergence is None:
         return {**result, "diverged_step": -1}
+    if on_divergence == "error":
+        raise Diverged(f"training diverged: {divergence}")
     keep = max(1, int((saved_steps < divergence.step).sum()))
     return {
         **result,

@@ -58,7 +58,7 @@ def test_loss_function_has_every_mixture_weight_and_squentropy():
 
 
 def test_scaling_identity_points_and_prompts():
-    s = ex.scaling_settings(CONFIG, "scaling_identity")
+    s = ex.job_settings(CONFIG, "scaling_identity")
     panels = s["panels"]
     assert (s["d"], s["N"]) == (8, 16)
     assert panels["by_K"] == {"xi": [[2, 5]], "K": [2, 3, 4, 5, 7, 10], "prompts": 80_000}
@@ -76,12 +76,10 @@ def test_quick_preset_covers_every_experiment():
     assert set(quick["experiments"]) == set(CONFIG["experiments"])
 
 
-def test_scaling_settings_errors_name_the_experiment():
-    with pytest.raises(ValueError, match="experiments.convergence has kind 'train'"):
-        ex.scaling_settings(CONFIG, "convergence")
+def test_job_settings_errors_name_the_experiment():
     broken = {**CONFIG, "experiments": {"s": {"kind": "scaling", "figure": "scaling_identity"}}}
     with pytest.raises(ValueError, match=r"experiments\.s \(kind scaling\) needs seed, ci_level, panels"):
-        ex.scaling_settings(broken, "s")
+        ex.job_settings(broken, "s")
     with pytest.raises(ValueError, match="kind must be one of train, scaling"):
         ex.experiment_names(CONFIG, kind="trian")
 

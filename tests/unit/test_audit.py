@@ -11,7 +11,7 @@ from onenn.jobs.beyond import beyond_job
 from onenn.maths.family import XI_RATIO_BOUND, diagnostics
 from onenn.maths.prompts import sphere
 from onenn.maths.stream import numpy_generator
-from onenn.theory.audit import AuditSettings, run_audit, sources
+from onenn.theory.audit import AuditSettings, resolve_sigma, run_audit, sources
 from onenn.theory.full_matrix import (
     FullLossGrad,
     FullMatrixSettings,
@@ -23,7 +23,6 @@ from onenn.theory.landscape import LandscapeSettings, landscape
 from onenn.theory.reduced.dynamics import gradient_descent
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.reduced.sampling import sample_inner_products
-from onenn.theory.reduced.thresholds import resolve_sigma
 
 
 def test_resolve_sigma():

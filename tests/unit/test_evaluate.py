@@ -44,14 +44,14 @@ def random_W(rng: np.random.Generator, d: int, K: int, scale: float = 1.0) -> np
 
 @pytest.mark.parametrize("K", [2, 3, 5])
 @pytest.mark.parametrize("loss", LOSSES)
-def test_prompt_metrics_equal_the_literal_model_and_loss(K, loss):
+def test_class_metrics_equal_the_literal_model_and_loss(K, loss):
     rng = np.random.default_rng(K)
     d, N = 5, 12
     data = make_test_set("uniform", 60, d, N, K, None, K)
     for scale in (0.3, 3.0):  # near the family, and far from it (large logits: the softmax shift matters)
         W = random_W(rng, d, K, scale)
         want = literal_metrics(W, data, K, loss, 0.3)
-        got = E.prompt_metrics(W, data["x"], data["classes"], data["nn"], K, loss, 0.3)
+        got = E.class_metrics(W, *E.class_arrays(data, K), loss, 0.3)
         assert got.keys() == want.keys()
         for key in want:
             assert got[key] == pytest.approx(want[key], rel=1e-10, abs=1e-300), (key, scale)
@@ -63,7 +63,7 @@ def test_the_standard_errors_are_the_sample_sd_over_the_prompts_over_root_n():
     d, N, K, n = 3, 5, 3, 7
     data = make_test_set("uniform", n, d, N, K, None, 4)
     W = random_W(np.random.default_rng(4), d, K, 1.5)
-    got = E.prompt_metrics(W, data["x"], data["classes"], data["nn"], K, "cross_entropy")
+    got = E.class_metrics(W, *E.class_arrays(data, K), "cross_entropy", 0.0)
     x, Y, target_class, y_target = E.class_arrays(data, K)
     _, ell = forward(W, x, Y)
     per_prompt = {
@@ -77,7 +77,7 @@ def test_the_standard_errors_are_the_sample_sd_over_the_prompts_over_root_n():
     p = sum(int(np.argmax(ell[i]) == target_class[i]) for i in range(n)) / n
     assert 0 < p < 1  # a test of the formula, not of a zero
     assert got["accuracy_se"] == pytest.approx(math.sqrt(p * (1 - p) / n) * math.sqrt(n / (n - 1)), rel=1e-12)
-    one = E.prompt_metrics(W, data["x"][:1], data["classes"][:1], data["nn"][:1], K, "square")
+    one = E.class_metrics(W, *E.class_arrays({k: v[:1] for k, v in data.items()}, K), "square", 0.0)
     assert math.isnan(one["accuracy_se"])  # one prompt: no spread to measure
 
 

@@ -102,9 +102,14 @@ PRECISIONS = {"float64": (150, 1e-12), "float32": (60, 2e-6 if DEVICE.type == "c
 SHAPES = [{"N": 5, "K": 10, "epsilon": 0.5}, {"N": 1, "K": 2, "d": 3}]
 
 
+#: every loss in float32 and the padded shapes in float64 by default; every loss in float64 too under ``-m slow``
+KERNEL_CASES = [(loss, "float32") for loss in LOSS_CASES] + [(changes, "float64") for changes in SHAPES]
+SLOW_KERNEL_CASES = [pytest.param(loss, "float64", marks=pytest.mark.slow) for loss in LOSS_CASES]
+
+
 @pytest.mark.parametrize(
     "changes,dtype",
-    [(loss, dtype) for loss in LOSS_CASES for dtype in PRECISIONS] + [(changes, "float64") for changes in SHAPES],
+    KERNEL_CASES + SLOW_KERNEL_CASES,
     ids=lambda value: loss_id(value) if isinstance(value, dict) else value,
 )
 def test_kernel_equals_the_cpu_engine_on_the_same_minibatches(changes, dtype):
@@ -224,7 +229,9 @@ SHORT = TrainSettings(d=4, N=4, K=3, batch=16, lr=0.5, steps=60, n_eval=6, seed=
 
 
 @pytest.mark.parametrize(
-    "dtype,loss", [("float32", "square"), ("float32", "cross_entropy"), ("float64", "square"), ("float64", "mixture")]
+    "dtype,loss",
+    [("float32", "square"), ("float32", "cross_entropy")]
+    + [pytest.param("float64", loss, marks=pytest.mark.slow) for loss in ("square", "mixture")],
 )
 def test_the_same_seed_gives_the_same_run_on_the_cpu_engine_and_the_kernel(dtype, loss):
     """The issue's requirement: from the same seed, the CPU engine and the GPU engine (each drawing
@@ -242,6 +249,7 @@ def test_the_same_seed_gives_the_same_run_on_the_cpu_engine_and_the_kernel(dtype
     assert np.abs(other["W"][-1] - cpu["W"][-1]).max() > 100 * tolerance
 
 
+@pytest.mark.slow  # the same W on both engines: test_the_same_seed_gives_the_same_run_on_the_cpu_engine_and_the_kernel
 def test_a_short_run_learns_the_same_on_both_engines():
     """Separated accuracy and (ξ1, ξ2) after 100 steps: the same on both engines from the same seed (to round-off),
     and learned: the accuracy rises from below 0.65 to above 0.8."""

@@ -13,13 +13,12 @@ from onenn.analysis.inequalities_page import figure, first_in_region, page
 from onenn.maths.crossing import crossing
 from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory import inequalities as ps
-from onenn.theory.audit import AuditSettings, run_audit
+from onenn.theory.audit import AuditSettings, lemma12_a, run_audit
 from onenn.theory.inequalities import inequalities_table
 from onenn.theory.reduced.dynamics import gd_update
 from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, prepare, reduced_loss
 from onenn.theory.reduced.population import nodes, quadrature
 from onenn.theory.reduced.sampling import sample_inner_products
-from onenn.theory.reduced.thresholds import lemma12_a
 
 D, N = 8, 32
 

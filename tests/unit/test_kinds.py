@@ -4,7 +4,7 @@ function it names exists where it says, every figure it names is drawn, and an i
 import pytest
 
 from onenn.analysis.plots import FIGURES
-from onenn.jobs.kinds import kind_function, table_columns
+from onenn.jobs.columns import kind_function, table_columns
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import KINDS, Kind
 from tests.configs import FULL, load_config

@@ -119,7 +119,8 @@ def test_the_third_nearests_rule_integrates_its_law():
 @pytest.fixture(scope="module")
 def prompts():
     """Nodes at a point of the early flow (xi1 = 5: the drawn points matter) and their shift."""
-    from onenn.theory.reduced.population import _shift, nodes
+    from onenn.theory.reduced.loss import _shift
+    from onenn.theory.reduced.population import nodes
 
     xi1, xi2 = 5.0, 6.0
     q = quadrature(N, D, 32, 8, 0, third_nodes=4)
@@ -153,7 +154,8 @@ def test_the_conditional_moments_are_their_integrals(prompts):
 
 def test_at_xi1_zero_the_drawn_sums_are_their_means():
     """At xi1 = 0 every weight is e^{-shift}: the sums of weights and squared weights are their means exactly."""
-    from onenn.theory.reduced.population import _shift, conditional_moments, drawn_sums, nodes
+    from onenn.theory.reduced.loss import _shift
+    from onenn.theory.reduced.population import conditional_moments, drawn_sums, nodes
 
     q = quadrature(N, D, 32, 8, 0, third_nodes=2)
     at = nodes(0.0, 2.0, q)
@@ -163,10 +165,19 @@ def test_at_xi1_zero_the_drawn_sums_are_their_means():
     assert np.allclose(m[:2, live], r[:2, live], rtol=1e-9)
 
 
+def value_from_sums(xi1, xi2, fixed, gap_query, rho, shift):
+    """``loss._per_prompt``'s ``(loss, dL/dxi1, dL/dxi2)`` from the drawn points' sums ``rho``, the other context
+    gaps ``fixed`` (``(k, n)``) and the query's gap: the function ``population.slopes`` differentiates."""
+    from onenn.theory.reduced.population import _parts
+
+    _u, a0, y, z, s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
+    return 0.5 * (y * y + s2) / z**2, s3 / z**2 - gbar * s4p / z, a0 * gbar / z
+
+
 def test_value_from_sums_is_the_per_prompt_loss(prompts):
     """The prompt's value written through the drawn points' sums is ``loss._per_prompt``'s, the definition."""
     from onenn.theory.reduced.loss import _per_prompt
-    from onenn.theory.reduced.population import drawn_sums, value_from_sums
+    from onenn.theory.reduced.population import drawn_sums
 
     xi1, xi2, _, at, shift = prompts
     p = at.prepared
@@ -178,7 +189,7 @@ def test_value_from_sums_is_the_per_prompt_loss(prompts):
 
 def test_the_slopes_are_the_derivatives_of_the_value(prompts):
     """``slopes`` against central finite differences of ``value_from_sums`` in each of the four sums."""
-    from onenn.theory.reduced.population import conditional_moments, slopes, value_from_sums
+    from onenn.theory.reduced.population import conditional_moments, slopes
 
     xi1, xi2, q, at, shift = prompts
     p = at.prepared

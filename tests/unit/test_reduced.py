@@ -10,9 +10,9 @@ from scipy import stats
 from scipy.special import softmax
 
 from onenn.maths.family import XI_RATIO_BOUND
+from onenn.theory.audit import lemma12_a, sigma_threshold_lemma12, sigma_threshold_theorem1
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import (
-    attention_weights,
     loss_landscape,
     loss_scale,
     monte_carlo_estimate,
@@ -21,7 +21,6 @@ from onenn.theory.reduced.loss import (
     reduced_loss_and_grad,
 )
 from onenn.theory.reduced.sampling import audit_sample, inner_product_cdf, inner_product_density, sample_inner_products
-from onenn.theory.reduced.thresholds import lemma12_a, sigma_threshold_lemma12, sigma_threshold_theorem1
 
 
 def _naive_weights(xi1: float, xi2: float, t: np.ndarray) -> np.ndarray:
@@ -81,16 +80,6 @@ def test_multiclass_scaling_with_simplex_codes() -> None:
     se = per.std(ddof=1) / math.sqrt(per.size)
     assert abs(reduced_loss(xi1, xi2, t, K=K) - per.mean()) < 4 * se
     assert loss_scale(K) == pytest.approx(2.0 / 3.0)
-
-
-def test_attention_weights_match_naive_softmax(t_small: np.ndarray) -> None:
-    q_ctx, q_query = attention_weights(2.5, 6.0, t_small)
-    naive = _naive_weights(2.5, 6.0, t_small)
-    np.testing.assert_allclose(q_ctx, naive[:, :-1], rtol=1e-12)
-    np.testing.assert_allclose(q_query, naive[:, -1], rtol=1e-12)
-    # stays finite where a naive exp would overflow
-    q_ctx, q_query = attention_weights(2000.0, -1000.0, t_small)
-    assert np.all(np.isfinite(q_ctx)) and np.allclose(q_ctx.sum(1) + q_query, 1.0)
 
 
 def test_closed_form_equals_direct_formula(t_small: np.ndarray) -> None:

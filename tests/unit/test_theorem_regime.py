@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from onenn.plan import experiments as ex
-from onenn.theory.reduced.thresholds import sigma_threshold_lemma12, sigma_threshold_theorem1
+from onenn.theory.audit import sigma_threshold_lemma12, sigma_threshold_theorem1
 from tests.configs import ROOT
 
 

@@ -21,6 +21,8 @@ _LN2_LO = 1.42860682030941723212e-6
 #: below this, exp(x) is 0 in float64 (exp(-745.2) is half the smallest subnormal); ``k >= -2020`` keeps both
 #: factors ``2^(k/2)`` of the scale normal numbers
 _X_MIN = -1400.0
+#: ``1/k!`` for k = 13 down to 0: exp's Taylor polynomial, highest degree first (Horner)
+_TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))
 #: numba's only fast-math flag here: ``a * b + c`` may be one fused multiply-add (rounded once instead of twice)
 _CONTRACT = {"contract"}
 
@@ -32,20 +34,9 @@ def _exp_reduced(x: float) -> tuple[float, int]:
     x = min(max(x, _X_MIN), 0.0)
     k = math.floor(x * _LOG2E + 0.5)
     r = (x - k * _LN2_HI) - k * _LN2_LO
-    p = 1.0 / 6227020800.0
-    p = p * r + 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
+    p = _TAYLOR[0]
+    for c in _TAYLOR[1:]:
+        p = p * r + c
     return p, np.int64(k)
 
 
@@ -117,54 +108,24 @@ def per_prompt(
         for i in range(m):
             x[i] = xi1 * gq[i] - xi2 - shift[i]
         _exp_nonpositive(x, e_query, bits1, bits2, m)
-        _finish(
-            negative,
-            gq,
-            s1,
-            s2,
-            g1,
-            g2,
-            e_star,
-            e_query,
-            loss[lo : lo + m],
-            grad_xi1[lo : lo + m],
-            grad_xi2[lo : lo + m],
-            m,
-        )
-
-
-@njit(cache=True, inline="always")
-def _finish(
-    negative: bool,
-    gap_query: np.ndarray,
-    s1: np.ndarray,
-    s2: np.ndarray,
-    g1: np.ndarray,
-    g2: np.ndarray,
-    e_star: np.ndarray,
-    e_query: np.ndarray,
-    loss: np.ndarray,
-    grad_xi1: np.ndarray,
-    grad_xi2: np.ndarray,
-    m: int,
-) -> None:
-    """A block's per-prompt loss and gradient from its context sums, by ``_per_prompt``'s formulas."""
-    for i in range(m):
-        c = 1.0 if negative else e_star[i]  # the factor exp(-shift) of the context's sums (1: shifted already)
-        s = c * s1[i]
-        z = e_star[i] + s + e_query[i]  # >= 1: one shifted score is 0
-        r = (s + e_query[i]) / z  # 1 - q_{i*}, without cancellation
-        cz = c / z
-        cz2 = cz * cz
-        sum_sq = s2[i] * cz2  # sum_{j != i*} q_j^2
-        loss[i] = 0.5 * (r * r + sum_sq)
-        q_query = e_query[i] / z
-        if negative:
-            gbar = sum_sq - (e_star[i] / z) * r
-        else:  # c = e_star: sum q_j^2 - q_{i*} r = cz2 (s2 - s1) - q_{i*} q_query, exact where every e_j is 1
-            gbar = (s2[i] - s1[i]) * cz2 - (e_star[i] / z) * q_query
-        grad_xi1[i] = g2[i] * cz2 - gbar * (g1[i] * cz + q_query * gap_query[i])
-        grad_xi2[i] = q_query * gbar
+        # the block's loss and gradient from its context sums, by _per_prompt's formulas
+        out_loss, out_g1, out_g2 = loss[lo : lo + m], grad_xi1[lo : lo + m], grad_xi2[lo : lo + m]
+        for i in range(m):
+            c = 1.0 if negative else e_star[i]  # the factor exp(-shift) of the context's sums (1: shifted already)
+            s = c * s1[i]
+            z = e_star[i] + s + e_query[i]  # >= 1: one shifted score is 0
+            r = (s + e_query[i]) / z  # 1 - q_{i*}, without cancellation
+            cz = c / z
+            cz2 = cz * cz
+            sum_sq = s2[i] * cz2  # sum_{j != i*} q_j^2
+            out_loss[i] = 0.5 * (r * r + sum_sq)
+            q_query = e_query[i] / z
+            if negative:
+                gbar = sum_sq - (e_star[i] / z) * r
+            else:  # c = e_star: sum q_j^2 - q_{i*} r = cz2 (s2 - s1) - q_{i*} q_query, exact where every e_j is 1
+                gbar = (s2[i] - s1[i]) * cz2 - (e_star[i] / z) * q_query
+            out_g1[i] = g2[i] * cz2 - gbar * (g1[i] * cz + q_query * gq[i])
+            out_g2[i] = q_query * gbar
 
 
 #: ``interp_guide``'s cells: ``GUIDE_CELLS`` equal ones from ``GUIDE_SPLIT`` to the table's end, and below it

@@ -11,8 +11,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from onenn.maths.steps import log_spaced_steps
-from onenn.theory.reduced.checks import check_finite, check_integer, check_positive
 from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, loss_scale, prepare
+from onenn.theory.reduced.sampling import check_finite, check_integer, check_positive
 
 if TYPE_CHECKING:
     from onenn.base.progress import FlowProgressCallback, Progress
@@ -39,14 +39,8 @@ def _check_record_steps(record_steps: np.ndarray | None, steps: int) -> np.ndarr
     if record_steps is None:
         return log_spaced_steps(steps, 60)
     rec = np.asarray(record_steps)
-    if (
-        rec.ndim != 1
-        or rec.size == 0
-        or not np.issubdtype(rec.dtype, np.integer)
-        or np.any(np.diff(rec) <= 0)
-        or rec[0] < 0
-        or rec[-1] > steps
-    ):
+    increasing = rec.ndim == 1 and rec.size > 0 and np.issubdtype(rec.dtype, np.integer) and np.all(np.diff(rec) > 0)
+    if not (increasing and rec[0] >= 0 and rec[-1] <= steps):
         raise ValueError(f"record_steps must be strictly increasing integers in [0, steps={steps}]")
     return rec.astype(np.int64)
 
@@ -77,12 +71,12 @@ def gradient_descent(
     xi1, xi2 = float(xi1_0), float(xi2_0)
     k = 0
     for step in range(int(rec[-1]) + 1):
+        loss, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
         if step == rec[k]:
-            out[:, k] = xi1, xi2, scale * loss_prepared(xi1, xi2, prep)
+            out[:, k] = xi1, xi2, scale * loss
             k += 1
             if k == rec.size:
                 break
-        loss, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
         xi1, xi2 = gd_update(xi1, xi2, scale * g1, scale * g2, lr, d)
         if progress is not None:
             progress(step + 1, steps, scale * loss)
@@ -122,12 +116,8 @@ def gradient_flow(
         _, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
         return scale * g1, scale * g2
 
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, record_times, rtol, atol, progress)
-    times = (
-        np.asarray(record_times, dtype=np.float64)
-        if record_times is not None
-        else log_times(time_start, time_end, n_eval)
-    )
+    times = log_times(time_start, time_end, n_eval) if record_times is None else np.asarray(record_times, dtype=float)
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, times, rtol, atol, progress)
     loss = np.array([scale * loss_prepared(float(a), float(b), prep) for a, b in zip(xi1, xi2, strict=True)])
     return Trajectory(times, xi1, xi2, loss)
 

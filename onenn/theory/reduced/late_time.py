@@ -1,9 +1,5 @@
-"""The audit's late-time law (docs/method.md §7.3): the loss's asymptote at large ``xi1``,
-
-    L_late(xi1, xi2) = C / xi1 + 1/2 F(r)^N,    C = (ln 2 - 1/2) N (N-1) int_{-1}^{1} f(t)^2 F(t)^(N-2) dt,
-
-and the gradient flow of ``L_late``, solved in ``s = log t`` so that it runs to ``t = 10^1000`` and beyond; held to
-the population flow from ``COMPARE_FROM`` on."""
+"""The audit's late-time law (docs/method.md §7.3): the loss's asymptote ``L_late = C / xi1 + 1/2 F(r)^N`` at large
+``xi1`` and its gradient flow, solved in ``s = log t`` (to ``t = 10^1000`` and beyond), held to the population flow."""
 
 from __future__ import annotations
 
@@ -14,8 +10,7 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 from scipy.special import betainc, betaln
 
-from onenn.theory.reduced.checks import check_integer, check_positive
-from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
+from onenn.theory.reduced.sampling import check_integer, check_positive, inner_product_cdf, inner_product_density
 
 #: the near-ties' integral int_0^inf dx / (1 + e^x)^2
 TIE_CONSTANT = math.log(2.0) - 0.5
@@ -23,9 +18,9 @@ TIE_CONSTANT = math.log(2.0) - 0.5
 _NODES, _PANELS = 16, 256
 
 
-def tie_integral(N: int, d: int) -> float:
-    """``N (N-1) int_{-1}^{1} f(t)^2 F(t)^(N-2) dt``: the density of a tie ``t_(1) = t_(2)`` (composite
-    Gauss-Legendre, ``_PANELS`` panels of ``_NODES`` nodes; the integrand is smooth and 0 at both ends)."""
+def asymptote(N: int, d: int) -> float:
+    """``C``: the limit of ``loss * xi1`` as ``xi1 -> inf`` with the stuck mass negligible (docs/method.md §7.3); the
+    tie density ``N (N-1) int f^2 F^(N-2) dt`` by composite Gauss-Legendre (the integrand is 0 at both ends)."""
     check_integer("N", N, minimum=2)
     check_integer("d", d, minimum=3)
     x, w = np.polynomial.legendre.leggauss(_NODES)
@@ -34,23 +29,7 @@ def tie_integral(N: int, d: int) -> float:
     t = (edges[:-1, None] + half * (x[None, :] + 1.0)).ravel()
     weight = (half * w[None, :]).ravel()
     f = inner_product_density(t, d)
-    return float(N * (N - 1) * np.sum(weight * f * f * inner_product_cdf(t, d) ** (N - 2)))
-
-
-def asymptote(N: int, d: int) -> float:
-    """``C``: the limit of ``loss * xi1`` as ``xi1 -> inf`` with the stuck mass negligible (docs/method.md §7.3)."""
-    return TIE_CONSTANT * tie_integral(N, d)
-
-
-def stuck_loss(xi1: float, xi2: float, N: int, d: int) -> float:
-    """``1/2 F(r)^N``: the stuck mass's share of the loss (0 when ``r <= -1``)."""
-    r = 1.0 - xi2 / xi1
-    return 0.0 if r <= -1.0 else 0.5 * float(inner_product_cdf(min(r, 1.0), d)) ** N
-
-
-def late_loss(xi1: float, xi2: float, N: int, d: int, C: float | None = None) -> float:
-    """``L_late = C/xi1 + 1/2 F(r)^N`` (``C`` from ``asymptote`` unless given)."""
-    return (asymptote(N, d) if C is None else C) / xi1 + stuck_loss(xi1, xi2, N, d)
+    return TIE_CONSTANT * float(N * (N - 1) * np.sum(weight * f * f * inner_product_cdf(t, d) ** (N - 2)))
 
 
 def _log_p(v: float, N: int, d: int) -> float:
@@ -64,8 +43,7 @@ def _log_p(v: float, N: int, d: int) -> float:
     cdf = float(betainc(half, half, 0.5 * math.exp(v)))  # F(r), from 1 + r = e^v without rounding
     if cdf <= 0.0:  # underflow, far below any path (a solver's trial step)
         return -math.inf
-    log_cdf = math.log(cdf)
-    return math.log(N) + log_f + (N - 1) * log_cdf
+    return math.log(N) + log_f + (N - 1) * math.log(cdf)
 
 
 def _exp(x: float) -> float:
@@ -142,17 +120,13 @@ def comparison(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
     part = main[main["time"] >= COMPARE_FROM].sort_values("time")
     start = part.iloc[0]
     late = late_flow(float(start["xi1"]), float(start["xi2"]), float(start["time"]), np.log10(part["time"]), N, d)
-    out = pd.DataFrame(
-        {
-            "time": part["time"].to_numpy(),
-            "xi1": part["xi1"].to_numpy(),
-            "xi1_late": 10.0 ** late["log10_xi1"].to_numpy(),
-            "xi_ratio": (part["xi1"] / part["xi2"]).to_numpy(),
-            "xi_ratio_late": late["xi_ratio"].to_numpy(),
-            "loss_xi1": (part["reduced_loss"] * part["xi1"]).to_numpy(),
-            "loss_xi1_late": late["loss_xi1"].to_numpy(),
-        }
-    )
+    columns = {"time": part["time"].to_numpy(), "xi1": part["xi1"].to_numpy()}
+    columns |= {"xi1_late": 10.0 ** late["log10_xi1"].to_numpy(), "xi_ratio": (part["xi1"] / part["xi2"]).to_numpy()}
+    columns |= {
+        "xi_ratio_late": late["xi_ratio"].to_numpy(),
+        "loss_xi1": (part["reduced_loss"] * part["xi1"]).to_numpy(),
+    }
+    out = pd.DataFrame(columns | {"loss_xi1_late": late["loss_xi1"].to_numpy()})
     for q in ("xi1", "xi_ratio", "loss_xi1"):
         out[f"{q}_change"] = np.abs(out[f"{q}_late"] / out[q] - 1.0)
     return out

@@ -17,20 +17,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from onenn.theory.reduced.checks import check_finite, check_integer
+from onenn.theory.reduced.sampling import check_finite, check_integer
 
 #: Prompts per chunk: keeps temporaries near the CPU cache (31 x 4096 float64 = 1 MB).
 _CHUNK_ROWS = 4096
-
-
-def _check_inner_products(t: np.ndarray) -> np.ndarray:
-    """Return ``t`` as float64, raising if it is not an ``(prompts, N)`` array with entries in [-1, 1]."""
-    t = np.asarray(t, dtype=np.float64)
-    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
-        raise ValueError(f"t must be a 2-d array of shape (prompts >= 1, N >= 1), got shape {t.shape}")
-    if not np.all(np.isfinite(t)) or np.any(np.abs(t) > 1.0):
-        raise ValueError("t must hold finite inner products in [-1, 1]")
-    return t
 
 
 def loss_scale(K: int | None) -> float:
@@ -39,20 +29,6 @@ def loss_scale(K: int | None) -> float:
         return 1.0
     check_integer("K", K, minimum=2)
     return (K - 1) / K
-
-
-def attention_weights(xi1: float, xi2: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Query attention ``(q_context (n, N), q_query (n,))`` on the family, via a stable log-sum-exp."""
-    check_finite("xi1", xi1)
-    check_finite("xi2", xi2)
-    t = _check_inner_products(t)
-    scores = xi1 * t  # (n, N)
-    score_query = np.full(t.shape[0], xi1 - xi2)  # (n,)
-    shift = np.maximum(scores.max(axis=1), score_query)  # (n,)
-    e = np.exp(scores - shift[:, None])
-    e_query = np.exp(score_query - shift)
-    z = e.sum(axis=1) + e_query
-    return e / z[:, None], e_query / z
 
 
 @dataclass(frozen=True)
@@ -65,21 +41,22 @@ class Prepared:
     weight: np.ndarray | None = None  # (n,): probability weights summing to 1 (None: the plain mean)
 
 
-def _check_weights(weights: np.ndarray | None, prompts: int) -> np.ndarray | None:
-    """Weights normalised to sum to 1, or None; raises unless they are ``prompts`` finite numbers >= 0."""
-    if weights is None:
-        return None
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (prompts,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError(f"weights must be {prompts} finite numbers >= 0 with a positive sum (one per prompt of t)")
-    return w / w.sum()
-
-
 def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
     """Sort each row of ``t`` descending and store the gaps to the row maximum, the prompts innermost (``(N-1, n)``:
-    a sum over the context is then a sum of contiguous vectors), and the prompts' weights."""
-    t = _check_inner_products(t)
-    weight = _check_weights(weights, t.shape[0])
+    a sum over the context is then a sum of contiguous vectors), and the prompts' weights normalised to sum to 1."""
+    t = np.asarray(t, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
+        raise ValueError(f"t must be a 2-d array of shape (prompts >= 1, N >= 1), got shape {t.shape}")
+    if not np.all(np.isfinite(t)) or np.any(np.abs(t) > 1.0):
+        raise ValueError("t must hold finite inner products in [-1, 1]")
+    weight = None
+    if weights is not None:
+        weight = np.asarray(weights, dtype=np.float64)
+        if weight.shape != t.shape[:1] or not np.all(np.isfinite(weight)) or np.any(weight < 0) or weight.sum() <= 0:
+            raise ValueError(
+                f"weights must be {t.shape[0]} finite numbers >= 0 with a positive sum (one per prompt of t)"
+            )
+        weight = weight / weight.sum()
     t_sorted = -np.sort(-t, axis=1)  # (n, N), descending
     t_max = t_sorted[:, 0]
     gaps = np.ascontiguousarray((t_sorted[:, 1:] - t_max[:, None]).T)  # (N-1, n)
@@ -100,9 +77,7 @@ def _per_prompt(
     ``buffers``: two scratch arrays of at least ``gaps``' shape (made here when None)."""
     # Shift every score by its row maximum: scores relative to s_{i*} are xi1*gap_j (context),
     # 0 (i*) and xi1*gap_query - xi2 (query). The context's weights are e_j = exp(xi1 gap_j - shift).
-    shift = np.maximum(0.0, xi1 * gap_query - xi2)  # (n,)
-    if xi1 < 0:
-        shift = np.maximum(shift, xi1 * gaps_min)
+    shift = _shift(xi1, xi2, gap_query, gaps_min)  # (n,)
     e, work = (np.empty_like(gaps), np.empty_like(gaps)) if buffers is None else buffers
     e, work = e[:, : gaps.shape[1]], work[:, : gaps.shape[1]]
     np.multiply(gaps, xi1, out=e)  # (N-1, n)
@@ -139,11 +114,22 @@ def _per_prompt(
     return loss, grad_xi1, grad_xi2
 
 
+def _shift(xi1: float, xi2: float, gap_query: np.ndarray, gaps_min: np.ndarray) -> np.ndarray:
+    """The row maximum of the scores relative to ``s_{i*}``: ``max(0, xi1 gap_query - xi2[, xi1 gaps_min])``."""
+    shift = np.maximum(0.0, xi1 * gap_query - xi2)
+    return np.maximum(shift, xi1 * gaps_min) if xi1 < 0 else shift
+
+
 def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, compiled: bool = True) -> list[np.ndarray]:
     """Per-prompt binary loss (and gradient) over the prepared sample: by the compiled port, or with
     ``compiled=False`` by the reference in chunks (tests/unit/test_reduced_compiled.py holds them together)."""
     if compiled:
-        return _per_prompt_compiled(float(xi1), float(xi2), prep)[: 3 if with_grad else 1]
+        from onenn.theory.reduced.compiled import per_prompt  # numba: imported where it is used
+
+        values = [np.empty(prep.gap_query.shape[0]) for _ in range(3)]
+        arrays = (prep.gaps, prep.gaps_min, prep.gap_query)
+        per_prompt(float(xi1), float(xi2), *(np.ascontiguousarray(a, dtype=np.float64) for a in arrays), *values)
+        return values[: 3 if with_grad else 1]
     prompts = prep.gap_query.shape[0]
     shape = (prep.gaps.shape[0], min(prompts, _CHUNK_ROWS))
     buffers = (np.empty(shape), np.empty(shape))
@@ -155,23 +141,13 @@ def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, com
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 
-def _per_prompt_compiled(xi1: float, xi2: float, prep: Prepared) -> list[np.ndarray]:
-    """``[loss, grad_xi1, grad_xi2]`` per prompt by the compiled pass."""
-    from onenn.theory.reduced.compiled import per_prompt  # numba: imported where it is used
-
-    values = [np.empty(prep.gap_query.shape[0]) for _ in range(3)]
-    arrays = (prep.gaps, prep.gaps_min, prep.gap_query)
-    per_prompt(xi1, xi2, *(np.ascontiguousarray(a, dtype=np.float64) for a in arrays), *values)
-    return values
-
-
 def _mean(values: np.ndarray, prep: Prepared) -> float:
     """The sample mean, or the weighted mean when the sample carries weights."""
     return float(values.mean()) if prep.weight is None else float(values @ prep.weight)
 
 
 def loss_prepared(xi1: float, xi2: float, prep: Prepared) -> float:
-    return _mean(_per_prompt_all(xi1, xi2, prep, with_grad=False)[0], prep)
+    return loss_grad_prepared(xi1, xi2, prep)[0]
 
 
 def loss_grad_prepared(xi1: float, xi2: float, prep: Prepared) -> tuple[float, float, float]:
@@ -183,9 +159,7 @@ def reduced_loss(
     xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> float:
     """``L_bin(xi1, xi2)`` (``L_MC`` for ``K``) on the fixed ``t``, the mean weighted by ``weights`` if given."""
-    check_finite("xi1", xi1)
-    check_finite("xi2", xi2)
-    return loss_scale(K) * loss_prepared(xi1, xi2, prepare(t, weights))
+    return reduced_loss_and_grad(xi1, xi2, t, K, weights)[0]
 
 
 def reduced_loss_and_grad(
@@ -214,9 +188,7 @@ def monte_carlo_estimate(
     xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> MonteCarloEstimate:
     """Loss and gradient on ``t`` with their Monte-Carlo standard errors (``_standard_error``)."""
-    check_finite("xi1", xi1)
-    check_finite("xi2", xi2)
-    return _estimate(xi1, xi2, prepare(t, weights), loss_scale(K))
+    return monte_carlo_estimates([xi1], [xi2], t, K, weights)[0]
 
 
 def monte_carlo_estimates(
@@ -224,11 +196,10 @@ def monte_carlo_estimates(
 ) -> list[MonteCarloEstimate]:
     """``monte_carlo_estimate`` at every point ``(xi1[k], xi2[k])`` of a trajectory, the sample prepared once."""
     prep, scale = prepare(t, weights), loss_scale(K)
-    points = [(float(a), float(b)) for a, b in zip(xi1, xi2, strict=True)]
-    for a, b in points:
+    for a, b in zip(xi1, xi2, strict=True):
         check_finite("xi1", a)
         check_finite("xi2", b)
-    return [_estimate(a, b, prep, scale) for a, b in points]
+    return [_estimate(float(a), float(b), prep, scale) for a, b in zip(xi1, xi2, strict=True)]
 
 
 def _standard_error(v: np.ndarray, prep: Prepared) -> float:
@@ -248,11 +219,7 @@ def _estimate(xi1: float, xi2: float, prep: Prepared, scale: float) -> MonteCarl
 
 
 def loss_landscape(
-    xi1_grid: np.ndarray,
-    xi2_grid: np.ndarray,
-    t: np.ndarray,
-    K: int | None = None,
-    weights: np.ndarray | None = None,
+    xi1_grid: np.ndarray, xi2_grid: np.ndarray, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The reduced loss and its standard error at every point of the grid (``'ij'`` indexing), on one sample ``t``,
     by the numpy reference ``_per_prompt``."""

@@ -1,8 +1,5 @@
 """The population reduced loss and its gradient by a quadrature that follows the dynamics (docs/method.md §7.3,
-"The population quadrature"): nodes in ``t_(1)`` around the boundary ``r = 1 - xi2/xi1`` and in the gap to
-``t_(2)`` near 0, both on the scale ``1/xi1`` and placed anew at every evaluation; ``t_(3)`` by Gauss-Legendre in its
-law given ``t_(2)``; the other ``N - 3`` drawn once per node from fixed uniforms, less their control variates.
-Each prompt's value is ``loss._per_prompt``'s, by its compiled port."""
+"The population quadrature"); each prompt's value is ``loss._per_prompt``'s, by its compiled port."""
 
 from __future__ import annotations
 
@@ -13,10 +10,15 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from onenn.maths.stream import numpy_generator
-from onenn.theory.reduced.checks import check_finite, check_integer
 from onenn.theory.reduced.dynamics import Trajectory, flow_of
-from onenn.theory.reduced.loss import Prepared, _per_prompt_all
-from onenn.theory.reduced.sampling import inner_product_cdf, inner_product_density
+from onenn.theory.reduced.loss import Prepared, _per_prompt_all, _shift
+from onenn.theory.reduced.sampling import (
+    check_finite,
+    check_integer,
+    inner_product_cdf,
+    inner_product_density,
+    log_pair_density,
+)
 
 if TYPE_CHECKING:
     from onenn.base.progress import FlowProgressCallback
@@ -31,7 +33,7 @@ _TABLE_POINTS = (1 << 18) + 1
 #: 4e-9 of ``_inverse_cdf`` there) and ``_inverse_cdf`` in the tails, where F^{-1} is too steep for that grid
 INVERSE_BULK = 0.8
 #: the instance of the audit's stream (onenn.maths.stream) that gives the uniforms of the other N - 3 inner products
-_PURPOSE_REST = 3
+REST_STREAM = 3
 #: the instance that gives the seed swap's uniforms (the same quadrature with other draws: its noise)
 SWAP_STREAM = 4
 
@@ -67,13 +69,7 @@ class Quadrature:
 
 
 def quadrature(
-    N: int,
-    d: int,
-    t1_nodes: int,
-    gap_nodes: int,
-    seed: int,
-    stream: int = _PURPOSE_REST,
-    third_nodes: int = THIRD_NODES,
+    N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int, stream: int = REST_STREAM, third_nodes: int = THIRD_NODES
 ) -> Quadrature:
     """The quadrature at ``t1_nodes x gap_nodes x third_nodes`` nodes, uniforms from instance ``stream`` of the
     audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
@@ -85,9 +81,9 @@ def quadrature(
             raise ValueError(f"{name} must be a multiple of {unit}, got {value}")
     check_integer("third_nodes", third_nodes, minimum=1)
     check_integer("seed", seed, minimum=0)
-    if stream not in (_PURPOSE_REST, SWAP_STREAM):
+    if stream not in (REST_STREAM, SWAP_STREAM):
         raise ValueError(
-            f"stream must be {_PURPOSE_REST} (the uniforms) or {SWAP_STREAM} (the seed swap's), got {stream!r}"
+            f"stream must be {REST_STREAM} (the uniforms) or {SWAP_STREAM} (the seed swap's), got {stream!r}"
         )
     u, u_weight = _panels(t1_nodes)
     v, v_weight = _panels(gap_nodes)
@@ -159,16 +155,13 @@ def _boundary_piece(q: Quadrature, c: float, w: float, top: float) -> tuple[np.n
     return np.clip(c + w * np.sinh(arg), -1.0, top), np.log(u_weight * w * (b - a) * np.cosh(arg))
 
 
-#: the log-cdf piece reaches down to where ``F(t1)^N``, the law of ``t_(1)`` below ``t1``, is ``exp(-LOG_CDF_SPAN)``
-#: of its value at the piece's top (the mass below is at most that share of 5%): while the boundary is far below
-#: the bulk (small ``xi1``) the piece would otherwise spread its panels over a range of ``z`` where ``F^N = e^{N z}``
-#: changes by ``e^{N (z_hi - z_lo)}``, beyond what Gauss-Legendre panels integrate
+#: the log-cdf piece reaches down to where ``F(t1)^N`` is ``exp(-LOG_CDF_SPAN)`` of its value at its top: below a far
+#: boundary (small ``xi1``) ``F^N = e^{N z}`` would change beyond what Gauss-Legendre panels integrate
 LOG_CDF_SPAN = 40.0
 
 
 def _log_cdf_piece(q: Quadrature, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
-    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform, from at most ``LOG_CDF_SPAN / N`` below
-    its top."""
+    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform, from at most ``LOG_CDF_SPAN / N`` below."""
     u, u_weight = _piece(q, 1)
     z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
     z_lo = max(math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300)), z_hi - LOG_CDF_SPAN / q.N)
@@ -208,45 +201,32 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     t1_all = np.repeat(t1, q.v.size)
     t2 = np.maximum(t1_all - gap.ravel(), -1.0)
     cdf_t2 = inner_product_cdf(t2, q.d)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_density = (
-            math.log(q.N * (q.N - 1))
-            + np.log(inner_product_density(t1_all, q.d))
-            + np.log(inner_product_density(t2, q.d))
-            + (q.N - 2) * np.log(cdf_t2)
-        )
-        weight = np.exp(log_density + np.repeat(log_t1_weight, q.v.size)) * gap_weight.ravel()
-    weight = np.nan_to_num(weight, nan=0.0, posinf=0.0)
+    with np.errstate(invalid="ignore"):
+        log_weight = log_pair_density(t1_all, t2, q.N, q.d) + np.repeat(log_t1_weight, q.v.size)
+        weight = np.nan_to_num(np.exp(log_weight) * gap_weight.ravel(), nan=0.0, posinf=0.0)
     # the largest of the other N - 2, given t2: F(t3) = F(t2) y^(1/(N-2)) with y uniform on (0, 1)
     n3 = q.y.size
     cdf_t3 = np.repeat(cdf_t2, n3) * np.tile(q.y ** (1.0 / (q.N - 2)), t2.size)
     t1_all, t2 = np.repeat(t1_all, n3), np.repeat(t2, n3)
     t3 = np.minimum(_inverse_cdf(cdf_t3, q), t2)
     weight = np.repeat(weight, n3) * np.tile(q.y_weight, weight.size)
-    rest = np.minimum(_inverse_cdf_fast(q.uniforms * cdf_t3, q), t3)  # (N-3, n)
+    rest = np.minimum(_inverse_cdf(q.uniforms * cdf_t3, q, fast=True), t3)  # (N-3, n)
     gaps = np.concatenate([(t2 - t1_all)[None, :], (t3 - t1_all)[None, :], rest - t1_all], axis=0)  # (N-1, n)
     mass = float(weight.sum())
     prepared = Prepared(gaps=gaps, gaps_min=gaps.min(axis=0), gap_query=1.0 - t1_all, weight=weight / mass)
     return Nodes(prepared, mass, t1_all, t3, cdf_t3)
 
 
-def _inverse_cdf_fast(y: np.ndarray, q: Quadrature) -> np.ndarray:
-    """``F^{-1}(y)`` for the drawn points (``compiled.inverse_cdf_fast``: within 4e-9 of ``_inverse_cdf``)."""
-    from onenn.theory.reduced.compiled import inverse_cdf_fast
+def _inverse_cdf(y: np.ndarray, q: Quadrature, fast: bool = False) -> np.ndarray:
+    """``np.interp(y, q.table_cdf, q.table_t)``, the same numbers, by ``compiled.interp``'s guided lookup; ``fast``:
+    ``compiled.inverse_cdf_fast`` (the drawn points': within 4e-9 of it)."""
+    from onenn.theory.reduced.compiled import interp, inverse_cdf_fast  # numba: imported where it is used
 
-    out = np.empty(y.size)
-    lo, hi = q.inverse_range
-    flat = np.ascontiguousarray(y, dtype=np.float64).ravel()
-    inverse_cdf_fast(flat, q.inverse_table, lo, hi, q.table_cdf, q.table_t, q.table_guide, out)
-    return out.reshape(y.shape)
-
-
-def _inverse_cdf(y: np.ndarray, q: Quadrature) -> np.ndarray:
-    """``np.interp(y, q.table_cdf, q.table_t)``, the same numbers, by ``compiled.interp``'s guided lookup."""
-    from onenn.theory.reduced.compiled import interp
-
-    out = np.empty(y.size)
-    interp(np.ascontiguousarray(y, dtype=np.float64).ravel(), q.table_cdf, q.table_t, q.table_guide, out)
+    out, flat = np.empty(y.size), np.ascontiguousarray(y, dtype=np.float64).ravel()
+    if fast:
+        inverse_cdf_fast(flat, q.inverse_table, *q.inverse_range, q.table_cdf, q.table_t, q.table_guide, out)
+    else:
+        interp(flat, q.table_cdf, q.table_t, q.table_guide, out)
     return out.reshape(y.shape)
 
 
@@ -279,9 +259,8 @@ CONTROL_XI1_MIN = -100.0
 
 
 def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray) -> np.ndarray:
-    """``(4, n)``: the means of ``drawn_sums`` given ``t_(1)``, ``t_(3)``: ``(N - 3) H_a / H_0`` and
-    ``(N - 3) J_a / H_0`` at ``s = t_(3)``, ``H_a(s) = int^s e^{a (t - s)} f dt``, ``J_a(s) = int^s e^{a (t - s)}
-    (t - s) f dt`` (``compiled.exp_moments``)."""
+    """``(4, n)``: the means of ``drawn_sums`` given ``t_(1)``, ``t_(3)``, by ``compiled.exp_moments``
+    (docs/method.md §7.3)."""
     from onenn.theory.reduced.compiled import exp_moments
 
     h = float(q.table_t[1] - q.table_t[0])
@@ -306,12 +285,6 @@ def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray)
     return np.stack([m1, m2, m3, m4])
 
 
-def _shift(xi1: float, xi2: float, gap_query: np.ndarray, gaps_min: np.ndarray) -> np.ndarray:
-    """``loss._per_prompt``'s shift: ``max(0, xi1 gap_query - xi2[, xi1 gaps_min for xi1 < 0])``."""
-    shift = np.maximum(0.0, xi1 * gap_query - xi2)
-    return np.maximum(shift, xi1 * gaps_min) if xi1 < 0 else shift
-
-
 def drawn_sums(xi1: float, gaps: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """``(4, n)``: ``sum e_j``, ``sum e_j^2``, ``sum e_j^2 gap_j``, ``sum e_j gap_j`` over the rows of ``gaps``
     (``(k, n)``), ``e_j = exp(xi1 gap_j - shift)``."""
@@ -320,6 +293,7 @@ def drawn_sums(xi1: float, gaps: np.ndarray, shift: np.ndarray) -> np.ndarray:
 
 
 def _parts(xi1, xi2, fixed, gap_query, rho, shift):
+    """``u = e^{-shift}``, the query's ``a0``, ``y = a0 + sum e + rho_1``, ``z = u + y``, the sums, ``gbar``."""
     u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)
     own = drawn_sums(xi1, fixed, shift)
     y = a0 + own[0] + rho[0]
@@ -329,24 +303,11 @@ def _parts(xi1, xi2, fixed, gap_query, rho, shift):
     return u, a0, y, z, s2, s3, s4p, gbar
 
 
-def value_from_sums(
-    xi1: float, xi2: float, fixed: np.ndarray, gap_query: np.ndarray, rho: np.ndarray, shift: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``loss._per_prompt``'s ``(loss, dL/dxi1, dL/dxi2)`` from the drawn points' sums ``rho``, the other context
-    gaps ``fixed`` (``(k, n)``) and the query's gap; ``u = e^{-shift}``, ``a0`` the query's weight,
-    ``y = a0 + sum e + rho_1``, ``z = u + y``, ``gbar = (sum e^2 + rho_2 - y u) / z^2``::
-
-        loss = (y^2 + sum e^2 + rho_2) / (2 z^2),
-        dL/dxi1 = (sum e^2 gap + rho_3) / z^2 - gbar (sum e gap + rho_4 + a0 (1 - t1)) / z,
-        dL/dxi2 = a0 gbar / z."""
-    _u, a0, y, z, s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
-    return 0.5 * (y * y + s2) / z**2, s3 / z**2 - gbar * s4p / z, a0 * gbar / z
-
-
 def slopes(
     xi1: float, xi2: float, fixed: np.ndarray, gap_query: np.ndarray, rho: np.ndarray, shift: np.ndarray
 ) -> tuple[tuple[np.ndarray | float, ...], ...]:
-    """The derivatives of ``value_from_sums`` in ``rho_1 ... rho_4``: for the loss, ``dL/dxi1`` and ``dL/dxi2``."""
+    """The derivatives in ``rho_1 ... rho_4`` of the prompt's ``(loss, dL/dxi1, dL/dxi2)`` written through the drawn
+    points' sums ``rho`` (tests/unit/test_population.py's ``value_from_sums``), the other gaps ``fixed`` ``(k, n)``."""
     u, a0, _y, z, _s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
     dgbar = -u / z**2 - 2.0 * gbar / z  # d gbar / d rho_1; d gbar / d rho_2 = 1 / z^2
     c_loss = (-gbar / z, 0.5 / z**2, 0.0, 0.0)
@@ -375,20 +336,16 @@ def population_flow(
     time_end: float,
     q: Quadrature,
     record_times: np.ndarray,
-    method: str = "BDF",
-    rtol: float = 1e-7,
-    atol: float = 1e-8,
     progress: FlowProgressCallback | None = None,
 ) -> Trajectory:
-    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``), its gradient by ``q``."""
+    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``: BDF, rtol 1e-7, atol 1e-8), its
+    gradient by ``q``."""
 
     def grad(xi1: float, xi2: float) -> tuple[float, float]:
         value = population_loss_grad(xi1, xi2, q)
         return value.grad_xi1, value.grad_xi2
 
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, method, record_times, rtol, atol, progress)
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, "BDF", record_times, 1e-7, 1e-8, progress)
     values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
-    loss = np.array([v.loss for v in values])
-    return Trajectory(
-        np.asarray(record_times, dtype=np.float64), xi1, xi2, loss, mass=np.array([v.mass for v in values])
-    )
+    loss, mass = np.array([v.loss for v in values]), np.array([v.mass for v in values])
+    return Trajectory(np.asarray(record_times, dtype=np.float64), xi1, xi2, loss, mass=mass)

@@ -1,5 +1,6 @@
 """Samples of the inner products ``t_j = <x_j, x_{N+1}>`` of a prompt: plain draws from their law, and the weighted
-population sample that resolves the rare prompts carrying the loss at large ``xi1`` (docs/method.md §7)."""
+population sample that resolves the rare prompts carrying the loss at large ``xi1`` (docs/method.md §7); and the
+argument checks of the reduced dynamics (every bad argument is a ``ValueError`` that names it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,21 @@ import math
 import numpy as np
 from scipy.special import betainc, betaincinv, betaln
 
-from onenn.theory.reduced.checks import check_integer
+
+def check_integer(name: str, value: int, minimum: int = 1) -> None:
+    """An integer (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def check_positive(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def check_finite(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
 
 
 def sample_inner_products(prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -38,16 +53,15 @@ def inner_product_cdf(t: np.ndarray, d: int) -> np.ndarray:
     return betainc(half, half, (1.0 + np.asarray(t, dtype=np.float64)) / 2.0)
 
 
-def _pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarray:
-    """Joint density of the two largest of ``N`` i.i.d. inner products: ``N (N-1) f(t1) f(t2) F(t2)^(N-2)``."""
-    with np.errstate(divide="ignore"):
-        log_p = (
+def log_pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarray:
+    """Log joint density of the two largest of ``N`` i.i.d. inner products: ``N (N-1) f(t1) f(t2) F(t2)^(N-2)``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (
             math.log(N * (N - 1))
             + np.log(inner_product_density(t1, d))
             + np.log(inner_product_density(t2, d))
             + (N - 2) * np.log(inner_product_cdf(t2, d))
         )
-    return np.exp(log_p)
 
 
 def _stratified_density(t1: np.ndarray, t2: np.ndarray, gap_min: float) -> np.ndarray:
@@ -67,13 +81,7 @@ def _below(t2: np.ndarray, size: int, d: int, rng: np.random.Generator) -> np.nd
 
 
 def audit_sample(
-    n_plain: int,
-    n_max: int,
-    n_gap: int,
-    N: int,
-    d: int,
-    rng: np.random.Generator,
-    gap_min: float = 1e-8,
+    n_plain: int, n_max: int, n_gap: int, N: int, d: int, rng: np.random.Generator, gap_min: float = 1e-8
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """A weighted sample ``(t (n, N), weights (n,), mass)`` of the population, ``n = n_plain + n_max * n_gap``
     (docs/method.md §7.3): ``n_plain`` plain prompts and ``n_max x n_gap`` stratified in ``t_(1)`` and in the log gap
@@ -97,7 +105,7 @@ def audit_sample(
     t2 = np.maximum(t1 - (1.0 + t1) * np.exp(log_rel.ravel()), -1.0)
     strat = np.concatenate([t1[:, None], t2[:, None], _below(t2, N - 2, d, rng)], axis=1)
     t = np.concatenate([plain, strat], axis=0)
-    p = _pair_density(t[:, 0], t[:, 1], N, d)
+    p = np.exp(log_pair_density(t[:, 0], t[:, 1], N, d))
     q = _stratified_density(t[:, 0], t[:, 1], gap_min)
     raw = p / (n_plain * p + n_strat * q)
     return np.clip(t, -1.0, 1.0), raw / raw.sum(), float(raw.sum())
