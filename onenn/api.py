@@ -193,11 +193,6 @@ class Loaded:
     scorecard: pd.DataFrame | None
 
 
-def under(results_dir: Path, pattern: str) -> str:
-    """A path pattern of ``onenn.base.paths`` (``results/...``) under ``results_dir``."""
-    return str(results_dir / pattern.removeprefix("results/"))
-
-
 def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | None = None) -> Loaded:
     """The tables, run records, headline table and scorecard of a finished run in ``results_dir``, checked as
     the jobs read them; ``experiment`` (one or several): only those experiments."""
@@ -208,23 +203,25 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
     root = Path(results_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is no folder: load needs the results/ folder of a finished run")
-    fixed = {Path(under(root, p)).stem for p in (paths.SUMMARY_TABLE, paths.CLAIMS_TABLE)}
+
+    def under(pattern: str) -> Path:  # a path pattern of onenn.base.paths (results/...) under root
+        return root / pattern.removeprefix("results/")
+
+    fixed = (paths.SUMMARY_TABLE, paths.CLAIMS_TABLE)
     if experiment is None:
-        found = sorted(p.stem for p in Path(under(root, paths.TABLE.format(experiment="x"))).parent.glob("*.parquet"))
-        names = [name for name in found if name not in fixed]
+        found = sorted(p.stem for p in under(paths.TABLE).parent.glob("*.parquet"))
+        names = [name for name in found if name not in {under(p).stem for p in fixed}]
     else:
         names = [experiment] if isinstance(experiment, str) else list(experiment)
-    tables = {name: load_checked_table(under(root, paths.TABLE.format(experiment=name))) for name in names}
-    records = []
-    for name in names if experiment is not None else ["*"]:
-        pattern = paths.RUN_RECORD.format(experiment=name, variant="*", seed="*")
-        records += [load_json(p) for p in sorted(root.glob(pattern.removeprefix("results/")))]
-
-    def optional(pattern: str) -> pd.DataFrame | None:
-        path = Path(under(root, pattern))
-        return load_checked_table(path) if path.exists() else None
-
-    return Loaded(tables, pd.DataFrame(records), optional(paths.SUMMARY_TABLE), optional(paths.CLAIMS_TABLE))
+    tables = {name: load_checked_table(under(paths.TABLE.format(experiment=name))) for name in names}
+    record = paths.RUN_RECORD.removeprefix("results/")
+    records = [
+        load_json(path)
+        for name in (names if experiment is not None else ["*"])
+        for path in sorted(root.glob(record.format(experiment=name, variant="*", seed="*")))
+    ]
+    optional = [load_checked_table(under(p)) if under(p).exists() else None for p in fixed]
+    return Loaded(tables, pd.DataFrame(records), *optional)
 
 
 def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:

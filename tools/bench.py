@@ -1,9 +1,7 @@
 """Benchmark of the CPU engine, side by side: ``python -m tools.bench`` (``--help`` for the options).
 
-µs per step, on one thread, process CPU time, the median of interleaved repetitions: the engine
-(``onenn.training.cpu.Engine``, drawing included), the floor (the stream's draws alone, ``cpu_stream.draw_block``;
-for ``binary``, the fixed set's source alone), and the engine's parts (per-block preparation, the SGD steps). The
-GPU engine is timed by the GPU check (tests/gpu/check.sh). The table is printed and written to ``--output``."""
+µs per step (one thread, process CPU, median of interleaved repetitions) of the engine, of the floor (the draws
+alone; binary: the fixed set's source) and of the engine's parts. The GPU engine: tests/gpu/check.sh."""
 
 from __future__ import annotations
 
@@ -92,19 +90,17 @@ def time_binary(s: BinarySettings, steps: int, reps: int) -> dict[str, float]:
     return {**medians, "prepare": medians["floor"]}
 
 
-def table(rows: list[dict], header: list[str]) -> str:
-    lines = [*header, "", "| config | d | N | K | batch | engine µs | floor µs | engine/floor | engine µs/(N+1) |"]
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+def table(rows: list[dict], note: str) -> str:
+    lines = ["# CPU engine benchmark (`python -m tools.bench`)", "", note, ""]
+    lines.append("| config | d | N | K | batch | engine µs | floor µs | engine/floor | engine µs/(N+1) |")
+    lines.append("|---" * 9 + "|")
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['d']} | {r['N']} | {r['K']} | {r['batch']} | {r['engine'] * 1e6:.1f} "
             f"| {r['floor'] * 1e6:.1f} | {r['engine'] / r['floor']:.2f} | {r['engine'] * 1e6 / (r['N'] + 1):.2f} |"
         )
     lines += ["", "Where the engine's time goes (µs per step):", ""]
-    lines += [
-        "| config | draws (floor) | per-block preparation | SGD step | rest (loop, saving W) |",
-        "|---|---|---|---|---|",
-    ]
+    lines += ["| config | draws (floor) | per-block preparation | SGD step | rest (loop, saving W) |", "|---" * 5 + "|"]
     for r in rows:
         us = {k: r[k] * 1e6 for k in ("engine", "floor", "prepare", "update")}
         lines.append(
@@ -133,16 +129,12 @@ def main(argv: list[str] | None = None) -> str:
             s = replace(TrainSettings(device="cpu", dtype=args.dtype), **CONFIGS[name])
             timed, K = time_config(s, args.steps, args.reps), s.K
         rows.append({"config": name, "d": s.d, "N": s.N, "K": K, "batch": s.batch, **timed})
-    header = [
-        "# CPU engine benchmark (`python -m tools.bench`)",
-        "",
-        (
-            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {processors()}, Python {platform.python_version()}; {args.dtype}, "
-            f"1 thread; process CPU time, median of {args.reps} interleaved repetitions of {args.steps} steps; load "
-            f"average {load:.2f} at the start. floor: the step's draws alone (binary: the fixed set's source alone)."
-        ),
-    ]
-    text = table(rows, header)
+    note = (
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {processors()}, Python {platform.python_version()}; {args.dtype}, "
+        f"1 thread; process CPU time, median of {args.reps} interleaved repetitions of {args.steps} steps; load "
+        f"average {load:.2f} at the start. floor: the step's draws alone (binary: the fixed set's source alone)."
+    )
+    text = table(rows, note)
     print(text, end="")
     write_with(args.output, lambda tmp: tmp.write_text(text))
     print(f"written to {args.output}")

@@ -1,8 +1,7 @@
 """The audit's hot spots, numpy reference against compiled port: ``python -m tools.bench_audit [--quick]``.
 
-On config.yaml's audit sample and quadrature, ms per evaluation (process CPU time, median of interleaved
-repetitions, one thread): the sample's mean loss and gradient, the same on the quadrature's nodes, the inverse of F
-(``np.interp`` against ``compiled.interp``), and one ``population_loss_grad``. The ratio is the number to read."""
+ms per evaluation on config.yaml's audit sample and quadrature (process CPU, one thread): loss and gradient on the
+sample and on the nodes, the inverse of F, one ``population_loss_grad``. The ratio is the number to read."""
 
 from __future__ import annotations
 

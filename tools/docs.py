@@ -1,7 +1,5 @@
 """The generated docs: ``python -m tools.docs numbers`` writes README.md's "In numbers" block from the committed
-benchmarks and scorecard; ``python -m tools.docs columns`` writes docs/columns.md from ``onenn.jobs.columns``.
-With ``--check`` either writes nothing and exits 1 if its file is stale (tests/repo/test_readme_numbers.py and
-test_column_docs.py hold the committed files to what these write)."""
+benchmarks and scorecard, ``columns`` docs/columns.md from ``onenn.jobs.columns``; ``--check``: exit 1 if stale."""
 
 from __future__ import annotations
 

@@ -102,6 +102,10 @@ def sample_agreement(table: pd.DataFrame) -> str:
 
 #: the largest relative difference between the two late flows that counts as agreement (xi1, xi1/xi2, loss * xi1)
 LATE_TOLERANCE = 1e-3
+LAW_NOTE = (
+    "`law` is `ξ1³ (d + (1 − r)²) / (3 C t)`, which the late-time law puts at 1 once the boundary follows its "
+    "quasi-static value."
+)
 
 
 def answer(far_rows: pd.DataFrame) -> str:
@@ -135,8 +139,8 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
     ]
     far_parts = []
     for variant, (end, comp, far_rows) in law.items():
+        lines += [f"## {variant}: the two flows", ""]
         if comp is None:  # a short run (the quick preset): there is no late flow to hold the law to
-            lines += [f"## {variant}: the two flows", ""]
             lines += [
                 f"The population flow ends at t = {end:.3g}, before t = {compare_from:.0e}: nothing to compare.",
                 "",
@@ -152,18 +156,11 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         header = ["t", "ξ1 (population)", "ξ1 (late)", "rel. diff", "ξ1/ξ2 (population)", "ξ1/ξ2 (late)"]
         header += ["rel. diff", "loss·ξ1 (population)", "loss·ξ1 (late)", "rel. diff"]
         worst_text = ", ".join(f"{q} {v:.2g}" for q, v in worst.items())
-        lines += [f"## {variant}: the two flows", "", markdown_table(header, body), ""]
+        lines += [markdown_table(header, body), ""]
         lines += [f"Largest relative difference: {worst_text}: {'within' if ok else 'NOT within'} the tolerance.", ""]
         far_parts.append((variant, far_rows))
     if far_parts:
-        lines += ["## The late flow alone, from the population flow's end", ""]
-        lines += [
-            (
-                "`law` is `ξ1³ (d + (1 − r)²) / (3 C t)`, which the late-time law puts at 1 once the boundary "
-                "follows its quasi-static value."
-            ),
-            "",
-        ]
+        lines += ["## The late flow alone, from the population flow's end", "", LAW_NOTE, ""]
     for variant, rows in far_parts:
         body = [
             [variant, f"1e{r.log10_time:.0f}", f"{r.xi_ratio:.10f}", f"{r.xi_ratio_minus_half:.3g}"]

@@ -195,10 +195,9 @@ def init_label(values: dict) -> str | None:
 
 def legends(fig: Figure) -> list[dict[str, Any]]:
     """The title and the entries of every legend of ``fig``, axes by axes."""
-    found = (ax.get_legend() for ax in fig.axes)
     return [
         {"title": legend.get_title().get_text(), "entries": [t.get_text() for t in legend.get_texts()]}
-        for legend in found
+        for legend in (ax.get_legend() for ax in fig.axes)
         if legend is not None
     ]
 

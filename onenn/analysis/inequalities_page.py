@@ -4,6 +4,7 @@ read from ``onenn.theory.inequalities.inequalities_table``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import matplotlib
 
@@ -61,41 +62,37 @@ def largest_change(main: pd.DataFrame, half: pd.DataFrame, inside: bool) -> floa
     return float(change.max()) if len(change) else math.nan
 
 
-def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
-    body = []
-    for name in RATE_STEPS + JENSEN_STEPS:
+def _readings(steps: pd.DataFrame, names: tuple) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """(inequality, reading, its rows along the population flow) of every reading of ``names`` the flow has."""
+    for name in names:
         for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
             rows = _trajectory(steps, MAIN, reading, name)
-            if not len(rows):
-                continue
-            half = _trajectory(steps, HALF, reading, name)
-            gd = _trajectory(steps, GD, reading, name)
-            low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
-            at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
-            if name in JENSEN_STEPS:
-                share = "–" if fail is None else value(float(fail["fail_share"]))
-                resolution = f"share failing: {share}"
-            else:
-                change = (largest_change(rows, half, True), largest_change(rows, half, False))
-                resolution = " / ".join(value(c) for c in change)
-            gd_fail = first_failure(gd)
-            body.append(
-                [
-                    cell(rows["label"].iloc[0]),
-                    reading,
-                    value(float(low["margin"])),
-                    value(float(low["time"])),
-                    point(low),
-                    "never" if fail is None else value(float(fail["time"])),
-                    point(fail),
-                    "–" if fail is None else ("yes" if bool(fail["inside"]) else "no"),
-                    "–" if inner is None else value(float(inner["margin"])),
-                    value(float(at_half.iloc[0])) if len(at_half) else "–",
-                    resolution,
-                    "–" if not len(gd) else value(float(worst(gd)["margin"])),
-                    "–" if not len(gd) else ("never" if gd_fail is None else value(float(gd_fail["time"]))),
-                ]
-            )
+            if len(rows):
+                yield name, reading, rows
+
+
+def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
+    body = []
+    for name, reading, rows in _readings(steps, RATE_STEPS + JENSEN_STEPS):
+        half = _trajectory(steps, HALF, reading, name)
+        gd = _trajectory(steps, GD, reading, name)
+        low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
+        at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
+        if name in JENSEN_STEPS:
+            share = "–" if fail is None else value(float(fail["fail_share"]))
+            resolution = f"share failing: {share}"
+        else:
+            change = (largest_change(rows, half, True), largest_change(rows, half, False))
+            resolution = " / ".join(value(c) for c in change)
+        gd_fail = first_failure(gd)
+        at_worst = [value(float(low["margin"])), value(float(low["time"])), point(low)]
+        failing = ["never" if fail is None else value(float(fail["time"])), point(fail)]
+        failing += ["–" if fail is None else ("yes" if bool(fail["inside"]) else "no")]
+        region = ["–" if inner is None else value(float(inner["margin"]))]
+        halves = [value(float(at_half.iloc[0])) if len(at_half) else "–", resolution]
+        gd_worst = "–" if not len(gd) else value(float(worst(gd)["margin"]))
+        gd_first = "–" if not len(gd) else ("never" if gd_fail is None else value(float(gd_fail["time"])))
+        body.append([cell(rows["label"].iloc[0]), reading, *at_worst, *failing, *region, *halves, gd_worst, gd_first])
     return body
 
 
@@ -107,17 +104,13 @@ MAIN_HEADER = ["inequality", "reading", "worst margin", "at t", "(ξ1, ξ2) ther
 
 def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     body = []
-    for name in ("lemma8", "lemma10"):
-        for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
-            rows = _trajectory(steps, MAIN, reading, name)
-            if not len(rows):
-                continue
-            bind = rows.loc[rows["c_d_bound"].idxmin()]
-            half, gd = _trajectory(steps, HALF, reading, name), _trajectory(steps, GD, reading, name)
-            # the smallest bound in the region, at half the nodes, along GD ("–" where there is none: NaN)
-            smallest = [value(float(part["c_d_bound"].min())) for part in (rows[rows["inside"]], half, gd)]
-            where = [value(float(bind["c_d_bound"])), value(float(bind["time"])), point(bind)]
-            body.append([name.replace("lemma", "Lemma "), reading, *where, *smallest])
+    for name, reading, rows in _readings(steps, ("lemma8", "lemma10")):
+        bind = rows.loc[rows["c_d_bound"].idxmin()]
+        half, gd = _trajectory(steps, HALF, reading, name), _trajectory(steps, GD, reading, name)
+        # the smallest bound in the region, at half the nodes, along GD ("–" where there is none: NaN)
+        smallest = [value(float(part["c_d_bound"].min())) for part in (rows[rows["inside"]], half, gd)]
+        where = [value(float(bind["c_d_bound"])), value(float(bind["time"])), point(bind)]
+        body.append([name.replace("lemma", "Lemma "), reading, *where, *smallest])
     return body
 
 

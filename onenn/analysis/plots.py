@@ -37,23 +37,24 @@ from onenn.base.columns import TEST_SETS
 from onenn.maths.family import XI_RATIO_BOUND
 
 
-def convergence(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
-    """Training loss and separated accuracy against step, one line per group (per N in experiment 1)."""
+def bands(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str], panels: tuple, width: float) -> plt.Figure:
+    """A row of ``band_panel``s, ``width`` times the style's width."""
     group, look_of = grouped(table, style, group_by)
-    fig, axes = plt.subplots(1, 2, figsize=(style.width, style.height))
-    for ax, panel in zip(axes, (LOSS, SEPARATED_ACCURACY)):
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * style.width, style.height))
+    for ax, panel in zip(axes, panels):
         band_panel(ax, table, group, look_of, style.band_sd, panel)
     return fig
+
+
+def convergence(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
+    """Training loss and separated accuracy against step, one line per group (per N in experiment 1)."""
+    return bands(table, style, group_by, (LOSS, SEPARATED_ACCURACY), 1)
 
 
 def distribution_shift(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """Separated logit error and accuracy, uniform accuracy, against step (per K in experiment 3)."""
-    group, look_of = grouped(table, style, group_by)
-    fig, axes = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
     logit = ("separated", "logit_error", "logit error (separated test set)", "log")
-    for ax, panel in zip(axes, (logit, SEPARATED_ACCURACY, UNIFORM_ACCURACY)):
-        band_panel(ax, table, group, look_of, style.band_sd, panel)
-    return fig
+    return bands(table, style, group_by, (logit, SEPARATED_ACCURACY, UNIFORM_ACCURACY), 1.4)
 
 
 def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
@@ -234,16 +235,13 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[s
 
 def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """The binary experiment: training-set loss, separated MSE to 1-NN, active distance to the family, by step."""
-    group, look_of = grouped(table, style, group_by)
-    fig, axes = plt.subplots(1, 3, figsize=(1.5 * style.width, style.height))
     panels = (
         ("train", "test_loss", "training loss (whole training set)", "log"),
         ("separated", "nn_mse", "MSE to the 1-NN predictor (separated)", "log"),
         ("train", "dist_family_active", "distance to the family (active blocks)", None),
     )
-    for ax, panel in zip(axes, panels):
-        band_panel(ax, table, group, look_of, style.band_sd, panel)
-    for ax in axes[1:]:
+    fig = bands(table, style, group_by, panels, 1.5)
+    for ax in fig.axes[1:]:
         ax.get_legend().remove()
     return fig
 

@@ -66,17 +66,8 @@ DESCRIPTIONS = {
 }
 COLUMNS = tuple(DESCRIPTIONS)
 #: the columns an older scorecard lacks (or leaves empty), and their value there (``with_defaults``)
-LATER_COLUMNS = {
-    "reading": "",
-    "why": "",
-    "reason": "",
-    "post_hoc": "",
-    "chance": False,
-    "test_sizes": "",
-    "paper_test_size": 0,
-    "paper_test_sizes": "",
-    "untested": "",
-}
+LATER_TEXTS = ("reading", "why", "reason", "post_hoc", "test_sizes", "paper_test_sizes", "untested")
+LATER_COLUMNS = dict.fromkeys(LATER_TEXTS, "") | {"chance": False, "paper_test_size": 0}
 
 
 def prefactor(K: int) -> float:
@@ -360,8 +351,8 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
     for column in ("n", "dof"):
         out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
     out = with_defaults(out)
-    texts = [c for c, default in LATER_COLUMNS.items() if isinstance(default, str)]
-    for column in ["claim", "source", "experiment", "check", "quantity", "paper", "verdict", *texts, "detail", "note"]:
+    texts = ["claim", "source", "experiment", "check", "quantity", "paper", "verdict", *LATER_TEXTS, "detail", "note"]
+    for column in texts:
         out[column] = out[column].astype("string")
     return out
 
@@ -372,8 +363,7 @@ def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
     for column, default in LATER_COLUMNS.items():
         if column not in out:
             out[column] = default
-        elif isinstance(default, str):
-            out[column] = out[column].astype("object").where(out[column].notna(), default)
         else:
-            out[column] = out[column].astype("object").where(out[column].notna(), default).astype(type(default))
+            filled = out[column].astype("object").where(out[column].notna(), default)
+            out[column] = filled if isinstance(default, str) else filled.astype(type(default))
     return out

@@ -141,10 +141,9 @@ def assumptions(card: pd.DataFrame) -> list[str]:
             f"The paper's sampling error assumes a test size of {', '.join(map(str, sizes))} prompts (the paper "
             "states none; workflow/claims.yaml, `paper_test_size`)"
         )
+        alternatives = " or ".join(map(str, ranges))
         text += (
-            f"; a row whose verdict changes when {' or '.join(map(str, ranges))} prompts are assumed instead says so."
-            if ranges
-            else "."
+            f"; a row whose verdict changes when {alternatives} prompts are assumed instead says so." if ranges else "."
         )
     text += (
         " Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "

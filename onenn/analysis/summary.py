@@ -58,6 +58,11 @@ def _stats_rows(stats: pd.DataFrame, quantity: str, test_set: str | None) -> pd.
     return stats[["experiment", "variant", "K", "mean", "sd", "n"]].assign(test_set=test_set, quantity=quantity)
 
 
+def in_variant_order(out: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    order = {v: i for i, v in enumerate(variant_order(table))}
+    return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
+
+
 def train_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Summary rows of one training experiment's table."""
     by = ["experiment", "variant", "K"]
@@ -74,27 +79,21 @@ def train_summary(table: pd.DataFrame) -> pd.DataFrame:
             valid = ends[ends[end].notna()]
             if len(valid):
                 parts.append(_stats_rows(seed_stats(valid, by, end), f"{value}_{end}", None))
-    out = pd.concat(parts, ignore_index=True).assign(kind="train")
-    order = {v: i for i, v in enumerate(variant_order(table))}
-    return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
+    return in_variant_order(pd.concat(parts, ignore_index=True).assign(kind="train"), table)
 
 
 def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Summary rows of one scaling-identity table: both losses and the ratio, per point."""
+    points = table[["experiment", "panel", "xi1", "xi2", "K"]].copy()
+    points["variant"] = [
+        variant_name({"panel": p, "xi1": a, "xi2": b, "K": k})
+        for p, a, b, k in zip(table["panel"], table["xi1"], table["xi2"], table["K"])
+    ]
     parts = []
-    for quantity, se, lower, upper in (
-        ("ratio", "ratio_se", "ratio_lower", "ratio_upper"),
-        ("L_MC", "L_MC_se", None, None),
-        ("L_bin", "L_bin_se", None, None),
-    ):
-        rows = table[["experiment", "panel", "xi1", "xi2", "K"]].copy()
-        rows["variant"] = [
-            variant_name({"panel": p, "xi1": a, "xi2": b, "K": k})
-            for p, a, b, k in zip(table["panel"], table["xi1"], table["xi2"], table["K"])
-        ]
-        rows = rows.assign(quantity=quantity, mean=table[quantity], n=table["prompts"], se=table[se])
-        if lower:
-            rows["lower"], rows["upper"], rows["reference"] = table[lower], table[upper], table["reference"]
+    for quantity in ("ratio", "L_MC", "L_bin"):
+        rows = points.assign(quantity=quantity, mean=table[quantity], n=table["prompts"], se=table[f"{quantity}_se"])
+        if quantity == "ratio":
+            rows = rows.assign(lower=table["ratio_lower"], upper=table["ratio_upper"], reference=table["reference"])
         parts.append(rows)
     return pd.concat(parts, ignore_index=True).assign(kind="scaling")
 
@@ -121,9 +120,7 @@ def binary_summary(table: pd.DataFrame) -> pd.DataFrame:
     one_set = final[final["test_set"] == "train"]
     for value in BINARY_PARAMETERS:
         parts.append(seed_stats(one_set, by, value)[by + ["mean", "sd", "n"]].assign(quantity=value))
-    out = pd.concat(parts, ignore_index=True).assign(kind="binary")
-    order = {v: i for i, v in enumerate(variant_order(table))}
-    return out.sort_values("variant", key=lambda v: v.map(order), kind="stable")
+    return in_variant_order(pd.concat(parts, ignore_index=True).assign(kind="binary"), table)
 
 
 #: the audit's numbers per sigma (columns of ``audit_summary``)

@@ -28,22 +28,16 @@ def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> p
 
 #: (header, quantity, test set) of the training columns of the Markdown table
 TRAIN_COLUMNS = (
-    ("separated accuracy", "accuracy", "separated"),
-    ("uniform accuracy", "accuracy", "uniform"),
-    ("separated logit error", "logit_error", "separated"),
-    ("uniform logit error", "logit_error", "uniform"),
+    ("separated accuracy", "accuracy", "separated"), ("uniform accuracy", "accuracy", "uniform"),
+    ("separated logit error", "logit_error", "separated"), ("uniform logit error", "logit_error", "uniform"),
     ("training loss (uniform test set)", "test_loss", "uniform"),
-)
+)  # fmt: skip
 PARAMETER_COLUMNS = (
-    ("distance start", "dist_family_start", None),
-    ("distance end", "dist_family_end", None),
-    ("end / start", "dist_family_ratio", None),
-    ("active distance start", "dist_family_active_start", None),
-    ("active distance end", "dist_family_active_end", None),
-    ("active end / start", "dist_family_active_ratio", None),
-    ("label-column norm start", "label_norm_start", None),
-    ("label-column norm end", "label_norm_end", None),
-)
+    ("distance start", "dist_family_start", None), ("distance end", "dist_family_end", None),
+    ("end / start", "dist_family_ratio", None), ("active distance start", "dist_family_active_start", None),
+    ("active distance end", "dist_family_active_end", None), ("active end / start", "dist_family_active_ratio", None),
+    ("label-column norm start", "label_norm_start", None), ("label-column norm end", "label_norm_end", None),
+)  # fmt: skip
 
 
 def seeds_markdown(rows: pd.DataFrame, title: str, columns: tuple) -> list[str]:
@@ -86,41 +80,27 @@ def scaling_markdown(rows: pd.DataFrame) -> list[str]:
 
 def binary_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
-        ("training loss", "test_loss", "train"),
-        ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
-        ("MSE to 1-NN, separated", "nn_mse", "separated"),
-        ("distance to family", "dist_family_active", None),
-        ("ξ1", "xi1", None),
-        ("ξ2", "xi2", None),
-    )
+        ("training loss", "test_loss", "train"), ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
+        ("MSE to 1-NN, separated", "nn_mse", "separated"), ("distance to family", "dist_family_active", None),
+        ("ξ1", "xi1", None), ("ξ2", "xi2", None),
+    )  # fmt: skip
     return seeds_markdown(rows, "At the last step (mean ± sd over n seeds):", columns)
 
 
 def audit_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
-        ("σ", "sigma"),
-        ("t end", "time_end"),
-        ("ξ1", "xi1_end"),
-        ("ξ2", "xi2_end"),
-        ("ξ1/ξ2", "xi_ratio_end"),
-        ("max ξ1/ξ2", "xi_ratio_max"),
-        ("first t with ξ1/ξ2 > 7/15", "time_cross"),
-        ("ξ2 − ξ1", "xi2_minus_xi1_end"),
-        ("loss", "reduced_loss_end"),
-        ("loss·log t at t = 10", "loss_log_time_first"),
-        ("loss·log t at the end", "loss_log_time_end"),
-        ("GD–flow gap", "gd_flow_gap"),
-        ("r = 1 − ξ2/ξ1", "boundary_end"),
-        ("mass beyond r", "stuck_mass_end"),
+        ("σ", "sigma"), ("t end", "time_end"), ("ξ1", "xi1_end"), ("ξ2", "xi2_end"), ("ξ1/ξ2", "xi_ratio_end"),
+        ("max ξ1/ξ2", "xi_ratio_max"), ("first t with ξ1/ξ2 > 7/15", "time_cross"), ("ξ2 − ξ1", "xi2_minus_xi1_end"),
+        ("loss", "reduced_loss_end"), ("loss·log t at t = 10", "loss_log_time_first"),
+        ("loss·log t at the end", "loss_log_time_end"), ("GD–flow gap", "gd_flow_gap"),
+        ("r = 1 − ξ2/ξ1", "boundary_end"), ("mass beyond r", "stuck_mass_end"),
         ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
         ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
         ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
         ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
-        ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
-        ("loss·ξ1 at the end", "loss_xi1_end"),
-        ("its limit C (closed form)", "asymptote"),
-        ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
-    )
+        ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"), ("loss·ξ1 at the end", "loss_xi1_end"),
+        ("its limit C (closed form)", "asymptote"), ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end")
+    )  # fmt: skip
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
     body = [[v] + [_audit_cell(values, v, q) for _, q in columns] for v in variants]

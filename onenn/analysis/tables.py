@@ -220,33 +220,26 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         plain = mine[mine["source"] == "plain"].sort_values("time")
         cross, cross_error = _crossing_and_error(mine, levels)
         swap_gaps = _seed_swap_gaps(mine)
-        row = {
-            "experiment": end["experiment"],
-            "variant": variant,
-            "sigma_rule": end["sigma_rule"],
-            "sigma": end["sigma"],
-        }
+        row = {"experiment": end["experiment"], "variant": variant} | {k: end[k] for k in ("sigma_rule", "sigma")}
         row |= {f"{c}_end": end[c] for c in END_COLUMNS} | {k: end.get(c, np.nan) for k, c in LATE_COLUMNS.items()}
-        rows.append(
-            row
-            | {
-                "xi_ratio_max": part["xi_ratio"].max(),
-                "xi_ratio_bound": XI_RATIO_BOUND,
-                "time_cross": cross if (part["xi_ratio"] > XI_RATIO_BOUND).any() else np.nan,
-                "time_cross_error": cross_error,
-                "time_cross_digits": significant_digits(cross, cross_error),
-                "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
-                "loss_log_time_end": end["loss_log_time"],
-                "gd_steps": int(gd["step"].max()),
-                "gd_flow_gap": float(gap),
-                "resolution_xi_ratio_gap": res_ratio_gap,
-                "resolution_reduced_loss_rel_gap": res_loss_gap,
-                "sample_xi_ratio_gap": float(sample_gap),
-                "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
-                "swap_xi_ratio_rel_gap": swap_gaps[0],
-                "swap_reduced_loss_rel_gap": swap_gaps[1],
-            }
-        )
+        row |= {
+            "xi_ratio_max": part["xi_ratio"].max(),
+            "xi_ratio_bound": XI_RATIO_BOUND,
+            "time_cross": cross if (part["xi_ratio"] > XI_RATIO_BOUND).any() else np.nan,
+            "time_cross_error": cross_error,
+            "time_cross_digits": significant_digits(cross, cross_error),
+            "loss_log_time_first": float(late["loss_log_time"].iloc[0]) if len(late) else np.nan,
+            "loss_log_time_end": end["loss_log_time"],
+            "gd_steps": int(gd["step"].max()),
+            "gd_flow_gap": float(gap),
+            "resolution_xi_ratio_gap": res_ratio_gap,
+            "resolution_reduced_loss_rel_gap": res_loss_gap,
+            "sample_xi_ratio_gap": float(sample_gap),
+            "plain_xi_ratio_end": float(plain["xi_ratio"].iloc[-1]) if len(plain) else np.nan,
+            "swap_xi_ratio_rel_gap": swap_gaps[0],
+            "swap_reduced_loss_rel_gap": swap_gaps[1],
+        }
+        rows.append(row)
     return normalise_types(pd.DataFrame(rows))
 
 

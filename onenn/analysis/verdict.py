@@ -169,18 +169,12 @@ def is_level(claim: Claim) -> bool:
 def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
     """The largest value of ``column`` on one prompt (None: unbounded or not a test-set metric): every metric is convex
     in the output, which lies in the hull of 0 and the codes, so the bound is at a code ``u_c' ≠ u_c`` (distance² 2)."""
+    if column != "test_loss":
+        return {"accuracy": 1.0, "logit_error": 2.0}.get(column)
     cross_entropy = math.log(math.e + K - 1)
-    bounds = {
-        "accuracy": 1.0,
-        "logit_error": 2.0,
-        "test_loss": {
-            "square": 1.0,
-            "cross_entropy": cross_entropy,
-            "mixture": (1.0 - c) + c * cross_entropy,
-            "squentropy": cross_entropy + (K * K - K - 1) / (K * K * (K - 1)),
-        }.get(loss),
-    }
-    return bounds.get(column)
+    squentropy = cross_entropy + (K * K - K - 1) / (K * K * (K - 1))
+    mixture = (1.0 - c) + c * cross_entropy
+    return {"square": 1.0, "cross_entropy": cross_entropy, "mixture": mixture, "squentropy": squentropy}.get(loss)
 
 
 def sampling_error(mean: float, bound: float | None, size: int) -> float:

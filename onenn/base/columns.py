@@ -94,12 +94,7 @@ def normalise_types(table: pd.DataFrame) -> pd.DataFrame:
     table = table.copy()
     for col in table.columns:
         kind = table[col].dtype.kind
-        if kind in "iub":
-            table[col] = table[col].astype("int64" if kind != "b" else "bool")
-        elif kind == "f":
-            table[col] = table[col].astype("float64")
-        else:
-            table[col] = table[col].astype("string")
+        table[col] = table[col].astype({"i": "int64", "u": "int64", "b": "bool", "f": "float64"}.get(kind, "string"))
     return table
 
 
@@ -118,6 +113,4 @@ NAME_SEPARATOR = "+"
 
 def variant_name(overrides: dict[str, Any]) -> str:
     """``{"N": 16, "K": 3} -> 'N=16+K=3'``; no overrides: ``'default'``."""
-    if not overrides:
-        return "default"
-    return NAME_SEPARATOR.join(f"{k}={format_value(v)}" for k, v in overrides.items())
+    return NAME_SEPARATOR.join(f"{k}={format_value(v)}" for k, v in overrides.items()) or "default"

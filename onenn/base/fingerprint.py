@@ -1,7 +1,5 @@
-"""Which of onenn's code a job runs (the onenn modules it imports, transitively, found from their syntax trees), and
-a fingerprint of it: the digest of each module's syntax tree without docstrings, so that comments and formatting do
-not change it and a changed expression does. The rules pass them as ``params`` (``onenn.plan.code``): Snakemake
-reruns exactly the jobs whose code changed (docs/guide.md)."""
+"""Which onenn modules a job runs (its imports, transitively) and a fingerprint of their syntax trees without
+docstrings, which the rules pass as ``params`` (``onenn.plan.code``): Snakemake reruns the jobs whose code changed."""
 
 from __future__ import annotations
 
@@ -24,10 +22,7 @@ def module_file(module: str, root: Path = SOURCE_ROOT) -> Path | None:
     if parts[0] != PACKAGE:
         return None
     base = root.joinpath(*parts)
-    for path in (base / "__init__.py", base.with_suffix(".py")):
-        if path.is_file():
-            return path
-    return None
+    return next((path for path in (base / "__init__.py", base.with_suffix(".py")) if path.is_file()), None)
 
 
 @functools.cache
@@ -103,8 +98,7 @@ def closure(*entries: str, root: Path = SOURCE_ROOT) -> list[str]:
     for entry in entries:
         module, _, function = entry.partition(":")
         seen.add(module)
-        todo += _parents(module)
-        todo += imports(module, function, root)
+        todo += [*_parents(module), *imports(module, function, root)]
     while todo:
         module = todo.pop()
         if module not in seen:
@@ -113,14 +107,10 @@ def closure(*entries: str, root: Path = SOURCE_ROOT) -> list[str]:
     return sorted(seen)
 
 
-def module_fingerprint(module: str, root: Path = SOURCE_ROOT) -> str:
-    """The digest of ``module``'s syntax tree without docstrings (``DIGITS`` hex digits)."""
-    return _source(module, root)[2]
-
-
 def fingerprints(*entries: str, root: Path = SOURCE_ROOT) -> dict[str, str]:
-    """``{module: fingerprint}`` of every module of ``closure(*entries)``, sorted by module."""
-    return {m: module_fingerprint(m, root) for m in closure(*entries, root=root)}
+    """``{module: fingerprint}`` of every module of ``closure(*entries)``, sorted by module: the digest of its syntax
+    tree without docstrings (``DIGITS`` hex digits)."""
+    return {m: _source(m, root)[2] for m in closure(*entries, root=root)}
 
 
 def fingerprint(*entries: str, root: Path = SOURCE_ROOT) -> str:

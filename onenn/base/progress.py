@@ -145,13 +145,11 @@ class ProgressBar:
         self.bar = tqdm(desc=description, total=steps, unit="step", unit_scale=True, dynamic_ncols=True)
 
     def __call__(self, step: int, steps: int, loss: SupportsFloat) -> None:
-        bar = self.bar
-        if bar.total != steps:
-            bar.total = steps
-        bar.update(step - bar.n)
-        bar.set_postfix_str(f"minibatch loss {float(loss):.4g}", refresh=False)
+        self.bar.total = steps
+        self.bar.update(step - self.bar.n)
+        self.bar.set_postfix_str(f"minibatch loss {float(loss):.4g}", refresh=False)
         if step >= steps:
-            bar.close()
+            self.bar.close()
 
     def close(self) -> None:
         self.bar.close()

@@ -79,8 +79,6 @@ DESCRIPTIONS = {
     "code": "fingerprint of the onenn code the job ran (onenn.base.fingerprint)",
     "code_from": "where that code came from: `git <commit>`, `(modified)` if the checkout differed, else the version",
 }
-#: the files of a checkout whose uncommitted changes make its code ``modified``
-CODE_PATHS = ("onenn", "workflow", "Snakefile")
 
 
 def _git(*args: str) -> str:
@@ -90,12 +88,12 @@ def _git(*args: str) -> str:
 
 @functools.cache
 def source() -> str:
-    """``git 0123456789ab`` (the checkout's commit; ``(modified)`` where ``CODE_PATHS`` differ from it), else
+    """``git 0123456789ab`` (the checkout's commit; ``(modified)`` where onenn/, workflow/, Snakefile differ), else
     ``onenn 0.1.0`` (the installed version)."""
     try:
         if os.path.realpath(_git("rev-parse", "--show-toplevel")) == os.path.realpath(SOURCE_ROOT):
             commit = _git("rev-parse", "--short=12", "HEAD")
-            changed = _git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
+            changed = _git("status", "--porcelain", "--untracked-files=no", "--", "onenn", "workflow", "Snakefile")
             return f"git {commit}" + (" (modified)" if changed else "")
     except (OSError, subprocess.CalledProcessError):
         pass
@@ -107,17 +105,13 @@ def code_provenance(*entries: str) -> dict[str, str]:
     return {"code": fingerprint(*entries), "code_from": source()}
 
 
-#: hex digits of a configuration file's SHA-256 that ``config_files`` shows (``sha256sum`` prints all 64)
-DIGEST_SHOWN = 12
-
-
 def config_files(files: Sequence[str | os.PathLike], root: str | os.PathLike) -> str:
     """``config.yaml (sha256 0123456789ab) + workflow/presets/quick.yaml (sha256 ...)``: a run's configuration
     files in the order they apply, each once, relative to ``root`` where they lie inside it."""
     parts = []
     for path in dict.fromkeys(os.path.realpath(f) for f in files):
         with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()[:DIGEST_SHOWN]
+            digest = hashlib.sha256(f.read()).hexdigest()[:12]  # of the 64 that sha256sum prints
         shown = os.path.relpath(path, os.path.realpath(root))
         parts.append(f"{path if shown.startswith(os.pardir) else shown} (sha256 {digest})")
     return " + ".join(parts)

@@ -1,6 +1,5 @@
-"""Each setting stated once, in the configuration's schema (``workflow/schemas/config.schema.yaml``): the settings a
-kind's job depends on (``job_keys``) and the defaults of the settings dataclasses (``schema_defaults``) come from
-there (docs/guide.md#configuration)."""
+"""Each setting stated once, in ``workflow/schemas/config.schema.yaml``: a kind's job keys (``job_keys``) and the
+settings dataclasses' defaults (``schema_defaults``) come from there (docs/guide.md#configuration)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import time
+from logging import Logger
 
 from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
@@ -21,9 +21,7 @@ def save_variant_table(kind: str, table, info: dict, output: str) -> None:
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
 
-def audit_job(
-    settings: dict, *, identity: dict, output: str, log: logging.Logger, progress_every: float = EVERY
-) -> None:
+def audit_job(settings: dict, *, identity: dict, output: str, log: Logger, progress_every: float = EVERY) -> None:
     """One sigma of an audit experiment: its trajectories (``onenn.theory.audit``) as a Parquet table.
     Progress lines (at most every ``progress_every`` s) go to the log only, never into the table."""
     from onenn.maths.family import XI_RATIO_BOUND
@@ -34,18 +32,11 @@ def audit_job(
     info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
     save_variant_table("audit", table, info, output)
     end = table[table["source"] == "population"].iloc[-1]
-    log.info(
-        "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g",
-        end["time"],
-        end["xi1"],
-        end["xi2"],
-        end["xi_ratio"],
-        XI_RATIO_BOUND,
-        end["reduced_loss"],
-    )
+    message = "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g"
+    log.info(message, end["time"], end["xi1"], end["xi2"], end["xi_ratio"], XI_RATIO_BOUND, end["reduced_loss"])
 
 
-def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+def full_matrix_job(settings: dict, *, identity: dict, output: str, log: Logger) -> None:
     """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
     from onenn.theory.full_matrix import FullMatrixSettings, full_matrix_vs_reduced
 
@@ -53,16 +44,11 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: logging
     started = time.perf_counter()
     table = full_matrix_vs_reduced(s)
     save_variant_table("full_matrix", table, {**identity, **s.to_dict()}, output)
-    log.info(
-        "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g",
-        s.steps,
-        time.perf_counter() - started,
-        table["xi_gap"].max(),
-        table["dist_family_active"].max(),
-    )
+    message = "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g"
+    log.info(message, s.steps, time.perf_counter() - started, table["xi_gap"].max(), table["dist_family_active"].max())
 
 
-def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: logging.Logger) -> None:
+def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: Logger) -> None:
     """The per-variant job of an experiment whose kind's table comes from its variants (``audit``,
     ``full_matrix``): the kind's ``job`` (``onenn.plan.kinds``)."""
     if kind_named(kind).table_source != "variants":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+from logging import Logger
 from typing import Any
 
 from onenn.base.io import save_table, write_with
@@ -18,7 +18,7 @@ def claims_job(
     *,
     table_path: str,
     markdown_path: str,
-    log: logging.Logger,
+    log: Logger,
 ) -> None:
     """Score every claim of the claims file against the tables this run has; write the scorecard twice (Parquet
     and Markdown)."""

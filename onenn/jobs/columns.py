@@ -18,7 +18,7 @@ from onenn.base.columns import (
 )
 from onenn.jobs.inputs import ANY, NUMBER
 from onenn.maths.family import DIAGNOSTICS_DESCRIPTIONS
-from onenn.plan.kinds import kind_named
+from onenn.plan.kinds import EVAL_KEYS, kind_named
 
 #: the settings the landscape job writes into its table (the grid's own settings make its ``xi1, xi2`` instead)
 LANDSCAPE_SETTING_COLUMNS = ("d", "N", "prompts", "seed")
@@ -30,10 +30,6 @@ def registry(module: str, name: str) -> dict[str, str]:
     return getattr(importlib.import_module(module), name)
 
 
-def settings(keys: Iterable[str]) -> dict[str, str]:
-    return {key: setting_description(key) for key in keys}
-
-
 def software(*, accelerator: bool = False) -> dict[str, str]:
     """The versions, the GPU (``accelerator``: a training run's record has it) and the code that made a table."""
     keys = (*provenance.KEYS, *(provenance.ACCELERATOR_KEYS if accelerator else ()), *provenance.CODE_KEYS)
@@ -42,13 +38,12 @@ def software(*, accelerator: bool = False) -> dict[str, str]:
 
 def run_table(kind: str, record: str, ids: dict[str, str], metrics: tuple[str, ...], **software_of) -> dict[str, str]:
     """A run's table (``results/runs/.../metrics.parquet``) and its experiment's, of kind ``train`` or ``binary``."""
-    k = kind_named(kind)
     return first_wins(
         ids,
         metric_descriptions(metrics),
         DIAGNOSTICS_DESCRIPTIONS,
         registry("onenn.analysis.tables", "RUN_TABLE_DESCRIPTIONS"),
-        settings((*k.settings_keys, *k.eval_keys)),
+        {key: setting_description(key) for key in (*kind_named(kind).settings_keys, *EVAL_KEYS)},
         registry("onenn.jobs.train", record),
         software(**software_of),
     )
@@ -57,7 +52,8 @@ def run_table(kind: str, record: str, ids: dict[str, str], metrics: tuple[str, .
 def computed(module: str, ids: tuple[str, ...], keys: Iterable[str]) -> dict[str, str]:
     """A table a kind's job computes: its identity, the ``DESCRIPTIONS`` of ``module``, its settings ``keys``."""
     ids_described = {column: ID_DESCRIPTIONS[column] for column in ids}
-    return first_wins(ids_described, registry(module, "DESCRIPTIONS"), settings(keys), software())
+    keys_described = {key: setting_description(key) for key in keys}
+    return first_wins(ids_described, registry(module, "DESCRIPTIONS"), keys_described, software())
 
 
 #: every table the workflow writes, by name: a kind's (its runs' or variants' and the experiment's), the headline

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import logging
+from logging import Logger
 
 from onenn.base.io import save_arrays
 
 
 def test_set_job(
-    test_set: str,
-    test_size: int,
-    d: int,
-    N: int,
-    K: int,
-    delta: float | None,
-    seed: int,
-    output: str,
-    log: logging.Logger,
+    test_set: str, test_size: int, d: int, N: int, K: int, delta: float | None, seed: int, output: str, log: Logger
 ) -> None:
     """A multiclass test set (``uniform`` or ``separated``) of ``test_size`` prompts."""
     from onenn.maths.prompts import make_test_set
@@ -26,15 +18,7 @@ def test_set_job(
 
 
 def binary_set_job(
-    test_set: str,
-    prompts: int,
-    d: int,
-    N: int,
-    labels: str,
-    delta: float | None,
-    seed: int,
-    output: str,
-    log: logging.Logger,
+    test_set: str, prompts: int, d: int, N: int, labels: str, delta: float | None, seed: int, output: str, log: Logger
 ) -> None:
     """A binary prompt set of ``prompts`` prompts: the fixed training set (test set ``train``) or a test set."""
     from onenn.maths.prompts import make_binary_set

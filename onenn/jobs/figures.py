@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+from logging import Logger
 from pathlib import Path
 
 from onenn.base.io import write_with
@@ -11,13 +11,7 @@ from onenn.jobs.inputs import load_checked_table
 
 
 def figure_job(
-    figure: str,
-    table_path: str,
-    style: dict,
-    outputs: Sequence[str],
-    *,
-    group_by: Sequence[str],
-    log: logging.Logger,
+    figure: str, table_path: str, style: dict, outputs: Sequence[str], *, group_by: Sequence[str], log: Logger
 ) -> None:
     """Draw figure ``figure`` of an experiment's table, grouped by ``group_by``, into every path of ``outputs``."""
     from onenn.analysis.drawing import PlotStyle, metadata

@@ -15,11 +15,12 @@ from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, verif
 #: the arrays of a run's ``weights.npz``: the saved steps (S,), the weights saved there ``W`` (S, D, D) and the
 #: minibatch loss of every step; the training jobs write exactly these
 WEIGHTS_ARRAYS = ("saved_steps", "W", "minibatch_loss")
+PathLike = str | os.PathLike
 #: what a kind of array must hold: numpy dtype kinds
 REAL, INTEGER = "f", "iu"
 
 
-def require_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
+def require_arrays(path: PathLike, arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
     missing = [n for n in names if n not in arrays]
     if missing:
         held, expected = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
@@ -34,12 +35,7 @@ def missing_ones(names: Sequence[str], noun: str) -> str:
 
 
 def checked_array(
-    path: str | os.PathLike,
-    arrays: Mapping[str, np.ndarray],
-    name: str,
-    kinds: str,
-    shape: Sequence[int | None],
-    dims: str,
+    path: PathLike, arrays: Mapping[str, np.ndarray], name: str, kinds: str, shape: Sequence[int | None], dims: str
 ) -> np.ndarray:
     """``arrays[name]``, of a dtype kind in ``kinds`` and of ``shape`` (``None``: any length), which ``dims``
     spells, e.g. ``(n, N+1, d)``."""
@@ -53,18 +49,15 @@ def checked_array(
     return a
 
 
-def require_finite(path: str | os.PathLike, name: str, a: np.ndarray, where: str = "") -> None:
+def require_finite(path: PathLike, name: str, a: np.ndarray) -> None:
     bad = ~np.isfinite(a)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise DamagedFile(
-            path,
-            f"array {name!r} holds {int(bad.sum())} non-finite values (NaN or infinite), the first at index "
-            f"{first}{where}",
-        )
+        message = f"holds {int(bad.sum())} non-finite values (NaN or infinite), the first at index {first}"
+        raise DamagedFile(path, f"array {name!r} {message}")
 
 
-def require_range(path: str | os.PathLike, name: str, a: np.ndarray, stop: int, what: str) -> None:
+def require_range(path: PathLike, name: str, a: np.ndarray, stop: int, what: str) -> None:
     """Every value of ``a`` in ``[0, stop)``."""
     if a.size and (a.min() < 0 or a.max() >= stop):
         raise DamagedFile(path, f"array {name!r} has values outside [0, {stop}) ({what}): {a.min()} to {a.max()}")
@@ -77,7 +70,7 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 def load_run_record(
-    path: str | os.PathLike, identity: Mapping[str, Any], settings: Mapping[str, Any], needed: Sequence[str] = ()
+    path: PathLike, identity: Mapping[str, Any], settings: Mapping[str, Any], needed: Sequence[str] = ()
 ) -> dict[str, Any]:
     """A run record (``run.json``) of the run asking for it: its ``identity`` and ``settings`` match the job's
     (compared as text) and the ``needed`` keys are present."""
@@ -95,7 +88,7 @@ def load_run_record(
     return record
 
 
-def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> dict[str, np.ndarray]:
+def load_weights(path: PathLike, record: Mapping[str, Any], D: int) -> dict[str, np.ndarray]:
     """A run's saved weights checked against its ``record``: ``WEIGHTS_ARRAYS``, steps 0 to the last (or to
     before divergence), finite ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
     arrays = load_arrays(path, verify=False)
@@ -118,18 +111,16 @@ def load_weights(path: str | os.PathLike, record: Mapping[str, Any], D: int) -> 
         )
     bad_W = ~np.isfinite(W).all(axis=(1, 2))
     if bad_W.any():
-        raise DamagedFile(
-            path,
-            f"array {W_name!r} holds non-finite values (NaN or infinite) in the weights saved at step "
-            f"{', '.join(str(s) for s in saved_steps[bad_W][:5])}{' ...' if bad_W.sum() > 5 else ''}",
-        )
+        at = ", ".join(str(s) for s in saved_steps[bad_W][:5]) + (" ..." if bad_W.sum() > 5 else "")
+        message = f"holds non-finite values (NaN or infinite) in the weights saved at step {at}"
+        raise DamagedFile(path, f"array {W_name!r} {message}")
     require_finite(path, loss_name, losses)
     verify_checksum(path)
     return arrays
 
 
 def load_prompt_set(
-    path: str | os.PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None
+    path: PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None
 ) -> dict[str, np.ndarray]:
     """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``) with arrays ``names``: ``x`` finite,
     labels in ``[0, K)`` (or finite reals when ``K`` is ``None``), 1-NN index in ``[0, N)``."""
@@ -153,7 +144,7 @@ def load_prompt_set(
 ANY, NUMBER = "any", "number"
 
 
-def load_checked_table(path: str | os.PathLike, columns: Mapping[str, str] | None = None):
+def load_checked_table(path: PathLike, columns: Mapping[str, str] | None = None):
     """A Parquet table with ``columns`` (name -> ``ANY`` or ``NUMBER``), as a pandas DataFrame."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
@@ -161,11 +152,8 @@ def load_checked_table(path: str | os.PathLike, columns: Mapping[str, str] | Non
     columns = columns or {}
     missing = [c for c in columns if c not in table]
     if missing:
-        raise DamagedFile(
-            path,
-            f"{missing_ones(missing, 'column')} (it has {len(table.columns)} "
-            f"columns: {', '.join(map(str, table.columns[:12]))}{' ...' if len(table.columns) > 12 else ''})",
-        )
+        names = ", ".join(map(str, table.columns[:12])) + (" ..." if len(table.columns) > 12 else "")
+        raise DamagedFile(path, f"{missing_ones(missing, 'column')} (it has {len(table.columns)} columns: {names})")
     for name, kind in columns.items():
         if kind == NUMBER and (not is_numeric_dtype(table[name]) or is_bool_dtype(table[name])):
             raise DamagedFile(path, f"column {name!r} has type {table[name].dtype}, expected numbers")

@@ -3,8 +3,8 @@ each opening with the run that made it, no date (the same inputs give the same b
 
 from __future__ import annotations
 
-import logging
 import shutil
+from logging import Logger
 
 from onenn.base import provenance
 from onenn.base.io import verify_checksum, write_with
@@ -34,7 +34,7 @@ def readme_job(
     *,
     claims_path: str,
     audit_path: str,
-    log: logging.Logger,
+    log: Logger,
 ) -> None:
     """Write the scorecard (``claims_table``, with the ``tables`` the claims read) and the audit's headline section,
     each under the header naming the run (``configs``) and the headline table's software."""
@@ -55,23 +55,18 @@ def readme_job(
     for path, page in pages.items():
         write_with(path, lambda tmp, text=top + page: tmp.write_text(text, encoding="utf-8"))
     counts = card["verdict"].value_counts()
-    log.info(
-        "wrote %s (%s) and %s, from the run of %s",
-        claims_path,
-        ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS),
-        audit_path,
-        configs,
-    )
+    verdicts = ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
+    log.info("wrote %s (%s) and %s, from the run of %s", claims_path, verdicts, audit_path, configs)
 
 
-def readme_figure_job(figure_path: str, copy_path: str, *, log: logging.Logger) -> None:
+def readme_figure_job(figure_path: str, copy_path: str, *, log: Logger) -> None:
     """Copy an experiment's figure (checked against its checksum) into ``results/readme/``."""
     verify_checksum(figure_path)
     write_with(copy_path, lambda tmp: shutil.copyfile(figure_path, tmp))
     log.info("copied %s to %s", figure_path, copy_path)
 
 
-def resolution_job(table_path: str, configs: str, output: str, *, log: logging.Logger) -> None:
+def resolution_job(table_path: str, configs: str, output: str, *, log: Logger) -> None:
     """An audit experiment's resolution test (``analysis.audit_pages.resolution_page``) as Markdown."""
     from onenn.analysis.audit_pages import resolution_page, sample_agreement
     from onenn.analysis.tables import audit_resolution
@@ -86,7 +81,7 @@ def resolution_job(table_path: str, configs: str, output: str, *, log: logging.L
 
 
 def lemmas_job(
-    table_path: str, settings: dict[str, dict], configs: str, page_path: str, figure_path: str, *, log: logging.Logger
+    table_path: str, settings: dict[str, dict], configs: str, page_path: str, figure_path: str, *, log: Logger
 ) -> None:
     """The convergence proof's inequalities along an audit experiment's trajectories (its variants' audit
     ``settings``): the page and the figure of each inequality's two sides at Lemma 12's threshold."""
@@ -116,7 +111,7 @@ LATE_COLUMNS = {"variant": ANY, "source": ANY, "time": NUMBER, "xi1": NUMBER, "x
 LATE_COLUMNS |= {"N": NUMBER, "d": NUMBER}
 
 
-def late_time_job(table_path: str, configs: str, output: str, *, log: logging.Logger) -> None:
+def late_time_job(table_path: str, configs: str, output: str, *, log: Logger) -> None:
     """An audit experiment's late-time page (``theory.reduced.late_time.late_time_law``, docs/method.md §7.3)."""
     from onenn.analysis.audit_pages import late_time_page
     from onenn.theory.reduced.late_time import COMPARE_FROM, asymptote, late_time_law

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+from logging import Logger
 
 from onenn.base.columns import normalise_types
 from onenn.base.io import load_text, save_table, write_with
@@ -12,7 +12,7 @@ from onenn.jobs.inputs import load_checked_table
 
 
 def summary_job(
-    paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: logging.Logger
+    paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: Logger
 ) -> None:
     """Read every experiment table, write the headline table twice (Parquet and Markdown)."""
     from onenn.analysis.summary import summarise
@@ -27,7 +27,7 @@ def summary_job(
     log.info("summarised %d experiments into %d rows", len(paths), len(summary))
 
 
-def report_page_job(markdown_path: str, html_path: str, *, title: str, log: logging.Logger) -> None:
+def report_page_job(markdown_path: str, html_path: str, *, title: str, log: Logger) -> None:
     """A table's Markdown (the headline table, the scorecard) as an HTML page of the report."""
     from onenn.analysis.markdown import markdown_to_html
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
+from logging import Logger
 from typing import TYPE_CHECKING, Any
 
 from onenn.base.columns import normalise_types
@@ -23,7 +23,7 @@ def with_software(table: pd.DataFrame, job: str) -> pd.DataFrame:
     return normalise_types(table.assign(**versions(), **code_provenance(job)))
 
 
-def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger) -> None:
+def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: Logger) -> None:
     """A ``kind: scaling`` experiment: estimate every point, write one table."""
     from onenn.theory.scaling import scaling_table
 
@@ -35,7 +35,7 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
         log.info(message, *row)
 
 
-def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.Logger) -> None:
+def landscape_job(settings: dict, *, experiment: str, output: str, log: Logger) -> None:
     """A ``kind: landscape`` experiment: the reduced loss on its grid, with the sample's settings."""
     from onenn.theory.landscape import LandscapeSettings, landscape
 
@@ -49,7 +49,7 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: logging.
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 
-def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: str) -> None:
+def aggregate_job(paths: Sequence[str], output: str, log: Logger, kind: str) -> None:
     """Concatenate the runs' (or variants') tables of an experiment of ``kind`` into one."""
     from onenn.analysis.tables import concat_tables
 
@@ -60,7 +60,7 @@ def aggregate_job(paths: Sequence[str], output: str, log: logging.Logger, kind: 
 
 
 def table_job(
-    kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: logging.Logger
+    kind: str, inputs: Sequence[str], settings: dict[str, Any], *, experiment: str, output: str, log: Logger
 ) -> None:
     """An experiment's table by its kind's ``table_source``: its runs' or variants' concatenated, or computed."""
     if kind_named(kind).table_source != "settings":

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import time
+from logging import Logger
 
 from onenn.base.io import save_arrays, save_json
 from onenn.base.progress import EVERY, Progress, StepProgress, both
@@ -18,20 +18,8 @@ RECORD_DESCRIPTIONS = {
 }
 #: the same of a binary run's record
 BINARY_RECORD_DESCRIPTIONS = {
-    "steps": "the run's SGD steps: `epochs` passes over the `train_size` prompts in minibatches of `batch`",
+    "steps": "the run's SGD steps: `epochs` passes over the `train_size` prompts in minibatches of `batch`"
 }
-
-
-def use_threads(threads: int) -> None:
-    """Give torch the job's ``threads`` (at least one), for a run that trains in torch (on CUDA)."""
-    import torch
-
-    torch.set_num_threads(max(1, int(threads)))
-
-
-def describe_run(identity: dict) -> str:
-    """``experiment convergence, variant N=16, seed 0``."""
-    return ", ".join(f"{k} {v}" for k, v in identity.items()) or "training run"
 
 
 def train_job(
@@ -41,7 +29,7 @@ def train_job(
     weights_path: str,
     run_path: str,
     threads: int,
-    log: logging.Logger,
+    log: Logger,
     progress_every: float = EVERY,
     progress: Progress | None = None,
 ) -> None:
@@ -51,34 +39,28 @@ def train_job(
     from onenn.training.train import Diverged, train
 
     s = TrainSettings.from_dict(settings)
-    if device_type(s.device) != "cpu":  # the run trains in torch
-        use_threads(threads)
+    if device_type(s.device) != "cpu":  # the run trains in torch: give it the job's threads (at least one)
+        import torch
+
+        torch.set_num_threads(max(1, int(threads)))
     log.info("training %s with %s", identity, s.to_dict())
+    run = ", ".join(f"{k} {v}" for k, v in identity.items()) or "training run"  # experiment e, variant v, seed 0
     started = time.perf_counter()
     try:
         result = train(s, progress=both(StepProgress(log.info, every=progress_every), progress))
     except Diverged as err:
         raise Diverged(
-            f"{describe_run(identity)}: {err}. Lower lr, or set on_divergence: record to keep "
-            "the steps before the divergence"
+            f"{run}: {err}. Lower lr, or set on_divergence: record to keep the steps before the divergence"
         ) from err
     seconds = time.perf_counter() - started
-    if result["diverged_step"] >= 0:
-        log.warning("%s diverged (kept, on_divergence: record): %s", describe_run(identity), result["divergence"])
+    diverged = result["diverged_step"]
+    if diverged >= 0:
+        log.warning("%s diverged (kept, on_divergence: record): %s", run, result["divergence"])
     save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
-    record = {
-        **identity,
-        **s.to_dict(),
-        "device_used": result["device"],
-        **versions(),
-        **accelerator(),
-        **code_provenance("onenn.jobs.train:train_job"),
-        "diverged": result["diverged_step"] >= 0,
-        "diverged_step": result["diverged_step"],
-    }
+    record = {**identity, **s.to_dict(), **versions(), **accelerator(), **code_provenance("onenn.jobs.train:train_job")}
+    record |= {"device_used": result["device"], "diverged": diverged >= 0, "diverged_step": diverged, "seed": s.seed}
     if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.gpu_check)
         record["fused_check"] = result["fused_check"]
-    record["seed"] = s.seed
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
 
@@ -91,7 +73,7 @@ def binary_train_job(
     weights_path: str,
     run_path: str,
     threads: int,
-    log: logging.Logger,
+    log: Logger,
     progress_every: float = EVERY,
 ) -> None:
     """Binary SGD on the fixed training set on the compiled CPU kernels, one thread; write weights and run record."""

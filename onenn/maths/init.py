@@ -18,16 +18,6 @@ def assumption2(d: int, m: int, sigma: float) -> np.ndarray:
     return W
 
 
-def noise_mask(d: int, m: int, noise_blocks: str) -> np.ndarray:
-    """Boolean (D, D) mask of the entries that receive noise: all, the label columns alone, or all but them."""
-    if noise_blocks not in NOISE_BLOCKS:
-        raise ValueError(f"noise_blocks must be one of {', '.join(NOISE_BLOCKS)}; got {noise_blocks!r}")
-    D = d + m + 1
-    label = np.zeros((D, D), dtype=bool)
-    label[:, d : d + m] = True
-    return {"all": np.ones((D, D), dtype=bool), "label": label, "other": ~label}[noise_blocks]
-
-
 def initial_weights(
     d: int, m: int, sigma: float, epsilon: float, noise_blocks: str, seed: int, *, dtype: str = "float64"
 ) -> np.ndarray:
@@ -38,6 +28,11 @@ def initial_weights(
         raise ValueError(f"dtype must be one of {', '.join(PRECISIONS)}; got {dtype!r}")
     W = assumption2(d, m, sigma)
     if epsilon > 0:
+        if noise_blocks not in NOISE_BLOCKS:
+            raise ValueError(f"noise_blocks must be one of {', '.join(NOISE_BLOCKS)}; got {noise_blocks!r}")
+        label = np.zeros(W.shape, dtype=bool)  # the entries that receive noise: all, the label columns, or the others
+        label[:, d : d + m] = True
+        mask = {"all": np.ones(W.shape, dtype=bool), "label": label, "other": ~label}[noise_blocks]
         G = gaussian_matrix(stream_key(seed, "initial_weights"), *W.shape).astype(np.float64)
-        W += epsilon * G * noise_mask(d, m, noise_blocks)
+        W += epsilon * G * mask
     return W.astype(dtype)

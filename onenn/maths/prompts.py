@@ -45,13 +45,6 @@ def uniform_prompts(prompts: int, d: int, N: int, K: int, rng: np.random.Generat
     return {"x": x, "classes": classes, "nn": nearest_neighbour(x)}
 
 
-def binary_prompts(prompts: int, d: int, N: int, labels: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Assumption 1 with scalar labels: inputs uniform on the sphere, labels independent of them."""
-    x = sphere(rng, (prompts, N + 1), d)
-    y = draw_labels(rng, (prompts, N), labels)
-    return {"x": x, "y": y, "nn": nearest_neighbour(x)}
-
-
 def separate(
     x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
 ) -> np.ndarray:
@@ -108,7 +101,8 @@ def make_binary_set(
     if test_set not in BINARY_TEST_SETS:
         raise ValueError(f"test_set must be one of {', '.join(BINARY_TEST_SETS)}; got {test_set!r}")
     rng = seeded_generator(seed, "binary_set", "binary", test_set, prompts, d, N, labels, delta)
-    drawn = binary_prompts(prompts, d, N, labels, rng)
+    x = sphere(rng, (prompts, N + 1), d)
+    drawn = {"x": x, "y": draw_labels(rng, (prompts, N), labels), "nn": nearest_neighbour(x)}
     if test_set == "separated":  # without classes: every other context point counts
         drawn["nn"] = separate(drawn["x"], None, float(delta), rng)
     return drawn

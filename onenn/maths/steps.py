@@ -8,10 +8,9 @@ import numpy as np
 def log_spaced_steps(steps: int, n: int, *, refine: bool = False) -> np.ndarray:
     """Step 0, then the distinct integers nearest to ``n − 1`` log-spaced points from 1 to ``steps`` (int64); with
     ``refine`` (a run's saved steps) the grid is made finer until it holds ``min(n − 1, steps)`` steps after 0."""
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValueError(f"n (the number of steps to record) must be an integer >= 2, got {n!r}")
+    for name, value, low in (("steps", steps, 0), ("n (the number of steps to record)", n, 2)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     if steps == 0:
         return np.zeros(1, dtype=np.int64)
     wanted = min(n - 1, steps)

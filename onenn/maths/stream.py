@@ -10,18 +10,17 @@ import numpy as np
 #: the round multipliers and the key increments (the Weyl sequence: the golden ratio and √3 − 1 in 32 bits)
 PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
 PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
-ROUNDS = 10
 _MASK32 = np.uint64(0xFFFFFFFF)
 _32 = np.uint64(32)
 
 
-def philox4x32(c0, c1, c2, c3, k0, k1, rounds: int = ROUNDS) -> tuple[np.ndarray, ...]:
-    """Philox4x32 (``rounds`` rounds, docs/method.md §4.4) of the counter ``(c0, c1, c2, c3)`` under the key
+def philox4x32(c0, c1, c2, c3, k0, k1) -> tuple[np.ndarray, ...]:
+    """Philox4x32-10 (docs/method.md §4.4) of the counter ``(c0, c1, c2, c3)`` under the key
     ``(k0, k1)``: four uint32 arrays (the arguments broadcast). Words held in uint64: every product is exact."""
     c0, c1, c2, c3, k0, k1 = (np.asarray(x, dtype=np.uint64) & _MASK32 for x in (c0, c1, c2, c3, k0, k1))
     c0, c1, c2, c3, k0, k1 = np.broadcast_arrays(c0, c1, c2, c3, k0, k1)
     M0, M1, W0, W1 = (np.uint64(x) for x in (PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1))
-    for _ in range(rounds):
+    for _ in range(10):
         p0, p1 = M0 * c0, M1 * c2
         c0, c1, c2, c3 = (p1 >> _32) ^ c1 ^ k0, p1 & _MASK32, (p0 >> _32) ^ c3 ^ k1, p0 & _MASK32
         k0, k1 = (k0 + W0) & _MASK32, (k1 + W1) & _MASK32

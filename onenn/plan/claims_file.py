@@ -223,28 +223,23 @@ def to_point(point: str | dict, claim: dict) -> ClaimPoint:
     )
 
 
+#: the claim's keys that are the ``Claim``'s fields as written (the others default to the ``Claim``'s defaults)
+AS_WRITTEN = ("id", "paper", "experiment", "check", "by", "note", "source", "reason", "untested", "versus")
+
+
 def to_claim(
-    claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int = 0, paper_test_sizes: tuple[int, ...] = ()
+    claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int, paper_test_sizes: tuple[int, ...]
 ) -> Claim:
     return Claim(
-        id=claim["id"],
+        **{key: claim[key] for key in AS_WRITTEN if key in claim},
         figure=int(claim.get("figure", 0)),
-        paper=claim["paper"],
-        experiment=claim["experiment"],
         kind=known[claim["experiment"]]["kind"],
         quantity=Quantity(**claim["quantity"]),
-        check=claim["check"],
         points=tuple(to_point(p, claim) for p in claim["points"]),
         resolution=float(claim.get("resolution", 0.0)),
-        by=claim.get("by"),
-        note=claim.get("note", ""),
-        source=claim.get("source", "paper"),
         paper_test_size=paper_test_size,
         paper_test_sizes=paper_test_sizes,
         post_hoc=claim["post_hoc_reason"] if claim.get("post_hoc") else "",
-        reason=claim.get("reason", ""),
-        untested=claim.get("untested", ""),
-        versus=claim.get("versus"),
     )
 
 

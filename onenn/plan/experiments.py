@@ -10,7 +10,7 @@ from typing import Any
 from onenn.base import paths
 from onenn.base.columns import format_value, variant_name
 from onenn.base.settings import PLAN_KEYS, schema
-from onenn.plan.kinds import EVAL_KEYS, KINDS, kind_named
+from onenn.plan.kinds import EVAL_KEYS, kind_named
 
 #: keys of an experiment that are not run settings: those of every experiment, and the scaling kind's panels
 EXPERIMENT_KEYS = (*schema()["$defs"]["experiment"]["properties"], "panels")
@@ -105,7 +105,8 @@ def group_by(config: dict, experiment: str) -> list[str]:
 
 
 def job_settings(config: dict, experiment: str, variant: str = "default") -> dict[str, Any]:
-    """What the job of one variant depends on: its kind's settings (and a scaling job's panels)."""
+    """What the job of one variant (a per-variant job of kind audit or full_matrix) depends on: its kind's settings
+    (and a scaling job's panels)."""
     exp = config["experiments"][experiment]
     kind = kind_named(exp["kind"])
     s = {**settings(config, experiment, variant), **({"panels": exp["panels"]} if "panels" in exp else {})}
@@ -129,17 +130,6 @@ def eval_keys(kind: str) -> tuple[str, ...]:
 def eval_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
     s = settings(config, experiment, variant)
     return {k: s[k] for k in eval_keys(config["experiments"][experiment]["kind"])}
-
-
-def variant_settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
-    """What the per-variant job of an ``audit`` or ``full_matrix`` experiment depends on."""
-    kind = kind_named(config["experiments"][experiment]["kind"])
-    if kind.table_source != "variants":
-        per_variant = [k.name for k in KINDS.values() if k.table_source == "variants"]
-        raise ValueError(
-            f"experiments.{experiment} has kind {kind.name!r}; per-variant jobs need one of {', '.join(per_variant)}"
-        )
-    return job_settings(config, experiment, variant)
 
 
 def table_settings(config: dict, experiment: str) -> dict[str, Any]:

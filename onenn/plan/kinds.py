@@ -23,23 +23,28 @@ TRAIN_FIGURES = (
 )
 #: where a table comes from: its runs' metrics or its variants' tables (concatenated), or its settings (computed)
 TABLE_SOURCES = ("runs", "variants", "settings")
+#: the modules of the kinds' functions
+SUMMARY, PAGE = "onenn.analysis.summary", "onenn.analysis.summary_page"
+TABLES, BEYOND = "onenn.jobs.tables", "onenn.jobs.beyond"
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of experiment: ``job`` makes its table, ``summarise`` headline rows, ``markdown`` their lines."""
+    """One kind of experiment: ``job`` makes its table, ``summarise`` headline rows, ``markdown`` their lines (each
+    ``"module:function"``; by default ``{name}_summary`` of ``SUMMARY`` and ``{name}_markdown`` of ``PAGE``)."""
 
     name: str
     table_source: str
-    figures: tuple[str, ...]
-    summarise: str
-    markdown: str
+    summarise: str = ""
+    markdown: str = ""
     job: str | None = None
     id_columns: tuple[str, ...] = ()
     number_columns: tuple[str, ...] = ()
     scored: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "summarise", self.summarise or f"{SUMMARY}:{self.name}_summary")
+        object.__setattr__(self, "markdown", self.markdown or f"{PAGE}:{self.name}_markdown")
         if self.table_source not in TABLE_SOURCES:
             raise ValueError(
                 f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {self.table_source!r}"
@@ -57,72 +62,17 @@ class Kind:
         """What its job (a run's training, a variant's or the table's computation) depends on."""
         return job_keys(self.name)
 
-    @property
-    def eval_keys(self) -> tuple[str, ...]:
-        """What only the evaluation of its runs depends on."""
-        return EVAL_KEYS if self.table_source == "runs" else ()
 
-
-SUMMARY = "onenn.analysis.summary"
-PAGE = "onenn.analysis.summary_page"
-
+VALUES = f"{PAGE}:values_markdown"  # the page of a kind whose headline rows are values, not estimates
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind(
-            "train",
-            "runs",
-            TRAIN_FIGURES,
-            f"{SUMMARY}:train_summary",
-            f"{PAGE}:train_markdown",
-            id_columns=ID_COLUMNS,
-            number_columns=METRICS,
-            scored=True,
-        ),
-        Kind(
-            "scaling",
-            "settings",
-            ("scaling_identity",),
-            f"{SUMMARY}:scaling_summary",
-            f"{PAGE}:scaling_markdown",
-            job="onenn.jobs.tables:scaling_job",
-            scored=True,
-        ),
-        Kind(
-            "binary",
-            "runs",
-            ("binary",),
-            f"{SUMMARY}:binary_summary",
-            f"{PAGE}:binary_markdown",
-            id_columns=ID_COLUMNS,
-            number_columns=BINARY_RUN_METRICS,
-        ),
-        Kind(
-            "audit",
-            "variants",
-            ("audit",),
-            f"{SUMMARY}:audit_table_summary",
-            f"{PAGE}:audit_markdown",
-            job="onenn.jobs.beyond:audit_job",
-            id_columns=AUDIT_FIRST,
-        ),
-        Kind(
-            "landscape",
-            "settings",
-            ("landscape",),
-            f"{SUMMARY}:landscape_summary",
-            f"{PAGE}:values_markdown",
-            job="onenn.jobs.tables:landscape_job",
-        ),
-        Kind(
-            "full_matrix",
-            "variants",
-            ("full_matrix",),
-            f"{SUMMARY}:full_matrix_summary",
-            f"{PAGE}:values_markdown",
-            job="onenn.jobs.beyond:full_matrix_job",
-            id_columns=FULL_MATRIX_FIRST,
-        ),
+        Kind("train", "runs", id_columns=ID_COLUMNS, number_columns=METRICS, scored=True),
+        Kind("scaling", "settings", job=f"{TABLES}:scaling_job", scored=True),
+        Kind("binary", "runs", id_columns=ID_COLUMNS, number_columns=BINARY_RUN_METRICS),
+        Kind("audit", "variants", f"{SUMMARY}:audit_table_summary", job=f"{BEYOND}:audit_job", id_columns=AUDIT_FIRST),
+        Kind("landscape", "settings", markdown=VALUES, job=f"{TABLES}:landscape_job"),
+        Kind("full_matrix", "variants", markdown=VALUES, job=f"{BEYOND}:full_matrix_job", id_columns=FULL_MATRIX_FIRST),
     )
 }
 

@@ -27,8 +27,4 @@ def train_gpus(device: str, *, local: bool, gpus_here: int) -> int:
     only where this machine has a GPU (``gpus_here``), so a ``gpu`` limit never serialises CPU training."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
-    if device == "cpu":
-        return 0
-    if device == "cuda" or not local:
-        return 1
-    return 1 if gpus_here > 0 else 0
+    return 0 if device == "cpu" else int(device == "cuda" or not local or gpus_here > 0)

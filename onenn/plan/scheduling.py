@@ -15,7 +15,7 @@ def drop_default_rate_limit(scheduler: Any, settings: Any) -> bool:
     limit = getattr(settings, "max_jobs_per_timespan", None)
     if scheduler is None or limit is None or getattr(scheduler, "job_rate_limiter", None) is None:
         return False
-    if (limit.max_jobs, limit.timespan) != DEFAULT_RATE_LIMIT:
+    if (limit.max_jobs, limit.timespan) != DEFAULT_RATE_LIMIT:  # a limit the user chose
         return False
     scheduler.job_rate_limiter = None
     return True

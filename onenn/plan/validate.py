@@ -185,10 +185,8 @@ def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accept
         problems += [Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted)]
         name = variant_name({key: v})
         if name in seen:
-            message = (
-                f"{show(v)} gives the variant name {name!r} of {format_path((*path, seen[name]))}: a duplicate value"
-            )
-            problems.append(Problem((*path, i), message))
+            message = f"{show(v)} gives the variant name {name!r} of {format_path((*path, seen[name]))}"
+            problems.append(Problem((*path, i), message + ": a duplicate value"))
         seen.setdefault(name, i)
     return problems
 
@@ -232,21 +230,16 @@ def variant_problems(config: dict, name: str, exp: dict, found: list[Variant]) -
     seen_settings: list[tuple[dict, Variant]] = []
     for v in found:
         if v.name in seen_names:
-            first = format_path(seen_names[v.name].named_at)
-            message = (
-                f"variant name {v.name!r} is already used by {first}; variant names are folders and must be distinct"
-            )
-            problems.append(Problem(v.named_at, message))
+            message = f"variant name {v.name!r} is already used by {format_path(seen_names[v.name].named_at)}"
+            problems.append(Problem(v.named_at, message + "; variant names are folders and must be distinct"))
         elif not re.match(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
         seen_names.setdefault(v.name, v)
         settings = ex.resolved_settings(config, name, v.overrides)
         same = next((w for s, w in seen_settings if s == settings), None)
         if same is not None and same.name != v.name:
-            message = (
-                f"duplicate variant: {v.name!r} has the same settings as {same.name!r} ({format_path(same.where)})"
-            )
-            problems.append(Problem(v.where, message))
+            message = f"duplicate variant: {v.name!r} has the same settings as {same.name!r}"
+            problems.append(Problem(v.where, f"{message} ({format_path(same.where)})"))
         seen_settings.append((settings, v))
     if not found or all(int(ex.resolved_settings(config, name, v.overrides)["seeds"]) < 1 for v in found):
         problems.append(Problem(("experiments", name), "the experiment has no runs (no variants or no seeds)"))

@@ -180,13 +180,12 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
             f" got {s.sample_time_end!r}"
         )
     t, w, mass = weighted_sample(s)
-    if log:
-        log.info("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
+    say = log.info if log else lambda *args: None
+    say("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)
     started = clock.perf_counter()
     record_steps = log_spaced_steps(s.steps, s.n_eval)
     gd = gradient_descent(0.0, sigma, s.lr, s.steps, t, s.d, record_steps, weights=w, progress=steps("gd"))
-    if log:
-        log.info("gd: %d steps in %.1f s", s.steps, clock.perf_counter() - started)
+    say("gd: %d steps in %.1f s", s.steps, clock.perf_counter() - started)
     time_gd = float(gd.time[-1])
     tight = {"rtol": 1e-10, "atol": 1e-12}
     overlap = gradient_flow(
@@ -197,12 +196,8 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     times = np.unique(np.concatenate([gd.time, cont.time]))
     t_plain = sample_inner_products(len(t), s.N, s.d, numpy_generator(s.seed, "audit", 2))
     plain = gradient_flow(0.0, sigma, 0.0, s.sample_time_end, t_plain, s.d, record_times=times, progress=flow("plain"))
-    parts = [
-        _rows("gd", gd, mass, t, w),
-        _rows("flow", overlap, mass, t, w),
-        _rows("continuation", cont, mass, t, w),
-        _rows("plain", plain, 1.0, t_plain),
-    ]
+    parts = [_rows(source, run, mass, t, w) for source, run in (("gd", gd), ("flow", overlap), ("continuation", cont))]
+    parts.append(_rows("plain", plain, 1.0, t_plain))
     late = log_times(time_gd, s.time_end, s.n_eval, decades=True)
     record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
     early = record[record <= s.sample_time_end]  # the seed swap's: where the drawn points carry the noise
@@ -213,10 +208,8 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
         q = quadrature(s.N, s.d, n1, n2, s.seed, stream=stream, third_nodes=n3)
         trajectory = population_flow(0.0, sigma, end, q, at, progress=flow(f"{source} {n1} x {n2} x {n3}"))
         parts.append(_rows(source, trajectory, trajectory.mass))
-        if log:
-            what = "with swapped uniforms " if stream == SWAP_STREAM else ""
-            elapsed = clock.perf_counter() - begun
-            log.info("population flow %sat %d x %d x %d nodes to t=%g in %.1f s", what, n1, n2, n3, end, elapsed)
+        what, elapsed = "with swapped uniforms " if stream == SWAP_STREAM else "", clock.perf_counter() - begun
+        say("population flow %sat %d x %d x %d nodes to t=%g in %.1f s", what, n1, n2, n3, end, elapsed)
     table = pd.concat(parts, ignore_index=True)
     table["sigma"] = sigma
     table["boundary"] = np.where(table["xi1"] > 0, 1.0 - table["xi2"] / table["xi1"], -np.inf)
@@ -224,6 +217,5 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     table["loss_xi1"] = table["reduced_loss"] * table["xi1"]  # the late-time check (docs/method.md §7.3)
     table["asymptote"] = asymptote(s.N, s.d)
     table["stuck_loss_xi1"] = 0.5 * table["stuck_mass"] * table["xi1"]
-    if log:
-        log.info("audit done in %.1f s", clock.perf_counter() - started)
+    say("audit done in %.1f s", clock.perf_counter() - started)
     return table

@@ -3,6 +3,7 @@ model's full-matrix GD stays on the family and follows the reduced GD. numpy onl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,24 +44,20 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     return float(loss.mean()), r_vec.T @ z_query / prompts
 
 
-class FullLossGrad:
-    """``full_loss_grad`` on fixed prompts by its compiled port (``full_matrix_kernel``), what does not depend on
-    ``A`` computed once; tests/unit/test_audit.py holds it to the definition."""
+def compiled_loss_grad(x: np.ndarray) -> Callable[..., tuple[float, np.ndarray]]:
+    """``full_loss_grad`` on fixed prompts ``x`` by its compiled port (``full_matrix_kernel``): ``(A, with_loss=True)
+    -> (loss, gradient)``, the loss NaN without ``with_loss``; tests/unit/test_audit.py holds it to the definition."""
+    from onenn.theory.full_matrix_kernel import loss_grad  # numba: imported where it is used
 
-    def __init__(self, x: np.ndarray) -> None:
-        prompts, _, d = x.shape
-        self.x = np.ascontiguousarray(x, dtype=np.float64)  # (n, N+1, d), the query last
-        self.z_query = np.concatenate([self.x[:, -1], np.ones((prompts, 1))], axis=1)  # (n, d+1)
-        self.nn = np.ascontiguousarray(nearest_neighbour(self.x), dtype=np.int64)  # i*_b
-        self.d = d
+    x = np.ascontiguousarray(x, dtype=np.float64)  # (n, N+1, d), the query last
+    z_query = np.concatenate([x[:, -1], np.ones((x.shape[0], 1))], axis=1)  # (n, d+1)
+    nn = np.ascontiguousarray(nearest_neighbour(x), dtype=np.int64)  # i*_b
 
-    def __call__(self, A: np.ndarray, with_loss: bool = True) -> tuple[float, np.ndarray]:
-        """``(loss, gradient)`` as ``full_loss_grad(A, x)``; the loss is NaN when ``with_loss`` is False."""
-        from onenn.theory.full_matrix_kernel import loss_grad  # numba: imported where it is used
+    def call(A: np.ndarray, with_loss: bool = True) -> tuple[float, np.ndarray]:
+        grad = np.empty((x.shape[2] + 1, x.shape[2] + 1))
+        return float(loss_grad(np.ascontiguousarray(A, dtype=np.float64), x, z_query, nn, with_loss, grad)), grad
 
-        grad = np.empty((self.d + 1, self.d + 1))
-        A = np.ascontiguousarray(A, dtype=np.float64)
-        return float(loss_grad(A, self.x, self.z_query, self.nn, with_loss, grad)), grad
+    return call
 
 
 def embed_active(A: np.ndarray, d: int) -> np.ndarray:
@@ -110,7 +107,7 @@ def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
     reduced = gradient_descent(0.0, s.sigma, s.lr, s.steps, t, s.d, record_steps=record)
     A = np.zeros((s.d + 1, s.d + 1))
     A[-1, -1] = -s.sigma
-    loss_grad = FullLossGrad(x)
+    loss_grad = compiled_loss_grad(x)
     rows, k = [], 0
     for step in range(s.steps + 1):
         loss, grad = loss_grad(A, with_loss=step == record[k])

@@ -85,24 +85,20 @@ def sides(name, xi1, xi2, xi1_dot, xi2_dot, N: int, d: int, c_d: float = 1.0) ->
     first = (2 * N / d) * np.exp(-4 * xi1 / (N + 1) ** 2)
     query = (a / (d * N**3 * math.e)) * _exp(2 * (xi1 - xi2))
     growth = (1 - 1 / (2 * N)) * c_d * np.exp(-6 * xi1)
-    log_term = math.log(2 * N**4 * math.e / a)
-    if name == "lemma8":
-        return d * xi1_dot + 2 * xi2_dot, growth
-    if name == "lemma9":
-        return np.asarray(xi1_dot, dtype=np.float64), first - query
-    if name == "lemma10":
-        return d * np.asarray(xi1_dot), growth - 2 * _exp(2 * xi1 - 2 * xi2)
-    if name == "lemma11":
-        return np.asarray(xi2_dot, dtype=np.float64), np.exp(2 * a * xi1 - 2 * xi2) / ((N + 1) ** 3 * math.e)
-    if name == "lemma7":
-        return np.asarray(xi2_dot, dtype=np.float64), np.exp(-xi2 / 15)
-    if name == "lemma12":
-        return first, query
-    if name == "lemma12_replaced":
-        return 2.5 * xi1, log_term + 2 * xi2
-    if name == "lemma12_printed":
-        return 2.5 * xi1, log_term + xi2
-    raise ValueError(f"name must be one of {', '.join(BY_NAME)}; got {name!r}")
+    log_term, tie = math.log(2 * N**4 * math.e / a), (N + 1) ** 3 * math.e
+    cases = {  # each case evaluated only when named: the Lemma 12 conditions have no rates
+        "lemma8": lambda: (d * xi1_dot + 2 * xi2_dot, growth),
+        "lemma9": lambda: (np.asarray(xi1_dot, dtype=np.float64), first - query),
+        "lemma10": lambda: (d * np.asarray(xi1_dot), growth - 2 * _exp(2 * xi1 - 2 * xi2)),
+        "lemma11": lambda: (np.asarray(xi2_dot, dtype=np.float64), np.exp(2 * a * xi1 - 2 * xi2) / tie),
+        "lemma7": lambda: (np.asarray(xi2_dot, dtype=np.float64), np.exp(-xi2 / 15)),
+        "lemma12": lambda: (first, query),
+        "lemma12_replaced": lambda: (2.5 * xi1, log_term + 2 * xi2),
+        "lemma12_printed": lambda: (2.5 * xi1, log_term + xi2),
+    }
+    if name not in cases:
+        raise ValueError(f"name must be one of {', '.join(BY_NAME)}; got {name!r}")
+    return cases[name]()
 
 
 def margin(left: np.ndarray, right: np.ndarray, upper: bool) -> np.ndarray:

@@ -96,11 +96,6 @@ def ratio_estimate(a: np.ndarray, b: np.ndarray, level: float) -> dict[str, floa
     return losses | {"ratio": ratio, "ratio_se": se, "ratio_lower": ratio - z * se, "ratio_upper": ratio + z * se}
 
 
-def point_generator(seed: int, point: Point, d: int, N: int) -> np.random.Generator:
-    """A generator of its own for every point (and the same one for the same point and seed)."""
-    return seeded_generator(seed, "scaling", point.panel, point.xi1, point.xi2, point.K, point.prompts, d, N)
-
-
 #: what the columns of ``scaling_table`` mean (``d``, ``N``, ``seed``, ``ci_level`` are its settings)
 DESCRIPTIONS = {
     "panel": "the scaling identity's figure panel (a key of its `panels`)",
@@ -125,7 +120,8 @@ def scaling_table(settings: dict[str, Any], experiment: str = "scaling_identity"
     d, N, seed, level = int(settings["d"]), int(settings["N"]), int(settings["seed"]), float(settings["ci_level"])
     rows = []
     for p in points(settings["panels"]):
-        mc, binary = paired_losses(p.xi1, p.xi2, p.K, p.prompts, d, N, point_generator(seed, p, d, N))
+        rng = seeded_generator(seed, "scaling", p.panel, p.xi1, p.xi2, p.K, p.prompts, d, N)  # one per point
+        mc, binary = paired_losses(p.xi1, p.xi2, p.K, p.prompts, d, N, rng)
         estimate = ratio_estimate(mc, binary, level) | {"ci_level": level, "reference": (p.K - 1) / p.K}
         rows.append({"experiment": experiment, **vars(p), "d": d, "N": N, "seed": seed, **estimate})
     return normalise_types(pd.DataFrame(rows))

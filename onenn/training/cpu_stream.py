@@ -18,28 +18,23 @@ LOW = _u64(0xFFFFFFFF)
 TOKEN_SHIFT, KIND_SHIFT, PROMPT_SHIFT, STEP_SHIFT = (stream.SHIFTS[f] for f in ("token", "kind", "prompt", "step"))
 
 
-@intrinsic
-def _bits(typingctx, x):
-    """The bits of a float32 as an int32 (a bitcast: no instruction)."""
-    if x != types.float32:
-        return None
+def _bitcast(source, target, ir_type):
+    """An intrinsic that reinterprets the bits of a ``source`` value as a ``target`` one (a bitcast: no instruction)."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
+    def cast(typingctx, x):
+        if x != source:
+            return None
 
-    return types.int32(types.float32), codegen
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir_type)
+
+        return target(source), codegen
+
+    return intrinsic(cast)
 
 
-@intrinsic
-def _float(typingctx, x):
-    """The float32 whose bits are the int32 ``x`` (a bitcast)."""
-    if x != types.int32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
+_bits = _bitcast(types.float32, types.int32, ir.IntType(32))  # the bits of a float32 as an int32
+_float = _bitcast(types.int32, types.float32, ir.FloatType())  # the float32 whose bits are an int32
 
 
 @intrinsic

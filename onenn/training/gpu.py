@@ -291,17 +291,15 @@ class GpuEngine:
         # constants in the training precision (a Python float reaches a Triton kernel as float32)
         consts = [-torch.tensor(lr, dtype=W.dtype).item() / batch, 1.0 / K, 1.0 - loss.c, loss.c]
         self.consts = torch.tensor(consts, dtype=W.dtype, device=dev)
-        if minibatches is None:
-            self.Z = torch.zeros(1, dtype=torch.float32, device=dev)
-            self.C = torch.zeros(1, dtype=torch.int64, device=dev)
-        else:
-            self.Z, self.C = minibatches
-            if self.Z.shape[1:] != (d, T, batch) or self.C.shape[1:] != (N, batch) or len(self.Z) != len(self.C):
-                raise ValueError(
-                    f"minibatches must be Z (steps, {d}, {T}, {batch}) and C (steps, {N}, {batch}); "
-                    f"got {tuple(self.Z.shape)} and {tuple(self.C.shape)}"
-                )
         self.predrawn = minibatches is not None
+        unused = torch.zeros(1, dtype=torch.float32, device=dev), torch.zeros(1, dtype=torch.int64, device=dev)
+        self.Z, self.C = minibatches if self.predrawn else unused
+        Z, C = self.Z, self.C
+        if self.predrawn and (Z.shape[1:] != (d, T, batch) or C.shape[1:] != (N, batch) or len(Z) != len(C)):
+            raise ValueError(
+                f"minibatches must be Z (steps, {d}, {T}, {batch}) and C (steps, {N}, {batch}); "
+                f"got {tuple(Z.shape)} and {tuple(C.shape)}"
+            )
 
     def run(
         self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
@@ -327,23 +325,10 @@ class GpuEngine:
                 progress(t, steps, losses[t - 1])
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
-        """The next ``n`` steps in one launch, their losses into ``losses`` (checked: the kernel does not)."""
-        if not 1 <= n:
-            raise ValueError(f"launch: n must be at least 1; got {n}")
-        if tuple(losses.shape) != (n,) or losses.dtype != self.W.dtype or losses.device != self.W.device:
-            raise ValueError(
-                f"launch: losses must be a ({n},) {self.W.dtype} tensor on {self.W.device}; got {tuple(losses.shape)} "
-                f"{losses.dtype} on {losses.device}"
-            )
-        if self.predrawn and self.step + n > len(self.Z):
-            raise ValueError(
-                f"launch: the minibatches hold {len(self.Z)} steps; steps {self.step}..{self.step + n - 1} asked"
-            )
-        Z, C = self.Z, self.C
-        z_strides = Z.stride() if self.predrawn else (0, 0, 0, 0)
-        c_strides = C.stride() if self.predrawn else (0, 0, 0)
+        """The next ``n`` steps in one launch, their losses into ``losses`` (``run`` checks the arguments)."""
+        strides = (*self.Z.stride(), *self.C.stride()) if self.predrawn else (0,) * 7
         sgd_block_kernel[(1,)](
-            self.W, losses, self.consts, self.key, Z, C, *z_strides, *c_strides, self.step, n,
+            self.W, losses, self.consts, self.key, self.Z, self.C, *strides, self.step, n,
             d=self.d, N=self.N, K=self.K, B=self.B, **tile_sizes(self.d, self.N, self.K), BC=self.chunk,
             LOSS=self.loss_code, PREDRAWN=self.predrawn, DTYPE=TL_DTYPES[self.W.dtype], num_warps=self.num_warps,
         )  # fmt: skip

@@ -55,11 +55,9 @@ class Divergence:
 
     def __str__(self) -> str:
         loss = "none" if self.last_loss is None else f"{self.last_loss:.6g} at step {self.last_loss_step}"
-        saved = (
-            "none"
-            if self.last_saved_step is None
-            else f"step {self.last_saved_step} (max |W_ij| = {self.last_saved_max:.6g})"
-        )
+        saved, step = "none", self.last_saved_step
+        if step is not None:
+            saved = f"step {step} (max |W_ij| = {self.last_saved_max:.6g})"
         return (
             f"non-finite minibatch loss or weights at step {self.step}; last finite minibatch loss {loss}; "
             f"last finite saved W at {saved}"
@@ -68,13 +66,11 @@ class Divergence:
 
 def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) -> Divergence | None:
     """The first non-finite minibatch loss (``losses[t]`` is the loss of ``W_t``) or saved weight, if any."""
-    bad_loss = np.flatnonzero(~np.isfinite(losses))
-    bad_W = np.flatnonzero(~np.isfinite(W).all(axis=(1, 2)))
-    candidates = [int(bad_loss[0])] if len(bad_loss) else []
-    candidates += [int(saved_steps[bad_W[0]])] if len(bad_W) else []
+    bad_W = saved_steps[~np.isfinite(W).all(axis=(1, 2))]
+    candidates = [*np.flatnonzero(~np.isfinite(losses))[:1], *bad_W[:1]]
     if not candidates:
         return None
-    first = min(candidates)
+    first = int(min(candidates))
     finite = np.flatnonzero(np.isfinite(losses[:first]))
     before = np.flatnonzero(saved_steps < first)
     return Divergence(

@@ -9,8 +9,8 @@ On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints on
    (``onenn.training.gpu_check.tolerance``); and the result of the check every CUDA training job runs first
    (``onenn.training.gpu_check``);
 2. **speed**: µs a step of the CPU engine (1 thread) and of the GPU engine, timed in interleaved repetitions;
-3. **tests**: ``tests/unit/test_gpu.py`` with the kernel compiled, on CUDA (the same tests the default ``pytest``
-   runs in the interpreter on a machine without a GPU);
+3. **tests**: ``tests/unit/test_gpu.py`` with the kernel compiled, on CUDA (the slow ones too: the default ``pytest``
+   runs the others in the interpreter on a machine without a GPU);
 4. **learning**: the quick preset's training runs, trained on both engines from the same seeds: the final separated accuracy and (ξ1, ξ2), which must be equal to
    round-off (``ROUND_OFF``): the two engines train the same runs;
 5. **experiments**: the wall time of the paper's experiments 1–6 at the paper's scale with every training job
@@ -198,7 +198,7 @@ def speed_rows(
 
 def test_rows(seconds: float) -> list[dict[str, str]]:
     """``tests/unit/test_gpu.py`` with the kernel compiled (``TRITON_INTERPRET=0``): on CUDA, not the interpreter."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_gpu.py"]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "", "tests/unit/test_gpu.py"]
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds, check=False)

@@ -64,8 +64,8 @@ def test_the_equality_stage(monkeypatch):
     from onenn.training import gpu_check as engine_check
     from onenn.training.gpu import GpuEngine
 
-    monkeypatch.setattr(engine_check, "STEPS", 24)
-    rows = gpu_check.equality_rows(CPU, TINY, {"padded": {"N": 5, "K": 10}})
+    monkeypatch.setattr(engine_check, "STEPS", 12)
+    rows = gpu_check.equality_rows(CPU, replace(TINY, steps=8), {"padded": {"N": 5, "K": 10}})
     assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"gpu"}
     assert all(r["verdict"] == "ok" for r in rows[:-1]), rows
     assert rows[-1]["check"] == "equality: the GPU check (onenn.training.gpu_check)" and rows[-1]["verdict"].startswith(

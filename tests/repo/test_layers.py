@@ -263,7 +263,7 @@ def test_the_snakefile_imports_only_the_plan_and_the_foundation():
 # --- each job pays only for what it uses (docs/performance.md, per-job fixed cost) ----------------------------
 
 #: the jobs that train, the only ones that may import torch and numba (the engine's compiled kernels)
-TRAINING_JOBS = {"train.train_job", "train.binary_train_job", "train.use_threads"}
+TRAINING_JOBS = {"train.train_job", "train.binary_train_job"}
 #: the jobs that draw, and so may import matplotlib and seaborn
 DRAWING_JOBS = {"figures.figure_job", "readme.lemmas_job"}
 #: jobs that neither read nor write a table, and so must not import pandas
@@ -309,7 +309,7 @@ def test_the_jobs_are_found():
     jobs = JOB_IMPORTS
     expected = {"evaluate.evaluate_job", "tables.table_job", "figures.figure_job", "summary.summary_job"}
     assert expected | TRAINING_JOBS | DRAWING_JOBS | NO_TABLE_JOBS <= set(jobs)
-    assert "onenn.analysis.evaluate" in jobs["evaluate.evaluate_job"] and "torch" in jobs["train.use_threads"]
+    assert "onenn.analysis.evaluate" in jobs["evaluate.evaluate_job"] and "torch" in jobs["train.train_job"]
 
 
 @pytest.mark.parametrize("job", sorted(set(JOB_IMPORTS) - TRAINING_JOBS))
@@ -324,7 +324,7 @@ def test_a_job_that_does_not_train_does_not_import_torch(job):
 
 EVALUATE_BOTH = """
 import logging, sys
-from onenn.jobs.evaluate import binary_evaluate_job, evaluate_job
+from onenn.jobs.evaluate import evaluate_job
 folder = sys.argv[1]
 log = logging.getLogger("evaluate")
 identity = {"experiment": "e", "variant": "v", "seed": "0"}
@@ -332,10 +332,10 @@ evaluate_job({"K": 3, "loss": "cross_entropy", "c": 0.0, "delta": 0.1, "test_siz
              weights_path=f"{folder}/weights.npz", run_path=f"{folder}/run.json",
              test_set_paths={"uniform": f"{folder}/uniform.npz", "separated": f"{folder}/separated.npz"},
              output=f"{folder}/metrics.parquet", log=log)
-binary_evaluate_job({**BINARY, "delta": 0.1, "test_size": 32}, identity=identity,
-                    weights_path=f"{folder}/binary/weights.npz", run_path=f"{folder}/binary/run.json",
-                    set_paths={name: f"{folder}/binary/{name}.npz" for name in ("train", "uniform", "separated")},
-                    output=f"{folder}/binary/metrics.parquet", log=log)
+evaluate_job({**BINARY, "delta": 0.1, "test_size": 32}, identity=identity,
+             weights_path=f"{folder}/binary/weights.npz", run_path=f"{folder}/binary/run.json",
+             test_set_paths={name: f"{folder}/binary/{name}.npz" for name in ("train", "uniform", "separated")},
+             output=f"{folder}/binary/metrics.parquet", log=log, kind="binary")
 print("torch" in sys.modules)
 """
 

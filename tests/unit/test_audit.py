@@ -13,8 +13,8 @@ from onenn.maths.prompts import sphere
 from onenn.maths.stream import numpy_generator
 from onenn.theory.audit import AuditSettings, resolve_sigma, run_audit, sources
 from onenn.theory.full_matrix import (
-    FullLossGrad,
     FullMatrixSettings,
+    compiled_loss_grad,
     embed_active,
     full_loss_grad,
     full_matrix_vs_reduced,
@@ -146,11 +146,11 @@ def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
 
 
 def test_full_loss_grad_on_fixed_prompts_equals_the_definition():
-    """FullLossGrad (prepared once, one compiled pass) against full_loss_grad, at random matrices: the same numbers
+    """compiled_loss_grad (prepared once, one compiled pass) against full_loss_grad, at random matrices: the same numbers
     up to the order of the sums."""
     rng = np.random.default_rng(4)
     x = sphere(rng, (300, 7), 5)
-    fast = FullLossGrad(x)
+    fast = compiled_loss_grad(x)
     for scale in (0.1, 2.0, 20.0):
         A = scale * rng.standard_normal((6, 6))
         loss, grad = full_loss_grad(A, x)

@@ -20,7 +20,7 @@ from onenn.base.columns import BINARY_TEST_SETS, Undescribed
 from onenn.jobs import columns
 from onenn.jobs.beyond import audit_job, full_matrix_job
 from onenn.jobs.claims import claims_job
-from onenn.jobs.evaluate import binary_evaluate_job
+from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.summary import summary_job
 from onenn.jobs.tables import table_job
 from onenn.jobs.train import binary_train_job
@@ -63,7 +63,9 @@ def binary_run(folder: Path) -> Path:
     output = folder / "binary_run.parquet"
     settings = {**s.to_dict(), "delta": 0.5, "test_size": 16}
     set_paths = {name: str(path) for name, path in sets.items()}
-    binary_evaluate_job(settings, identity=identity, set_paths=set_paths, output=str(output), log=LOG, **run)
+    evaluate_job(
+        settings, identity=identity, test_set_paths=set_paths, output=str(output), log=LOG, kind="binary", **run
+    )
     return output
 
 

@@ -106,11 +106,11 @@ def test_a_changed_expression_changes_that_modules_fingerprint_only(package):
 
 def test_a_function_docstring_is_not_code_but_a_string_statement_after_it_is(package):
     edit(package, "onenn/d.py", "VALUE = 3\n", 'def f():\n    """Doc."""\n    return 1\n')
-    before = fp.module_fingerprint("onenn.d", root=package)
+    before = fp.fingerprints("onenn.d", root=package)["onenn.d"]
     edit(package, "onenn/d.py", '"""Doc."""', '"""Other doc."""')
-    assert fp.module_fingerprint("onenn.d", root=package) == before
+    assert fp.fingerprints("onenn.d", root=package)["onenn.d"] == before
     edit(package, "onenn/d.py", "    return 1\n", '    "a string that is not the docstring"\n    return 1\n')
-    assert fp.module_fingerprint("onenn.d", root=package) != before
+    assert fp.fingerprints("onenn.d", root=package)["onenn.d"] != before
 
 
 def test_the_overall_fingerprint_changes_with_any_module_of_the_closure(package):
@@ -146,7 +146,7 @@ def test_training_runs_the_losses_and_figures_do_not():
     assert fp.param_name("onenn.maths.losses") not in figure
     assert fp.param_name("onenn.analysis.plots") in figure and fp.param_name("onenn.analysis.plots") not in train
     assert all(
-        value == f"{m}={fp.module_fingerprint(m)}" for m, value in ((v.partition("=")[0], v) for v in train.values())
+        value == f"{m}={fp.fingerprints(m)[m]}" for m, value in ((v.partition("=")[0], v) for v in train.values())
     )
 
 

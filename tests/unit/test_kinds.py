@@ -1,12 +1,12 @@
 """Every kind of experiment is described once (onenn/plan/kinds.py), and the description is complete: every
-function it names exists where it says, every figure it names is drawn, and an incomplete kind is refused."""
+function it names exists where it says, every training figure is drawn, and an incomplete kind is refused."""
 
 import pytest
 
 from onenn.analysis.plots import FIGURES
 from onenn.jobs.columns import kind_function, table_columns
 from onenn.plan import experiments as ex
-from onenn.plan.kinds import KINDS, Kind
+from onenn.plan.kinds import KINDS, TRAIN_FIGURES, Kind
 from tests.configs import FULL, load_config
 
 CONFIG = load_config(*FULL)
@@ -17,7 +17,10 @@ def test_every_function_a_kind_names_exists(kind):
     for role in ("summarise", "markdown", "job"):
         if getattr(KINDS[kind], role) is not None:
             assert callable(kind_function(kind, role))
-    assert set(KINDS[kind].figures) <= set(FIGURES)
+
+
+def test_every_training_figure_is_drawn():
+    assert set(TRAIN_FIGURES) <= set(FIGURES)
 
 
 def test_every_kind_of_the_default_config_is_described():
@@ -27,15 +30,15 @@ def test_every_kind_of_the_default_config_is_described():
 
 def test_a_kind_without_its_job_or_with_a_malformed_reference_is_refused():
     with pytest.raises(ValueError, match="kind toy: a kind whose table comes from settings needs a job"):
-        Kind("toy", "settings", (), "m:f", "m:g")
+        Kind("toy", "settings", "m:f", "m:g")
     with pytest.raises(ValueError, match="kind toy: summarise must be 'module:function'; got 'm.f'"):
-        Kind("toy", "runs", (), "m.f", "m:g")
+        Kind("toy", "runs", "m.f", "m:g")
     with pytest.raises(ValueError, match="table_source must be one of"):
-        Kind("toy", "files", (), "m:f", "m:g")
+        Kind("toy", "files", "m:f", "m:g")
 
 
 def test_a_function_that_is_not_where_the_kind_says_is_named(monkeypatch):
-    monkeypatch.setitem(KINDS, "toy", Kind("toy", "runs", (), "onenn.analysis.summary:no_such", "m:g"))
+    monkeypatch.setitem(KINDS, "toy", Kind("toy", "runs", "onenn.analysis.summary:no_such", "m:g"))
     with pytest.raises(TypeError, match="kind 'toy': its summarise 'onenn.analysis.summary:no_such' is not a function"):
         kind_function("toy", "summarise")
     with pytest.raises(ValueError, match="kind 'toy' has no job"):

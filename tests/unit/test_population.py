@@ -168,9 +168,14 @@ def test_at_xi1_zero_the_drawn_sums_are_their_means():
 def value_from_sums(xi1, xi2, fixed, gap_query, rho, shift):
     """``loss._per_prompt``'s ``(loss, dL/dxi1, dL/dxi2)`` from the drawn points' sums ``rho``, the other context
     gaps ``fixed`` (``(k, n)``) and the query's gap: the function ``population.slopes`` differentiates."""
-    from onenn.theory.reduced.population import _parts
+    from onenn.theory.reduced.population import drawn_sums
 
-    _u, a0, y, z, s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
+    u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)  # the nearest point's weight, the query's
+    own = drawn_sums(xi1, fixed, shift)
+    y = a0 + own[0] + rho[0]  # every weight but the nearest's
+    z = u + y
+    s2, s3, s4p = own[1] + rho[1], own[2] + rho[2], own[3] + rho[3] + a0 * gap_query
+    gbar = (s2 - y * u) / z**2
     return 0.5 * (y * y + s2) / z**2, s3 / z**2 - gbar * s4p / z, a0 * gbar / z
 
 

@@ -76,7 +76,7 @@ def job_settings(config: dict, experiment: str, variant: str, kind: str):
         return cls.from_dict(ex.train_settings(config, experiment, variant, 3))
     if kind == "landscape":
         return cls.from_dict(ex.table_settings(config, experiment))
-    return cls.from_dict(ex.variant_settings(config, experiment, variant))
+    return cls.from_dict(ex.job_settings(config, experiment, variant))
 
 
 @pytest.mark.parametrize("configs", [FULL, QUICK], ids=["full", "quick"])

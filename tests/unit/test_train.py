@@ -80,6 +80,7 @@ def test_device_type_asks_torch_only_where_a_gpu_driver_is_present(monkeypatch, 
     monkeypatch.setattr(T.sys, "platform", "win32")  # no cheap check there: torch is asked
     (tmp_path / "nvidia").rmdir()
     assert T.device_type("auto") == "cuda" and asked[-1] == "auto"
+    monkeypatch.undo()  # resolve_device checks the name
     with pytest.raises(ValueError, match="device must be one of auto, cpu, cuda; got 'tpu'"):
         T.device_type("tpu")
 

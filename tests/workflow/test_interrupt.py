@@ -23,7 +23,7 @@ from tests.workflow.helpers import ROOT, copy_workflow
 
 RUN = "results/runs/interrupt/default/seed0"
 TRAIN_LOG = "logs/train/interrupt/default/seed0.log"
-STEPS = 2000
+STEPS = 200
 
 #: Imported at the start of every Python process that has it on its path (Snakemake and its jobs): once
 #: ``onenn.base.io`` is imported, its ``write_with`` holds the write of ``ONENN_TEST_HOLD`` (a path) after the

@@ -13,8 +13,8 @@ from tests.workflow.helpers import copy_workflow, snakemake
 SMALL = {
     "defaults": {"test_size": 128, "n_eval": 5},
     "experiments": {
-        "input_dimension": {"steps": 40, "seeds": 2},
-        "noise_scale": {"kind": "train", "figure": "sweep", "steps": 40, "seeds": 2, "sweep": {"sigma": [1.0, 3.0]}},
+        "input_dimension": {"steps": 40, "seeds": 1},
+        "noise_scale": {"kind": "train", "figure": "sweep", "steps": 40, "seeds": 1, "sweep": {"sigma": [1.0, 3.0]}},
     },
 }
 

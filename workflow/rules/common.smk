@@ -124,7 +124,7 @@ def get_kind(wildcards):
 
 
 def get_variant_settings(wildcards):
-    return ex.variant_settings(config, wildcards.experiment, wildcards.variant)
+    return ex.job_settings(config, wildcards.experiment, wildcards.variant)
 
 
 def get_table_inputs(wildcards):
@@ -270,7 +270,7 @@ def get_audit_lemmas_settings(wildcards):
     files, for the page's header."""
     return {
         "variants": {
-            v: ex.variant_settings(config, wildcards.experiment, v)
+            v: ex.job_settings(config, wildcards.experiment, v)
             for v in ex.variants(config, wildcards.experiment)
         },
         "configs": get_config_files(wildcards),

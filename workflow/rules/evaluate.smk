@@ -34,7 +34,7 @@ rule binary_evaluate:
     benchmark:
         "benchmarks/binary_evaluate/{experiment}/{variant}/seed{seed}.tsv"
     params:
-        **get_code("onenn.jobs.evaluate:binary_evaluate_job"),
+        **get_code("onenn.jobs.evaluate:evaluate_job"),
         settings=get_eval_settings,
     threads: 1
     wildcard_constraints:

@@ -159,26 +159,6 @@ def _bits(typingctx, x):
 
 
 @njit(cache=True)
-def _cell(v: float, scale: float) -> int:
-    """The cell of ``interp_guide`` that holds ``v`` (up to rounding: ``interp`` looks in its neighbours too)."""
-    if v < GUIDE_SPLIT:
-        return max((_bits(v) >> GUIDE_SHIFT) - _GUIDE_BASE, 0)
-    return _GUIDE_LOW + min(int((v - GUIDE_SPLIT) * scale), GUIDE_CELLS - 1)
-
-
-@njit(cache=True)
-def _bracket(v: float, xp: np.ndarray, lo: int, hi: int) -> int:
-    """The last ``j`` in ``[lo, hi]`` with ``xp[j] <= v``, given ``xp[lo] <= v`` (bisection)."""
-    while hi > lo:
-        mid = (lo + hi + 1) >> 1
-        if xp[mid] <= v:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@njit(cache=True)
 def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out: np.ndarray) -> None:
     """``out = np.interp(x, xp, fp)`` (``guide = interp_guide(xp)``): numpy's bracket and formulas, the bracket
     found from the guide in a few steps instead of a bisection of the whole table."""
@@ -197,13 +177,22 @@ def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, guide: np.ndarray, out
         if v > xp[last]:
             out[i] = fp[last]
             continue
-        c = _cell(v, scale)
+        if v < GUIDE_SPLIT:  # the cell of interp_guide that holds v (up to rounding: its neighbours are looked in too)
+            c = max((_bits(v) >> GUIDE_SHIFT) - _GUIDE_BASE, 0)
+        else:
+            c = _GUIDE_LOW + min(int((v - GUIDE_SPLIT) * scale), GUIDE_CELLS - 1)
         lo, hi = guide[max(c - 1, 0)], guide[min(c + 2, top)]
         if lo < 0 or xp[lo] > v:  # the guide's neighbours missed (rounding cannot move v that far; kept exact)
             lo = 0
         if hi < last and xp[hi + 1] <= v:
             hi = last
-        j = _bracket(v, xp, lo, max(hi, lo))
+        j, hi = lo, max(hi, lo)
+        while hi > j:  # bisection: the last j in [lo, hi] with xp[j] <= v
+            mid = (j + hi + 1) >> 1
+            if xp[mid] <= v:
+                j = mid
+            else:
+                hi = mid - 1
         if j == last or xp[j] == v:
             out[i] = fp[j]
             continue
@@ -277,10 +266,6 @@ def inverse_cdf_fast(
             tails[count] = i
             count += 1
     if count:
-        values = np.empty(count)
-        for j in range(count):
-            values[j] = y[tails[j]]
         found = np.empty(count)
-        interp(values, xp, fp, guide, found)
-        for j in range(count):
-            out[tails[j]] = found[j]
+        interp(y[tails[:count]], xp, fp, guide, found)
+        out[tails[:count]] = found

@@ -11,8 +11,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from onenn.maths.steps import log_spaced_steps
-from onenn.theory.reduced.loss import loss_grad_prepared, loss_prepared, loss_scale, prepare
-from onenn.theory.reduced.sampling import check_finite, check_integer, check_positive
+from onenn.theory.reduced.loss import loss_grad_prepared, loss_scale, prepare
+from onenn.theory.reduced.sampling import check_finite, check_integer
 
 if TYPE_CHECKING:
     from onenn.base.progress import FlowProgressCallback, Progress
@@ -35,16 +35,6 @@ class Trajectory(NamedTuple):
     mass: np.ndarray | None = None
 
 
-def _check_record_steps(record_steps: np.ndarray | None, steps: int) -> np.ndarray:
-    if record_steps is None:
-        return log_spaced_steps(steps, 60)
-    rec = np.asarray(record_steps)
-    increasing = rec.ndim == 1 and rec.size > 0 and np.issubdtype(rec.dtype, np.integer) and np.all(np.diff(rec) > 0)
-    if not (increasing and rec[0] >= 0 and rec[-1] <= steps):
-        raise ValueError(f"record_steps must be strictly increasing integers in [0, steps={steps}]")
-    return rec.astype(np.int64)
-
-
 def gradient_descent(
     xi1_0: float,
     xi2_0: float,
@@ -61,10 +51,14 @@ def gradient_descent(
     ``record_steps`` updates (default ``log_spaced_steps(steps, 60)``); ``progress(step, steps, loss)`` if given."""
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
-    check_positive("lr", lr)
+    check_finite("lr", lr, positive=True)
     check_integer("steps", steps, minimum=0)
     check_integer("d", d, minimum=2)
-    rec = _check_record_steps(record_steps, steps)
+    rec = np.asarray(log_spaced_steps(steps, 60) if record_steps is None else record_steps)
+    increasing = rec.ndim == 1 and rec.size > 0 and np.issubdtype(rec.dtype, np.integer) and np.all(np.diff(rec) > 0)
+    if not (increasing and rec[0] >= 0 and rec[-1] <= steps):
+        raise ValueError(f"record_steps must be strictly increasing integers in [0, steps={steps}]")
+    rec = rec.astype(np.int64)
     scale = loss_scale(K)
     prep = prepare(t, weights)
     out = np.empty((3, rec.size))
@@ -118,7 +112,7 @@ def gradient_flow(
 
     times = log_times(time_start, time_end, n_eval) if record_times is None else np.asarray(record_times, dtype=float)
     xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, times, rtol, atol, progress)
-    loss = np.array([scale * loss_prepared(float(a), float(b), prep) for a, b in zip(xi1, xi2, strict=True)])
+    loss = np.array([scale * loss_grad_prepared(float(a), float(b), prep)[0] for a, b in zip(xi1, xi2, strict=True)])
     return Trajectory(times, xi1, xi2, loss)
 
 
@@ -140,12 +134,13 @@ def flow_of(
     count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation, if given."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
-    check_positive("rtol", rtol)
-    check_positive("atol", atol)
-
-    if record_times is None:
-        record_times = log_times(time_start, time_end, n_eval)
-    record_times = _check_record_times(record_times, time_start, time_end)
+    check_finite("rtol", rtol, positive=True)
+    check_finite("atol", atol, positive=True)
+    rec = np.asarray(log_times(time_start, time_end, n_eval) if record_times is None else record_times, dtype=float)
+    if rec.ndim != 1 or rec.size == 0 or np.any(np.diff(rec) <= 0) or rec[0] < time_start or rec[-1] > time_end:
+        raise ValueError(
+            f"record_times must be strictly increasing times in [time_start={time_start}, time_end={time_end}]"
+        )
     tau_span = (math.log1p(time_start), math.log1p(time_end))
 
     def rhs(tau: float, y: np.ndarray) -> np.ndarray:
@@ -155,22 +150,13 @@ def flow_of(
             progress(math.expm1(tau), time_end, share)
         return -math.exp(tau) * np.array([g1 / d, g2])  # exp(tau) = 1 + time
 
-    tau_record = np.clip(np.log1p(record_times), *tau_span)  # clip: log1p(expm1(x)) may miss x by an ulp
+    tau_record = np.clip(np.log1p(rec), *tau_span)  # clip: log1p(expm1(x)) may miss x by an ulp
     sol = solve_ivp(rhs, tau_span, [xi1_0, xi2_0], method=method, t_eval=tau_record, rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"gradient_flow: solve_ivp ({method}) failed: {sol.message}")
     if progress is not None:
         progress(time_end, time_end, 1.0)
     return sol.y[0], sol.y[1]
-
-
-def _check_record_times(record_times: np.ndarray, time_start: float, time_end: float) -> np.ndarray:
-    rec = np.asarray(record_times, dtype=np.float64)
-    if rec.ndim != 1 or rec.size == 0 or np.any(np.diff(rec) <= 0) or rec[0] < time_start or rec[-1] > time_end:
-        raise ValueError(
-            f"record_times must be strictly increasing times in [time_start={time_start}, time_end={time_end}]"
-        )
-    return rec
 
 
 def log_times(time_start: float, time_end: float, n: int, *, decades: bool = False) -> np.ndarray:

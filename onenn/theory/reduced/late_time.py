@@ -10,7 +10,7 @@ import pandas as pd
 from scipy.integrate import solve_ivp
 from scipy.special import betainc, betaln
 
-from onenn.theory.reduced.sampling import check_integer, check_positive, inner_product_cdf, inner_product_density
+from onenn.theory.reduced.sampling import check_finite, check_integer, inner_product_cdf, inner_product_density
 
 #: the near-ties' integral int_0^inf dx / (1 + e^x)^2
 TIE_CONSTANT = math.log(2.0) - 0.5
@@ -78,14 +78,11 @@ def late_flow(
 ) -> pd.DataFrame:
     """The flow of ``L_late`` from ``(xi1_0, xi2_0)`` at ``time_0``, at the times ``10**log10_times``: one row per
     time with ``log10_time, log10_xi1, log10_xi2, xi_ratio, boundary, one_plus_boundary, loss_xi1`` (stiff: LSODA)."""
-    check_integer("N", N, minimum=2)
-    check_integer("d", d, minimum=3)
-    check_positive("time_0", time_0)
-    check_positive("xi1_0", xi1_0)
-    check_positive("xi2_0", xi2_0)
+    for name, value in (("time_0", time_0), ("xi1_0", xi1_0), ("xi2_0", xi2_0)):
+        check_finite(name, value, positive=True)
     if not xi2_0 < 2.0 * xi1_0:
         raise ValueError(f"the late flow starts inside the boundary's range r > -1 (xi2 < 2 xi1), got {xi1_0}, {xi2_0}")
-    C = asymptote(N, d)
+    C = asymptote(N, d)  # it checks N and d
     ln10 = math.log(10.0)
     s_rec = np.asarray(log10_times, dtype=np.float64) * ln10
     s0 = math.log(time_0)
@@ -120,13 +117,10 @@ def comparison(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
     part = main[main["time"] >= COMPARE_FROM].sort_values("time")
     start = part.iloc[0]
     late = late_flow(float(start["xi1"]), float(start["xi2"]), float(start["time"]), np.log10(part["time"]), N, d)
-    columns = {"time": part["time"].to_numpy(), "xi1": part["xi1"].to_numpy()}
-    columns |= {"xi1_late": 10.0 ** late["log10_xi1"].to_numpy(), "xi_ratio": (part["xi1"] / part["xi2"]).to_numpy()}
-    columns |= {
-        "xi_ratio_late": late["xi_ratio"].to_numpy(),
-        "loss_xi1": (part["reduced_loss"] * part["xi1"]).to_numpy(),
-    }
-    out = pd.DataFrame(columns | {"loss_xi1_late": late["loss_xi1"].to_numpy()})
+    columns = {"time": part["time"], "xi1": part["xi1"], "xi1_late": 10.0 ** late["log10_xi1"].to_numpy()}
+    columns |= {"xi_ratio": part["xi1"] / part["xi2"], "xi_ratio_late": late["xi_ratio"]}
+    columns |= {"loss_xi1": part["reduced_loss"] * part["xi1"], "loss_xi1_late": late["loss_xi1"]}
+    out = pd.DataFrame({k: np.asarray(v) for k, v in columns.items()})
     for q in ("xi1", "xi_ratio", "loss_xi1"):
         out[f"{q}_change"] = np.abs(out[f"{q}_late"] / out[q] - 1.0)
     return out

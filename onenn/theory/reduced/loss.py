@@ -146,10 +146,6 @@ def _mean(values: np.ndarray, prep: Prepared) -> float:
     return float(values.mean()) if prep.weight is None else float(values @ prep.weight)
 
 
-def loss_prepared(xi1: float, xi2: float, prep: Prepared) -> float:
-    return loss_grad_prepared(xi1, xi2, prep)[0]
-
-
 def loss_grad_prepared(xi1: float, xi2: float, prep: Prepared) -> tuple[float, float, float]:
     loss, g1, g2 = _per_prompt_all(xi1, xi2, prep, with_grad=True)
     return _mean(loss, prep), _mean(g1, prep), _mean(g2, prep)
@@ -195,11 +191,14 @@ def monte_carlo_estimates(
     xi1: np.ndarray, xi2: np.ndarray, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> list[MonteCarloEstimate]:
     """``monte_carlo_estimate`` at every point ``(xi1[k], xi2[k])`` of a trajectory, the sample prepared once."""
-    prep, scale = prepare(t, weights), loss_scale(K)
+    prep, scale, out = prepare(t, weights), loss_scale(K), []
     for a, b in zip(xi1, xi2, strict=True):
         check_finite("xi1", a)
         check_finite("xi2", b)
-    return [_estimate(float(a), float(b), prep, scale) for a, b in zip(xi1, xi2, strict=True)]
+        values = _per_prompt_all(float(a), float(b), prep, with_grad=True)
+        means, ses = [_mean(v, prep) for v in values], [_standard_error(v, prep) for v in values]
+        out.append(MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses)))
+    return out
 
 
 def _standard_error(v: np.ndarray, prep: Prepared) -> float:
@@ -209,13 +208,6 @@ def _standard_error(v: np.ndarray, prep: Prepared) -> float:
     if prep.weight is None:
         return float(v.std(ddof=1)) / math.sqrt(v.shape[0])
     return math.sqrt(float((prep.weight**2) @ (v - _mean(v, prep)) ** 2))
-
-
-def _estimate(xi1: float, xi2: float, prep: Prepared, scale: float) -> MonteCarloEstimate:
-    values = _per_prompt_all(xi1, xi2, prep, with_grad=True)
-    means = [_mean(v, prep) for v in values]
-    ses = [_standard_error(v, prep) for v in values]
-    return MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses))
 
 
 def loss_landscape(

@@ -181,20 +181,14 @@ def _quantile_piece(q: Quadrature, bottom: float) -> tuple[np.ndarray, np.ndarra
         return t1, log_w - np.log(inner_product_density(t1, q.d))
 
 
-def _t1_nodes(xi1: float, xi2: float, q: Quadrature) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes of ``t1`` and the log of their weights (in ``dt1``): the boundary's piece, then the bulk's two."""
-    w = 1.0 / max(xi1, 1.0)
-    c = min(max(boundary(xi1, xi2), -1.0), 1.0)
-    split = min(c + min(BOUNDARY_WIDTHS * w, _BOUNDARY_SPAN), 1.0)
-    bulk = max(split, q.bulk_start)
-    pieces = [_boundary_piece(q, c, w, split), _log_cdf_piece(q, split, bulk), _quantile_piece(q, bulk)]
-    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
-
-
 def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     """Place the nodes for ``(xi1, xi2)``."""
     w = 1.0 / max(xi1, 1.0)
-    t1, log_t1_weight = _t1_nodes(xi1, xi2, q)  # (n1,)
+    c = min(max(boundary(xi1, xi2), -1.0), 1.0)  # the t1 nodes: the boundary's piece, then the bulk's two
+    split = min(c + min(BOUNDARY_WIDTHS * w, _BOUNDARY_SPAN), 1.0)
+    bulk = max(split, q.bulk_start)
+    pieces = [_boundary_piece(q, c, w, split), _log_cdf_piece(q, split, bulk), _quantile_piece(q, bulk)]
+    t1, log_t1_weight = np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])  # (n1,)
     beta = np.arcsinh((1.0 + t1) / w)  # (n1,)
     gap = w * np.sinh(beta[:, None] * q.v[None, :])  # (n1, ng)
     gap_weight = q.v_weight[None, :] * w * beta[:, None] * np.cosh(beta[:, None] * q.v[None, :])
@@ -292,23 +286,17 @@ def drawn_sums(xi1: float, gaps: np.ndarray, shift: np.ndarray) -> np.ndarray:
     return np.stack([e.sum(0), (e * e).sum(0), (e * e * gaps).sum(0), (e * gaps).sum(0)])
 
 
-def _parts(xi1, xi2, fixed, gap_query, rho, shift):
-    """``u = e^{-shift}``, the query's ``a0``, ``y = a0 + sum e + rho_1``, ``z = u + y``, the sums, ``gbar``."""
-    u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)
-    own = drawn_sums(xi1, fixed, shift)
-    y = a0 + own[0] + rho[0]
-    z = u + y
-    s2, s3, s4p = own[1] + rho[1], own[2] + rho[2], own[3] + rho[3] + a0 * gap_query
-    gbar = (s2 - y * u) / z**2
-    return u, a0, y, z, s2, s3, s4p, gbar
-
-
 def slopes(
     xi1: float, xi2: float, fixed: np.ndarray, gap_query: np.ndarray, rho: np.ndarray, shift: np.ndarray
 ) -> tuple[tuple[np.ndarray | float, ...], ...]:
     """The derivatives in ``rho_1 ... rho_4`` of the prompt's ``(loss, dL/dxi1, dL/dxi2)`` written through the drawn
     points' sums ``rho`` (tests/unit/test_population.py's ``value_from_sums``), the other gaps ``fixed`` ``(k, n)``."""
-    u, a0, _y, z, _s2, s3, s4p, gbar = _parts(xi1, xi2, fixed, gap_query, rho, shift)
+    u, a0 = np.exp(-shift), np.exp(xi1 * gap_query - xi2 - shift)  # the query's a0; y = a0 + sum e + rho_1
+    own = drawn_sums(xi1, fixed, shift)
+    y = a0 + own[0] + rho[0]
+    z = u + y
+    s3, s4p = own[2] + rho[2], own[3] + rho[3] + a0 * gap_query
+    gbar = (own[1] + rho[1] - y * u) / z**2
     dgbar = -u / z**2 - 2.0 * gbar / z  # d gbar / d rho_1; d gbar / d rho_2 = 1 / z^2
     c_loss = (-gbar / z, 0.5 / z**2, 0.0, 0.0)
     c_g1 = (-2.0 * s3 / z**3 - dgbar * s4p / z + gbar * s4p / z**2, -s4p / z**3, 1.0 / z**2, -gbar / z)

@@ -16,14 +16,11 @@ def check_integer(name: str, value: int, minimum: int = 1) -> None:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
-def check_positive(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-
-
-def check_finite(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value)):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+def check_finite(name: str, value: float, positive: bool = False) -> None:
+    """A finite number (``> 0`` with ``positive``)."""
+    number = isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value)
+    if not (number and (value > 0 or not positive)):
+        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value!r}")
 
 
 def sample_inner_products(prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -64,22 +61,6 @@ def log_pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarr
         )
 
 
-def _stratified_density(t1: np.ndarray, t2: np.ndarray, gap_min: float) -> np.ndarray:
-    """Density of the stratified proposal: ``t_(1)`` uniform on [-1, 1], ``log(g / (1 + t_(1)))`` uniform on
-    ``[log gap_min, 0]`` for the gap ``g = t_(1) - t_(2)``."""
-    gap = t1 - t2
-    inside = (gap >= gap_min * (1.0 + t1)) & (gap > 0)
-    with np.errstate(divide="ignore"):
-        return np.where(inside, 1.0 / (2.0 * -math.log(gap_min) * np.where(gap > 0, gap, 1.0)), 0.0)
-
-
-def _below(t2: np.ndarray, size: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` i.i.d. inner products conditioned to lie below each ``t2``: shape ``t2.shape + (size,)``."""
-    half = (d - 1) / 2.0
-    u = rng.random((*t2.shape, size)) * inner_product_cdf(t2, d)[..., None]
-    return np.minimum(2.0 * betaincinv(half, half, u) - 1.0, t2[..., None])  # rounding must not pass t2
-
-
 def audit_sample(
     n_plain: int, n_max: int, n_gap: int, N: int, d: int, rng: np.random.Generator, gap_min: float = 1e-8
 ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -103,9 +84,14 @@ def audit_sample(
     log_rel = math.log(gap_min) * (1.0 - (np.arange(n_gap) + rng.random((n_max, n_gap))) / n_gap)
     t1 = np.repeat(t1, n_gap)
     t2 = np.maximum(t1 - (1.0 + t1) * np.exp(log_rel.ravel()), -1.0)
-    strat = np.concatenate([t1[:, None], t2[:, None], _below(t2, N - 2, d, rng)], axis=1)
-    t = np.concatenate([plain, strat], axis=0)
+    half = (d - 1) / 2.0  # the other N - 2: i.i.d. inner products below t2 (rounding must not pass it)
+    u = rng.random((t2.size, N - 2)) * inner_product_cdf(t2, d)[:, None]
+    below = np.minimum(2.0 * betaincinv(half, half, u) - 1.0, t2[:, None])
+    t = np.concatenate([plain, np.concatenate([t1[:, None], t2[:, None], below], axis=1)], axis=0)
     p = np.exp(log_pair_density(t[:, 0], t[:, 1], N, d))
-    q = _stratified_density(t[:, 0], t[:, 1], gap_min)
+    gap = t[:, 0] - t[:, 1]  # the proposal's density: t_(1) and log(gap / (1 + t_(1))) uniform
+    inside = (gap >= gap_min * (1.0 + t[:, 0])) & (gap > 0)
+    with np.errstate(divide="ignore"):
+        q = np.where(inside, 1.0 / (2.0 * -math.log(gap_min) * np.where(gap > 0, gap, 1.0)), 0.0)
     raw = p / (n_plain * p + n_strat * q)
     return np.clip(t, -1.0, 1.0), raw / raw.sum(), float(raw.sum())
