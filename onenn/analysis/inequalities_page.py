@@ -62,20 +62,20 @@ def largest_change(main: pd.DataFrame, half: pd.DataFrame, inside: bool) -> floa
     return float(change.max()) if len(change) else math.nan
 
 
-def _readings(steps: pd.DataFrame, names: tuple) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """(inequality, reading, its rows along the population flow) of every reading of ``names`` the flow has."""
+def _readings(steps: pd.DataFrame, names: tuple) -> Iterator[tuple[str, str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+    """(inequality, reading, its rows along the population flow, at half the nodes, along GD) of every reading of
+    ``names`` the flow has."""
     for name in names:
         for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
             rows = _trajectory(steps, MAIN, reading, name)
             if len(rows):
-                yield name, reading, rows
+                half, gd = _trajectory(steps, HALF, reading, name), _trajectory(steps, GD, reading, name)
+                yield name, reading, rows, half, gd
 
 
 def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
     body = []
-    for name, reading, rows in _readings(steps, RATE_STEPS + JENSEN_STEPS):
-        half = _trajectory(steps, HALF, reading, name)
-        gd = _trajectory(steps, GD, reading, name)
+    for name, reading, rows, half, gd in _readings(steps, RATE_STEPS + JENSEN_STEPS):
         low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
         at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
         if name in JENSEN_STEPS:
@@ -96,17 +96,27 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-MAIN_HEADER = ["inequality", "reading", "worst margin", "at t", "(ξ1, ξ2) there", "first recorded t it fails",
-    "(ξ1, ξ2) there", "in the proof's region?", "worst margin in the region", "worst margin at half the nodes",
+MAIN_HEADER = [
+    "inequality",
+    "reading",
+    "worst margin",
+    "at t",
+    "(ξ1, ξ2) there",
+    "first recorded t it fails",
+    "(ξ1, ξ2) there",
+    "in the proof's region?",
+    "worst margin in the region",
+    "worst margin at half the nodes",
     "rate's largest change at half the nodes (region / all) · Jensen: share of prompts failing at its first failure",
-    "GD (t ≤ 1000): worst margin", "GD: first t it fails"]  # fmt: skip
+    "GD (t ≤ 1000): worst margin",
+    "GD: first t it fails",
+]
 
 
 def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     body = []
-    for name, reading, rows in _readings(steps, ("lemma8", "lemma10")):
+    for name, reading, rows, half, gd in _readings(steps, ("lemma8", "lemma10")):
         bind = rows.loc[rows["c_d_bound"].idxmin()]
-        half, gd = _trajectory(steps, HALF, reading, name), _trajectory(steps, GD, reading, name)
         # the smallest bound in the region, at half the nodes, along GD ("–" where there is none: NaN)
         smallest = [value(float(part["c_d_bound"].min())) for part in (rows[rows["inside"]], half, gd)]
         where = [value(float(bind["c_d_bound"])), value(float(bind["time"])), point(bind)]
@@ -114,8 +124,24 @@ def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-C_D_HEADER = ["lemma", "reading", "largest C_d, whole flow", "binding at t", "(ξ1, ξ2) there",
-    "largest C_d in the region", "at half the nodes", "GD (t ≤ 1000)"]  # fmt: skip
+C_D_HEADER = [
+    "lemma",
+    "reading",
+    "largest C_d, whole flow",
+    "binding at t",
+    "(ξ1, ξ2) there",
+    "largest C_d in the region",
+    "at half the nodes",
+    "GD (t ≤ 1000)",
+]
+
+
+#: the points of Lemma 12's table: (source, point, header)
+LEMMA12_POINTS = (
+    (MAIN, "crossing", "flow's crossing of 7/15"),
+    (GD, "crossing", "GD's crossing"),
+    (MAIN, "start", "(7σ/15, σ)"),
+)
 
 
 def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
@@ -124,7 +150,7 @@ def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
         mine = steps[(steps["inequality"] == name) & (steps["point"] != "trajectory")]
         label = cell(mine["label"].iloc[0]) if len(mine) else name
         cells = [label]
-        for source, where in ((MAIN, "crossing"), (GD, "crossing"), (MAIN, "start")):
+        for source, where, _ in LEMMA12_POINTS:
             row = mine[(mine["source"] == source) & (mine["point"] == where)]
             if not len(row):
                 cells += ["–", "–"]
@@ -136,8 +162,7 @@ def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-LEMMA12_HEADER = ["condition", "flow's crossing of 7/15", "margin there", "GD's crossing", "margin there",
-    "(7σ/15, σ)", "margin there"]  # fmt: skip
+LEMMA12_HEADER = ["condition"] + [h for *_, header in LEMMA12_POINTS for h in (header, "margin there")]
 
 
 def first_in_region(steps: pd.DataFrame) -> tuple[str, float] | None:

@@ -33,15 +33,11 @@ def test_cell(row: pd.Series) -> str:
     return f"χ²({row['dof']}) = {row['statistic']:.3g}, limit {row['limit']:.3g}"
 
 
-def partly_run(row: pd.Series) -> str:
-    if row["verdict"] == "not run" or row["points_run"] == row["points"]:
-        return ""
-    return f" ({row['points_run']} of {row['points']} points run)"
-
-
 def verdict_cell(row: pd.Series) -> str:
     """The verdict, its reading, why a *differs* (docs/claims.md), what is untested, the other test sizes."""
-    text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "") + partly_run(row)
+    text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "")
+    if row["verdict"] != "not run" and row["points_run"] != row["points"]:
+        text += f" ({row['points_run']} of {row['points']} points run)"
     if row["why"] == "explained":
         text += f" (explained: [reason]({REASONS}#{row['reason']}))"
     elif row["why"] == "marginal":
@@ -92,10 +88,6 @@ def chance_line(card: pd.DataFrame) -> str:
         f"spread on our side at one point at least, not post-hoc: {', '.join(counted)}. The other rows cannot "
         "read *differs* by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
     )
-
-
-def post_hoc_note(row: pd.Series) -> str:
-    return f"Post-hoc: {row['post_hoc']}" if row["post_hoc"] else ""
 
 
 INTRODUCTION = (
@@ -178,7 +170,10 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
     lines += [markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
     notes = [
-        [claim_cell(r), cell(" ".join(x for x in (str(r["note"] or ""), post_hoc_note(r)) if x))]
+        [
+            claim_cell(r),
+            cell(" ".join(x for x in (str(r["note"] or ""), r["post_hoc"] and f"Post-hoc: {r['post_hoc']}") if x)),
+        ]
         for _, r in card.iterrows()
         if (not pd.isna(r["note"]) and r["note"]) or r["post_hoc"]
     ]

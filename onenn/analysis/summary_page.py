@@ -28,16 +28,22 @@ def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> p
 
 #: (header, quantity, test set) of the training columns of the Markdown table
 TRAIN_COLUMNS = (
-    ("separated accuracy", "accuracy", "separated"), ("uniform accuracy", "accuracy", "uniform"),
-    ("separated logit error", "logit_error", "separated"), ("uniform logit error", "logit_error", "uniform"),
+    ("separated accuracy", "accuracy", "separated"),
+    ("uniform accuracy", "accuracy", "uniform"),
+    ("separated logit error", "logit_error", "separated"),
+    ("uniform logit error", "logit_error", "uniform"),
     ("training loss (uniform test set)", "test_loss", "uniform"),
-)  # fmt: skip
+)
 PARAMETER_COLUMNS = (
-    ("distance start", "dist_family_start", None), ("distance end", "dist_family_end", None),
-    ("end / start", "dist_family_ratio", None), ("active distance start", "dist_family_active_start", None),
-    ("active distance end", "dist_family_active_end", None), ("active end / start", "dist_family_active_ratio", None),
-    ("label-column norm start", "label_norm_start", None), ("label-column norm end", "label_norm_end", None),
-)  # fmt: skip
+    ("distance start", "dist_family_start", None),
+    ("distance end", "dist_family_end", None),
+    ("end / start", "dist_family_ratio", None),
+    ("active distance start", "dist_family_active_start", None),
+    ("active distance end", "dist_family_active_end", None),
+    ("active end / start", "dist_family_active_ratio", None),
+    ("label-column norm start", "label_norm_start", None),
+    ("label-column norm end", "label_norm_end", None),
+)
 
 
 def seeds_markdown(rows: pd.DataFrame, title: str, columns: tuple) -> list[str]:
@@ -80,73 +86,88 @@ def scaling_markdown(rows: pd.DataFrame) -> list[str]:
 
 def binary_markdown(rows: pd.DataFrame) -> list[str]:
     columns = (
-        ("training loss", "test_loss", "train"), ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
-        ("MSE to 1-NN, separated", "nn_mse", "separated"), ("distance to family", "dist_family_active", None),
-        ("ξ1", "xi1", None), ("ξ2", "xi2", None),
-    )  # fmt: skip
+        ("training loss", "test_loss", "train"),
+        ("MSE to 1-NN, uniform", "nn_mse", "uniform"),
+        ("MSE to 1-NN, separated", "nn_mse", "separated"),
+        ("distance to family", "dist_family_active", None),
+        ("ξ1", "xi1", None),
+        ("ξ2", "xi2", None),
+    )
     return seeds_markdown(rows, "At the last step (mean ± sd over n seeds):", columns)
 
 
+#: (header, quantity) of the audit's table
+AUDIT_COLUMNS = (
+    ("σ", "sigma"),
+    ("t end", "time_end"),
+    ("ξ1", "xi1_end"),
+    ("ξ2", "xi2_end"),
+    ("ξ1/ξ2", "xi_ratio_end"),
+    ("max ξ1/ξ2", "xi_ratio_max"),
+    ("first t with ξ1/ξ2 > 7/15", "time_cross"),
+    ("ξ2 − ξ1", "xi2_minus_xi1_end"),
+    ("loss", "reduced_loss_end"),
+    ("loss·log t at t = 10", "loss_log_time_first"),
+    ("loss·log t at the end", "loss_log_time_end"),
+    ("GD–flow gap", "gd_flow_gap"),
+    ("r = 1 − ξ2/ξ1", "boundary_end"),
+    ("mass beyond r", "stuck_mass_end"),
+    ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
+    ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
+    ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
+    ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
+    ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
+    ("loss·ξ1 at the end", "loss_xi1_end"),
+    ("its limit C (closed form)", "asymptote"),
+    ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
+)
+#: (name, quantity) of the main trajectory's rows at ``AUDIT_TIMES``
+AT_TIMES = (
+    ("loss", "reduced_loss"),
+    ("ξ1/ξ2", "xi_ratio"),
+    ("ξ1", "xi1"),
+    ("r", "boundary"),
+    ("mass beyond r", "stuck_mass"),
+)
+
+
+def _value(values: pd.Series, variant: str, quantity: str) -> str:
+    return number(values.get((variant, quantity), math.nan))
+
+
 def audit_markdown(rows: pd.DataFrame) -> list[str]:
-    columns = (
-        ("σ", "sigma"), ("t end", "time_end"), ("ξ1", "xi1_end"), ("ξ2", "xi2_end"), ("ξ1/ξ2", "xi_ratio_end"),
-        ("max ξ1/ξ2", "xi_ratio_max"), ("first t with ξ1/ξ2 > 7/15", "time_cross"), ("ξ2 − ξ1", "xi2_minus_xi1_end"),
-        ("loss", "reduced_loss_end"), ("loss·log t at t = 10", "loss_log_time_first"),
-        ("loss·log t at the end", "loss_log_time_end"), ("GD–flow gap", "gd_flow_gap"),
-        ("r = 1 − ξ2/ξ1", "boundary_end"), ("mass beyond r", "stuck_mass_end"),
-        ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
-        ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
-        ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
-        ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
-        ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"), ("loss·ξ1 at the end", "loss_xi1_end"),
-        ("its limit C (closed form)", "asymptote"), ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end")
-    )  # fmt: skip
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
-    body = [[v] + [_audit_cell(values, v, q) for _, q in columns] for v in variants]
+    body = [[v] + [_audit_cell(values, v, q) for _, q in AUDIT_COLUMNS] for v in variants]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
-    at_times = (
-        ("loss", "reduced_loss"),
-        ("ξ1/ξ2", "xi_ratio"),
-        ("ξ1", "xi1"),
-        ("r", "boundary"),
-        ("mass beyond r", "stuck_mass"),
-    )
-    loss_body = [
-        [v, name] + [number(values.get((v, f"{q}@t={t}"), float("nan"))) for t in times]
-        for v in variants
-        for name, q in at_times
-    ]
+    loss_body = [[v, name] + [_value(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES]
     return [
         f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
         "",
-        markdown_table(["variant"] + [h for h, _ in columns], body),
+        markdown_table(["variant"] + [h for h, _ in AUDIT_COLUMNS], body),
         "",
         "The main trajectory (the population flow) at log-spaced times t:",
         "",
         markdown_table(["variant", "value"] + [f"t={t}" for t in times], loss_body),
         "",
-    ] + resolution_markdown(rows)
+    ] + resolution_markdown(rows, values)
 
 
 def _audit_cell(values: pd.Series, variant: str, quantity: str) -> str:
     """A cell of the audit's table; the crossing time to the digits its error allows, with the error."""
-    value = values.get((variant, quantity), float("nan"))
-    if quantity != "time_cross" or math.isnan(value):
+    value = values.get((variant, quantity), math.nan)
+    digits = values.get((variant, "time_cross_digits"), math.nan)
+    if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
         return number(value)
-    digits = values.get((variant, "time_cross_digits"), float("nan"))
-    error = values.get((variant, "time_cross_error"), float("nan"))
-    if math.isnan(digits):
-        return number(value)
+    error = values.get((variant, "time_cross_error"), math.nan)
     return f"{value:.{int(digits)}g} (± {error:.1g})"
 
 
-def resolution_markdown(rows: pd.DataFrame) -> list[str]:
+def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
     """The resolution test: ξ1/ξ2 and the loss of every population level (rows ``xi_ratio@<source>@t=<time>``)."""
     found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
     if not len(found):
         return []
-    values = rows.set_index(["variant", "quantity"])["mean"]
     keys = [q.split("@")[1:] for q in dict.fromkeys(found["quantity"])]
     sources = list(dict.fromkeys(k[0] for k in keys))
     times = list(dict.fromkeys(k[1] for k in keys))
@@ -156,11 +177,7 @@ def resolution_markdown(rows: pd.DataFrame) -> list[str]:
         for src in sources:
             label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
             label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
-            cells = [
-                number(values.get((v, f"{q}@{src}@{t}"), float("nan")))
-                for q in ("xi_ratio", "reduced_loss")
-                for t in times
-            ]
+            cells = [_value(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
             body.append([v, label] + cells)
     return [
         (
@@ -188,9 +205,7 @@ def audit_page(summary: pd.DataFrame) -> str:
 def values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]
-    body = [
-        [v] + [number(values.get((v, q), float("nan"))) for q in quantities] for v in dict.fromkeys(rows["variant"])
-    ]
+    body = [[v] + [_value(values, v, q) for q in quantities] for v in dict.fromkeys(rows["variant"])]
     return [markdown_table(["variant", *quantities], body), ""]
 
 

@@ -53,17 +53,17 @@ README_LEMMAS = "results/readme/{experiment}_lemmas.md"
 README_LEMMAS_FIGURE = "results/readme/{experiment}_lemmas.png"
 #: an audit experiment's late-time law (docs/method.md §7.3)
 README_LATE_TIME = "results/readme/{experiment}_late_time.md"
-#: the experiments whose figures results/readme/ keeps: the README's seven, and docs/experiments.md's worked example
-README_EXPERIMENTS = (
+#: the multiclass paper's experiments 1–6 (its section 5), by their names in config.yaml
+PAPER_EXPERIMENTS = (
     "convergence",
     "scaling_identity",
     "distribution_shift",
     "number_of_classes",
     "diagonal_init",
     "loss_function",
-    "audit",
-    "input_dimension",
 )
+#: the experiments whose figures results/readme/ keeps: the README's seven, and docs/experiments.md's worked example
+README_EXPERIMENTS = (*PAPER_EXPERIMENTS, "audit", "input_dimension")
 
 #: the rules that make the files of each pattern (a run's: the multiclass rule, or the binary one; the path cannot
 #: tell); tests/unit/test_damaged_files.py holds this to the outputs of workflow/rules/*.smk

@@ -49,9 +49,10 @@ def run_table(kind: str, record: str, ids: dict[str, str], metrics: tuple[str, .
     )
 
 
-def computed(module: str, ids: tuple[str, ...], keys: Iterable[str]) -> dict[str, str]:
-    """A table a kind's job computes: its identity, the ``DESCRIPTIONS`` of ``module``, its settings ``keys``."""
+def computed(kind: str, module: str, ids: tuple[str, ...], keys: Iterable[str] | None = None) -> dict[str, str]:
+    """A table the job of ``kind`` computes: its ids, ``module``'s ``DESCRIPTIONS``, its ``keys`` (the kind's settings)."""
     ids_described = {column: ID_DESCRIPTIONS[column] for column in ids}
+    keys = kind_named(kind).settings_keys if keys is None else keys
     keys_described = {key: setting_description(key) for key in keys}
     return first_wins(ids_described, registry(module, "DESCRIPTIONS"), keys_described, software())
 
@@ -66,12 +67,10 @@ TABLES: dict[str, Callable[[], dict[str, str]]] = {
         {**ID_DESCRIPTIONS, "test_set": BINARY_TEST_SET_DESCRIPTION},
         BINARY_RUN_METRICS,
     ),
-    "scaling": lambda: computed("onenn.theory.scaling", ("experiment",), kind_named("scaling").settings_keys),
-    "landscape": lambda: computed("onenn.theory.landscape", ("experiment",), LANDSCAPE_SETTING_COLUMNS),
-    "audit": lambda: computed("onenn.theory.audit", ("experiment", "variant"), kind_named("audit").settings_keys),
-    "full_matrix": lambda: computed(
-        "onenn.theory.full_matrix", ("experiment", "variant"), kind_named("full_matrix").settings_keys
-    ),
+    "scaling": lambda: computed("scaling", "onenn.theory.scaling", ("experiment",)),
+    "landscape": lambda: computed("landscape", "onenn.theory.landscape", ("experiment",), LANDSCAPE_SETTING_COLUMNS),
+    "audit": lambda: computed("audit", "onenn.theory.audit", ("experiment", "variant")),
+    "full_matrix": lambda: computed("full_matrix", "onenn.theory.full_matrix", ("experiment", "variant")),
     "summary": lambda: first_wins(
         registry("onenn.analysis.summary", "DESCRIPTIONS"),
         registry("onenn.analysis.summary", "SOFTWARE_DESCRIPTIONS"),

@@ -18,12 +18,13 @@ PAGE_COMMAND = "snakemake results/readme/<experiment>_{}.md"
 SUMMARY_COLUMNS = {name: ANY for name in ("experiment", "kind", "variant", "quantity", "mean", *provenance.KEYS)}
 
 
-def header(configs: str, command: str, made_with: str = "", also: str = "") -> str:
-    """The first lines of a generated page: the run (its configuration files) and the command that writes it."""
-    return (
+def write_page(path: str, page: str, configs: str, command: str, made_with: str = "", also: str = "") -> None:
+    """Write ``page`` under a header naming the run (its configuration files) and the command that writes it."""
+    top = (
         f"> From the run of {configs}{made_with}. Written by `{command}` "
         f"(workflow/rules/readme.smk{also}): rerun it rather than edit this file.\n\n"
     )
+    write_with(path, lambda tmp: tmp.write_text(top + page, encoding="utf-8"))
 
 
 def readme_job(
@@ -48,12 +49,11 @@ def readme_job(
         raise ValueError(f"{summary_table} has no rows: the headline table of a finished run has one per quantity")
     software = {key: str(summary[key].iloc[0]) for key in provenance.KEYS}
     software |= {k: provenance.gpus_used(summary[k]) for k in provenance.ACCELERATOR_KEYS if k in summary.columns}
-    top = header(configs, COMMAND, f", made with {provenance.describe(software)}")
     card = load_checked_table(claims_table, {name: ANY for name in COLUMNS})
     read = {name: load_checked_table(path) for name, path in tables.items()}
-    pages = {claims_path: claims_markdown(card, read), audit_path: audit_page(summary)}
-    for path, page in pages.items():
-        write_with(path, lambda tmp, text=top + page: tmp.write_text(text, encoding="utf-8"))
+    made_with = f", made with {provenance.describe(software)}"
+    for path, page in {claims_path: claims_markdown(card, read), audit_path: audit_page(summary)}.items():
+        write_page(path, page, configs, COMMAND, made_with)
     counts = card["verdict"].value_counts()
     verdicts = ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
     log.info("wrote %s (%s) and %s, from the run of %s", claims_path, verdicts, audit_path, configs)
@@ -75,8 +75,7 @@ def resolution_job(table_path: str, configs: str, output: str, *, log: Logger) -
     res = audit_resolution(table)
     if not len(res):
         raise ValueError(f"{table_path} has no population flow (source 'population'): is it an audit table?")
-    text = header(configs, PAGE_COMMAND.format("resolution")) + resolution_page(res) + sample_agreement(table)
-    write_with(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_page(output, resolution_page(res) + sample_agreement(table), configs, PAGE_COMMAND.format("resolution"))
     log.info("wrote %s (%d rows)", output, len(res))
 
 
@@ -91,9 +90,9 @@ def lemmas_job(
     from onenn.theory.inequalities import inequalities_table
 
     steps = inequalities_table(load_checked_table(table_path), settings)
-    also = "; the target `readme` makes it too"
-    text = header(configs, PAGE_COMMAND.format("lemmas"), also=also) + page(steps)
-    write_with(page_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_page(
+        page_path, page(steps), configs, PAGE_COMMAND.format("lemmas"), also="; the target `readme` makes it too"
+    )
     fig = figure(steps)
     try:
         fig.tight_layout()
@@ -123,8 +122,7 @@ def late_time_job(table_path: str, configs: str, output: str, *, log: Logger) ->
     N, d = int(population["N"].iloc[0]), int(population["d"].iloc[0])
     law = late_time_law(population, N, d)
     page = late_time_page(law, N, d, asymptote(N, d), COMPARE_FROM)
-    text = header(configs, PAGE_COMMAND.format("late_time")) + page
-    write_with(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_page(output, page, configs, PAGE_COMMAND.format("late_time"))
     for variant, (end, comp, _) in law.items():
         changes = (
             "none (ends before the comparison)"

@@ -18,11 +18,6 @@ DIAGNOSTICS_DESCRIPTIONS = {
 }
 
 
-def label_columns(d: int, m: int) -> slice:
-    """Columns of ``W`` that multiply the query's zero label block (``W12, W22, W32``)."""
-    return slice(d, d + m)
-
-
 def xi(W: np.ndarray, d: int) -> tuple[float, float]:
     """``(ξ1, ξ2)`` of the Frobenius projection ``Π(W)``: the mean of ``diag(W11)`` and ``−W33``."""
     return float(np.trace(W[:d, :d]) / d), float(-W[-1, -1])
@@ -42,12 +37,13 @@ def diagnostics(W: np.ndarray, d: int, m: int) -> dict[str, float]:
     """``ξ1, ξ2``, the distance to the family (whole, and over all but the label columns), the label columns' norm."""
     xi1, xi2 = xi(W, d)
     off = W - family_matrix(xi1, xi2, d, m)
+    labels = slice(d, d + m)  # the columns that multiply the query's zero label block (W12, W22, W32)
     active = np.ones(W.shape[1], dtype=bool)
-    active[label_columns(d, m)] = False
+    active[labels] = False
     return {
         "xi1": xi1,
         "xi2": xi2,
         "dist_family": float(np.linalg.norm(off)),
         "dist_family_active": float(np.linalg.norm(off[:, active])),
-        "label_norm": float(np.linalg.norm(W[:, label_columns(d, m)])),
+        "label_norm": float(np.linalg.norm(W[:, labels])),
     }

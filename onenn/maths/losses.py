@@ -9,12 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def log_softmax(ell: np.ndarray) -> np.ndarray:
-    """``log softmax(ℓ)`` along the last axis, shifted by the maximum."""
-    shifted = ell - ell.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
 def square(ell: np.ndarray, y_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``½‖ℓ − y*‖²`` and its gradient ``ℓ − y*``."""
     residual = ell - y_target
@@ -23,7 +17,8 @@ def square(ell: np.ndarray, y_target: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def cross_entropy(ell: np.ndarray, target_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``−log softmax(ℓ)_{c*}`` and its gradient ``softmax(ℓ) − e_{c*}``."""
-    log_p = log_softmax(ell)
+    shifted = ell - ell.max(axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # log softmax(ℓ)
     loss = -np.take_along_axis(log_p, target_class[:, None], axis=-1)[:, 0]
     return loss, np.exp(log_p) - np.eye(ell.shape[-1])[target_class]
 

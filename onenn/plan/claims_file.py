@@ -84,13 +84,12 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         problems.append(Problem((*at, "over"), message))
     if "over" in quantity and "divide_by" in quantity:
         problems.append(Problem((*at, "over"), "give `over` or `divide_by`, not both"))
-    if quantity.get("of", "value") != "value" and "step" in quantity:
+    of_steps = quantity.get("of", "value") != "value"  # the first and the last step, not one
+    if of_steps and "step" in quantity:
         problems.append(Problem((*at, "step"), f"`of: {quantity['of']}` uses the first and the last step; drop `step`"))
-    if check in SERIES_CHECKS and ("step" in quantity or quantity.get("of", "value") != "value"):
+    if check in SERIES_CHECKS and ("step" in quantity or of_steps):
         problems.append(Problem(at, f"check `{check}` reads the whole series of saved steps: no `step`, no `of`"))
-    if quantity.get("time", "steps") == "rescaled" and (
-        check in SERIES_CHECKS or "step" in quantity or quantity.get("of", "value") != "value"
-    ):
+    if quantity.get("time", "steps") == "rescaled" and (check in SERIES_CHECKS or "step" in quantity or of_steps):
         message = "`time: rescaled` reads one value per seed at a common rescaled time: no `step`, "
         problems.append(Problem((*at, "time"), message + f"no `of`, and a check other than {', '.join(SERIES_CHECKS)}"))
     return problems
@@ -122,11 +121,10 @@ def point_problems(path: tuple, kind: str, points: list, entry: dict[str, Any]) 
 def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     """Checks equal, below and above need a value at every point; the others take none."""
     check = claim["check"]
-    points = [p for p in claim["points"] if isinstance(p, dict)]
     given = [(path, claim)] + [((*path, "points", i), p) for i, p in enumerate(claim["points"]) if isinstance(p, dict)]
     problems = []
     if check in VALUE_CHECKS:
-        if "value" not in claim and not (len(points) == len(claim["points"]) and all("value" in p for p in points)):
+        if "value" not in claim and not all(isinstance(p, dict) and "value" in p for p in claim["points"]):
             problems.append(Problem((*path, "value"), f"missing; check {check!r} compares with a value"))
     else:
         problems += [Problem((*at, "value"), f"check {check!r} takes no value") for at, p in given if "value" in p]

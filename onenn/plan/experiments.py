@@ -16,15 +16,7 @@ from onenn.plan.kinds import EVAL_KEYS, kind_named
 EXPERIMENT_KEYS = (*schema()["$defs"]["experiment"]["properties"], "panels")
 #: keys a variant may set that say how many runs it has, not what a run does: never a grouping of the curves
 NOT_GROUPED = PLAN_KEYS
-#: the multiclass paper's experiments 1–6 (its section 5), by their names in config.yaml
-PAPER_EXPERIMENTS = (
-    "convergence",
-    "scaling_identity",
-    "distribution_shift",
-    "number_of_classes",
-    "diagonal_init",
-    "loss_function",
-)
+PAPER_EXPERIMENTS = paths.PAPER_EXPERIMENTS
 #: where a value was written in the config, such as ``("experiments", "convergence", "sweep", "N", 1)``
 KeyPath = tuple[str | int, ...]
 

@@ -151,12 +151,9 @@ def schema_problems(config: Any, validator) -> list[Problem]:
         if key not in seen:  # a $ref and an if/then may both say "not an object"
             seen.add(key)
             problems += schema_error_problems(validator, error)
-    skip = unknown_kind(config, validator.schema)
-    return [
-        p
-        for p in problems
-        if not (p.path[:1] == ("experiments",) and len(p.path) > 2 and p.path[1] in skip and p.path[2] != "kind")
-    ]
+    skip = {("experiments", name) for name in unknown_kind(config, validator.schema)}
+    # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
+    return [p for p in problems if p.path[:2] not in skip or p.path[2:3] in ((), ("kind",))]
 
 
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
@@ -223,34 +220,32 @@ def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
     return ("experiments", name, key) if key in exp else ("defaults", key)
 
 
-def variant_problems(config: dict, name: str, exp: dict, found: list[Variant]) -> list[Problem]:
-    """Distinct, valid folder names; no two variants with the same settings; at least one run."""
+def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> list[Problem]:
+    """Distinct, valid folder names; no two variants with the same settings (``resolved``); at least one run."""
     problems = []
     seen_names: dict[str, Variant] = {}
     seen_settings: list[tuple[dict, Variant]] = []
-    for v in found:
+    for v, settings in zip(found, resolved, strict=True):
         if v.name in seen_names:
             message = f"variant name {v.name!r} is already used by {format_path(seen_names[v.name].named_at)}"
             problems.append(Problem(v.named_at, message + "; variant names are folders and must be distinct"))
         elif not re.match(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
         seen_names.setdefault(v.name, v)
-        settings = ex.resolved_settings(config, name, v.overrides)
         same = next((w for s, w in seen_settings if s == settings), None)
         if same is not None and same.name != v.name:
             message = f"duplicate variant: {v.name!r} has the same settings as {same.name!r}"
             problems.append(Problem(v.where, f"{message} ({format_path(same.where)})"))
         seen_settings.append((settings, v))
-    if not found or all(int(ex.resolved_settings(config, name, v.overrides)["seeds"]) < 1 for v in found):
+    if not found or all(int(s["seeds"]) < 1 for s in resolved):
         problems.append(Problem(("experiments", name), "the experiment has no runs (no variants or no seeds)"))
     return problems
 
 
-def mixture_weight_unused(config: dict, name: str, exp: dict, found: list[Variant]) -> list[Problem]:
+def mixture_weight_unused(name: str, exp: dict, found: list[Variant], resolved: list[dict]) -> list[Problem]:
     """A non-zero ``c`` with a loss other than ``mixture`` would be silently ignored."""
     problems = []
-    for v in found:
-        s = ex.resolved_settings(config, name, v.overrides)
+    for v, s in zip(found, resolved, strict=True):
         if s["c"] != 0 and s["loss"] != "mixture":
             loss_at = format_path(origin(name, exp, v, "loss"))
             message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r} (set by {loss_at})"
@@ -278,10 +273,11 @@ def run_problems(config: dict) -> list[Problem]:
     problems = []
     for name, exp in config["experiments"].items():
         found = ex.declared_variants(config, name)
-        own = variant_problems(config, name, exp, found)
+        resolved = [ex.resolved_settings(config, name, v.overrides) for v in found]
+        own = variant_problems(found, resolved, name)
         problems += own or figure_problems(config, name, exp)  # the grouping needs distinct variants
         if exp["kind"] == "train":
-            problems += mixture_weight_unused(config, name, exp, found)
+            problems += mixture_weight_unused(name, exp, found, resolved)
     return problems
 
 

@@ -21,9 +21,6 @@ from onenn.theory.reduced.loss import monte_carlo_estimates
 from onenn.theory.reduced.population import PANEL, REST_STREAM, SWAP_STREAM, population_flow, quadrature, stuck_mass
 from onenn.theory.reduced.sampling import audit_sample, check_integer, sample_inner_products
 
-#: the thresholds a config may name as ``sigma``
-SIGMA_RULES = ("theorem1", "lemma12")
-
 
 def sigma_threshold_theorem1(N: int, d: int) -> float:
     """Theorem 1's explicit part of the bound: ``2 max(log(N d), -log(1 - (N sqrt(d))^(-1/d)))`` (the third term
@@ -47,13 +44,12 @@ def sigma_threshold_lemma12(N: int, d: int) -> float:
 
 def resolve_sigma(sigma: float | str, N: int, d: int) -> float:
     """A number, or the threshold of docs/method.md §7 it names: ``theorem1`` (its explicit part) or ``lemma12``."""
-    if sigma == "theorem1":
-        return sigma_threshold_theorem1(N, d)
-    if sigma == "lemma12":
-        return sigma_threshold_lemma12(N, d)
+    rules = {"theorem1": sigma_threshold_theorem1, "lemma12": sigma_threshold_lemma12}
+    if isinstance(sigma, str) and sigma in rules:
+        return rules[sigma](N, d)
     if isinstance(sigma, (int, float)) and not isinstance(sigma, bool) and math.isfinite(sigma):
         return float(sigma)
-    raise ValueError(f"sigma must be a finite number or one of {', '.join(SIGMA_RULES)}; got {sigma!r}")
+    raise ValueError(f"sigma must be a finite number or one of {', '.join(rules)}; got {sigma!r}")
 
 
 SAMPLE_SOURCES = ("gd", "flow", "continuation", "plain")

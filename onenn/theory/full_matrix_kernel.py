@@ -1,6 +1,5 @@
-"""The port for speed of ``full_matrix.full_loss_grad`` (numba): one pass over the prompts, each prompt's tokens in
-cache, the sums reordered and fused; the softmax's ``exp`` is ``reduced.compiled``'s. Held to the definition to
-float64 round-off by tests/unit/test_audit.py."""
+"""The numba port of ``full_matrix.full_loss_grad``, one pass over the prompts with ``reduced.compiled``'s ``exp``;
+held to the definition by tests/unit/test_audit.py."""
 
 from __future__ import annotations
 

@@ -123,18 +123,13 @@ def largest_c_d(name: str, xi1: np.ndarray, xi2: np.ndarray, xi1_dot: np.ndarray
         return np.where(slack == 0, 0.0, slack * _exp(6 * xi1)) / (1 - 1 / (2 * N))
 
 
-def jensen_term(xi1: float, s: np.ndarray) -> np.ndarray:
-    """``s e^{-2 xi1 s}`` at the distance terms ``s = 1 - t``."""
-    return s * np.exp(-2.0 * xi1 * s)
-
-
 def jensen_sides(xi1: float, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per prompt of ``t`` (n, N): ``sum_j s_j e^{-2 xi1 s_j}``, ``N e^{-2 xi1}`` (``E[s] = 1``) and
     ``N sbar e^{-2 xi1 sbar}`` (the prompt's mean ``sbar``)."""
     s = 1.0 - np.asarray(t, dtype=np.float64)
-    N = s.shape[1]
-    left = jensen_term(xi1, s).sum(axis=1)
-    return left, np.full(s.shape[0], N * math.exp(-2.0 * xi1)), N * jensen_term(xi1, s.mean(axis=1))
+    N, s_bar = s.shape[1], s.mean(axis=1)
+    left = (s * np.exp(-2.0 * xi1 * s)).sum(axis=1)
+    return left, np.full(s.shape[0], N * math.exp(-2.0 * xi1)), N * (s_bar * np.exp(-2.0 * xi1 * s_bar))
 
 
 def jensen_mean_left(xi1: float, N: int, d: int) -> float:

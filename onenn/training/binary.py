@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.steps import check_saved_steps, log_spaced_steps
 from onenn.maths.stream import stream_key
-from onenn.training.cpu import Engine, FixedSet
+from onenn.training.cpu import Engine, FixedSet, pieces
 from onenn.training.train import check_finite
 
 if TYPE_CHECKING:
@@ -83,19 +84,19 @@ class FixedSetSGD:
         self, epochs: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """``epochs`` epochs from the current ``W``, as ``Engine.run`` (``progress`` after each engine's share)."""
-        steps, W = epochs * self.steps_per_epoch, self.W
+        steps, W, per_epoch = epochs * self.steps_per_epoch, self.W, self.steps_per_epoch
         saved_steps = check_saved_steps(saved_steps, steps)
         saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
-        step, k = 0, 0
-        for _ in range(epochs):
-            for engine, n in self.engines:
-                inside = [t - step for t in saved_steps[k:] if t < step + n]
-                saved_here, losses[step : step + n] = engine.run(n, inside)
-                saved[k : k + len(inside)] = saved_here
-                k, step = k + len(inside), step + n
-                if progress is not None:
-                    progress(step, steps, losses[step - 1])
-        saved[k:] = W  # the saved steps equal to `steps`
+        shares = list(itertools.accumulate(n for _, n in self.engines))  # where each engine's share ends, in an epoch
+
+        def share_end(t: int) -> int:
+            return t - t % per_epoch + next(end for end in shares if end > t % per_epoch)
+
+        for t, stop in pieces(W, saved, saved_steps, steps, share_end):
+            engine = next(engine for (engine, _), end in zip(self.engines, shares) if t % per_epoch < end)
+            losses[t:stop] = engine.run(stop - t)[1]
+            if progress is not None and stop == share_end(t):
+                progress(stop, steps, losses[stop - 1])
         return saved, losses
 
 

@@ -13,10 +13,27 @@ from onenn.maths.stream import BOUNDS, check_minibatch
 from onenn.training import cpu_steps, cpu_stream
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     from onenn.base.progress import Progress
 
 #: steps whose W-independent work is done together: a speed knob only, results do not depend on it
 BLOCK = 16
+
+
+def pieces(W, saved, saved_steps: list[int], steps: int, piece_end: Callable[[int], int]) -> Iterator[tuple[int, int]]:
+    """Every engine's saved-steps loop: the pieces ``(t, stop)`` of steps ``t..stop-1`` that end at ``piece_end(t)``,
+    at the next saved step or at ``steps``; ``W`` is copied into ``saved[k]`` at step ``saved_steps[k]``."""
+    k, t = 0, 0
+    while True:
+        while k < len(saved_steps) and saved_steps[k] == t:
+            saved[k] = W
+            k += 1
+        if t == steps:
+            return
+        stop = min(steps, piece_end(t), *saved_steps[k : k + 1])
+        yield t, stop
+        t = stop
 
 
 class Engine:
@@ -62,24 +79,17 @@ class Engine:
     ) -> tuple[np.ndarray, np.ndarray]:
         """``steps`` SGD steps: ``W`` at each of ``saved_steps`` and every step's loss (``progress``: every block)."""
         saved_steps = check_saved_steps(saved_steps, steps)
-        W = self.W
+        W, S = self.W, self.S
         saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
-        k = 0
-        for start in range(0, steps, self.S):
-            n = min(self.S, steps - start)
-            self.prepare_block(n)
-            i = 0
-            while i < n:
-                while k < len(saved_steps) and saved_steps[k] == start + i:
-                    saved[k] = W
-                    k += 1
-                stop = min(n, saved_steps[k] - start) if k < len(saved_steps) else n
-                self.sgd_steps(i, stop)
-                i = stop
-            losses[start : start + n] = self.L[:n]
-            if progress is not None:
-                progress(start + n, steps, losses[start + n - 1])
-        saved[k:] = W  # the saved steps equal to `steps`
+        for t, stop in pieces(W, saved, saved_steps, steps, lambda t: t - t % S + S):
+            start = t - t % S
+            if t == start:
+                self.prepare_block(min(S, steps - start))
+            self.sgd_steps(t - start, stop - start)
+            if stop == min(start + S, steps):  # the block's end
+                losses[start:stop] = self.L[: stop - start]
+                if progress is not None:
+                    progress(stop, steps, losses[stop - 1])
         return saved, losses
 
     def prepare_block(self, n: int) -> None:

@@ -14,6 +14,7 @@ from onenn.maths import stream
 from onenn.maths.losses import Loss, loss_code, require_loss
 from onenn.maths.steps import check_saved_steps
 from onenn.maths.stream import check_minibatch
+from onenn.training.cpu import pieces
 
 if TYPE_CHECKING:
     from onenn.base.progress import Progress
@@ -311,18 +312,11 @@ class GpuEngine:
         W = self.W
         saved = torch.empty(len(saved_steps), *W.shape, dtype=W.dtype, device=W.device)
         losses = torch.empty(steps, dtype=W.dtype, device=W.device)
-        k, t = 0, 0
-        while True:
-            while k < len(saved_steps) and saved_steps[k] == t:
-                saved[k].copy_(W)
-                k += 1
-            if t == steps:
-                return saved, losses
-            stop = min(steps, t + self.block, *saved_steps[k : k + 1])
+        for t, stop in pieces(W, saved, saved_steps, steps, lambda t: t + self.block):
             self.launch(stop - t, losses[t:stop])
-            t = stop
             if progress is not None:
-                progress(t, steps, losses[t - 1])
+                progress(stop, steps, losses[stop - 1])
+        return saved, losses
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
         """The next ``n`` steps in one launch, their losses into ``losses`` (``run`` checks the arguments)."""

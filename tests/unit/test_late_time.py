@@ -101,7 +101,7 @@ def test_the_late_flow_follows_the_population_flow_from_1e12(q):
         return v.grad_xi1, v.grad_xi2
 
     start, times = (7978.0, 6825.0), np.array([1e12, 1e13])
-    xi1, xi2 = flow_of(grad, *start, 1e12, 1e13, D, 2, "BDF", times, 1e-7, 1e-8)
+    xi1, xi2 = flow_of(grad, *start, 1e12, 1e13, D, "BDF", times, 1e-7, 1e-8)
     late = late_flow(*start, 1e12, np.log10(times), N, D)
     assert 10.0 ** late.log10_xi1.iloc[-1] == pytest.approx(xi1[-1], rel=1e-3)
     assert late.xi_ratio.iloc[-1] == pytest.approx(xi1[-1] / xi2[-1], rel=1e-3)

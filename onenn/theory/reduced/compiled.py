@@ -1,7 +1,5 @@
-"""The port for speed of ``loss._per_prompt`` (numba): one loop nest over blocks of ``_BLOCK`` prompts that keeps
-each prompt's four context sums in cache, with a vectorised ``exp`` (``_exp_nonpositive``), held to the reference
-to float64 round-off by tests/unit/test_reduced_compiled.py; and the population quadrature's compiled lookups
-(``interp``: ``np.interp``'s numbers; ``inverse_cdf_fast``; ``exp_moments``). Cached on disk (``cache=True``)."""
+"""The numba port of ``loss._per_prompt`` (held to it by tests/unit/test_reduced_compiled.py) and the population
+quadrature's compiled lookups (``interp``: ``np.interp``'s numbers; ``inverse_cdf_fast``; ``exp_moments``)."""
 
 from __future__ import annotations
 
@@ -79,8 +77,7 @@ def per_prompt(
         # 1-d views of the block, indexed by the loop counter only: the compiler then knows the indices are
         # contiguous and >= 0 (an index like lo + i costs a check for negative indices, and the vector loop gathers)
         gq, gm = gap_query[lo : lo + m], gaps_min[lo : lo + m]
-        # the shift as _per_prompt's: max(0, xi1 gap_query - xi2[, xi1 gaps_min when xi1 < 0]); for xi1 >= 0 the
-        # context's exp(xi1 gap_j) <= 1 is not shifted (sub = 0) and the factor c = exp(-shift) is applied after
+        # the shift as _per_prompt's; for xi1 >= 0 the context is not shifted (sub = 0): c = exp(-shift) comes after
         for i in range(m):
             shift[i] = max(0.0, xi1 * gq[i] - xi2)
             if negative:

@@ -111,7 +111,7 @@ def gradient_flow(
         return scale * g1, scale * g2
 
     times = log_times(time_start, time_end, n_eval) if record_times is None else np.asarray(record_times, dtype=float)
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, n_eval, method, times, rtol, atol, progress)
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, method, times, rtol, atol, progress)
     loss = np.array([scale * loss_grad_prepared(float(a), float(b), prep)[0] for a, b in zip(xi1, xi2, strict=True)])
     return Trajectory(times, xi1, xi2, loss)
 
@@ -123,11 +123,10 @@ def flow_of(
     time_start: float,
     time_end: float,
     d: int,
-    n_eval: int = 50,
-    method: str = "LSODA",
-    record_times: np.ndarray | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
+    method: str,
+    record_times: np.ndarray,
+    rtol: float,
+    atol: float,
     progress: FlowProgressCallback | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(xi1, xi2)`` at the recorded times of the flow of ``grad``, solved in ``tau = log(1 + time)`` (a step
@@ -136,7 +135,7 @@ def flow_of(
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_finite("rtol", rtol, positive=True)
     check_finite("atol", atol, positive=True)
-    rec = np.asarray(log_times(time_start, time_end, n_eval) if record_times is None else record_times, dtype=float)
+    rec = np.asarray(record_times, dtype=float)
     if rec.ndim != 1 or rec.size == 0 or np.any(np.diff(rec) <= 0) or rec[0] < time_start or rec[-1] > time_end:
         raise ValueError(
             f"record_times must be strictly increasing times in [time_start={time_start}, time_end={time_end}]"

@@ -333,7 +333,7 @@ def population_flow(
         value = population_loss_grad(xi1, xi2, q)
         return value.grad_xi1, value.grad_xi2
 
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, 2, "BDF", record_times, 1e-7, 1e-8, progress)
+    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
     values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
     loss, mass = np.array([v.loss for v in values]), np.array([v.mass for v in values])
     return Trajectory(np.asarray(record_times, dtype=np.float64), xi1, xi2, loss, mass=mass)
