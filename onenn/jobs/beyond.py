@@ -5,18 +5,20 @@ from __future__ import annotations
 import time
 from logging import Logger
 
+from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
 from onenn.base.progress import EVERY
+from onenn.base.provenance import code_provenance, versions
 from onenn.jobs.columns import descriptions, kind_function
-from onenn.jobs.tables import with_software
 from onenn.plan.kinds import kind_named
 
 
 def save_variant_table(kind: str, table, info: dict, output: str) -> None:
     """A variant's ``table`` with ``info`` and the software in every row, its kind's ``id_columns`` first."""
-    table = with_software(table.assign(**info), f"onenn.jobs.beyond:{kind}_job")
+    for key, value in {**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")}.items():
+        table[key] = value
     first = list(kind_named(kind).id_columns)
-    save_table(output, table[first + [c for c in table.columns if c not in first]], descriptions(kind))
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
 
 def audit_job(settings: dict, *, identity: dict, output: str, log: Logger, progress_every: float = EVERY) -> None:
