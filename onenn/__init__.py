@@ -15,7 +15,7 @@ API = ("train", "evaluate", "load", "family_weights", "reduced_loss", "populatio
 def __getattr__(name: str):
     if name in API:
         # by name, not an import statement: every job imports this package and its code fingerprint follows
-        # import statements (onenn.base.fingerprint); one here would make every job depend on the API
+        # import statements (onenn.base.provenance); one here would make every job depend on the API
         return getattr(importlib.import_module("onenn.api"), name)
     raise AttributeError(f"module 'onenn' has no attribute {name!r}")
 

@@ -82,3 +82,20 @@ def kind_named(name: str) -> Kind:
     if name not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {name!r}")
     return KINDS[name]
+
+
+#: the function of the table job that concatenates the tables of a kind without a ``job`` of its own
+AGGREGATE = f"{TABLES}:aggregate_job"
+#: the kinds whose variants the rule ``beyond`` computes
+VARIANT_KINDS = tuple(name for name, kind in KINDS.items() if kind.table_source == "variants")
+
+
+def kind_entries(kind: str) -> list[str]:
+    """What the table or variant job of ``kind`` runs besides its own (``provenance.params_by_kind``): the kind's job,
+    or the concatenation."""
+    return [kind_named(kind).job or AGGREGATE]
+
+
+def summary_entries() -> list[str]:
+    """What the headline table runs: every kind's ``summarise`` and ``markdown``."""
+    return sorted({ref for kind in KINDS.values() for ref in (kind.summarise, kind.markdown)})

@@ -1,5 +1,5 @@
 """The code a job runs, found from the import graph, and its fingerprint: comments, docstrings and formatting do not
-count, a changed expression does (onenn/base/fingerprint.py, onenn/plan/code.py)."""
+count, a changed expression does (onenn/base/provenance.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from onenn.base import fingerprint as fp
-from onenn.plan import code
+from onenn.base import provenance as fp
+from onenn.plan import kinds
 from tests.configs import ROOT
 
 #: a package of five modules whose imports are known by construction
@@ -130,7 +130,7 @@ def test_a_name_outside_onenn_is_an_error_naming_it():
 
 
 def test_each_computed_table_runs_its_own_theory_module_and_not_the_others():
-    scaling = code.params_by_kind(["onenn.jobs.tables:table_job"], code.kind_entries, lambda w: w)
+    scaling = fp.params_by_kind(["onenn.jobs.tables:table_job"], kinds.kind_entries, lambda w: w, tuple(kinds.KINDS))
     landscape_param = fp.param_name("onenn.theory.landscape")
     scaling_param = fp.param_name("onenn.theory.scaling")
     assert scaling[scaling_param]("scaling").startswith("onenn.theory.scaling=")
@@ -140,8 +140,8 @@ def test_each_computed_table_runs_its_own_theory_module_and_not_the_others():
 
 
 def test_training_runs_the_losses_and_figures_do_not():
-    train = code.params("onenn.jobs.train:train_job")
-    figure = code.params("onenn.jobs.figures:figure_job")
+    train = fp.params("onenn.jobs.train:train_job")
+    figure = fp.params("onenn.jobs.figures:figure_job")
     assert train[fp.param_name("onenn.maths.losses")].startswith("onenn.maths.losses=")
     assert fp.param_name("onenn.maths.losses") not in figure
     assert fp.param_name("onenn.analysis.plots") in figure and fp.param_name("onenn.analysis.plots") not in train
@@ -152,7 +152,7 @@ def test_training_runs_the_losses_and_figures_do_not():
 
 def test_the_snakefiles_modules_import_neither_torch_nor_numba():
     probe = (
-        "import sys; import onenn.plan.code, onenn.base.fingerprint; "
+        "import sys; import onenn.plan.kinds, onenn.base.provenance; "
         "print(sorted(m for m in ('torch', 'numba', 'pandas') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)

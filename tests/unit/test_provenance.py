@@ -19,8 +19,8 @@ from onenn.analysis.markdown import markdown_to_html
 from onenn.analysis.summary import scaling_summary, summarise, train_summary
 from onenn.analysis.summary_page import scaling_markdown, to_markdown, train_markdown
 from onenn.base import provenance
-from onenn.base.fingerprint import fingerprint
 from onenn.base.io import load_json, save_arrays, save_table
+from onenn.base.provenance import fingerprint
 from onenn.jobs.summary import summary_job
 from onenn.jobs.train import binary_train_job, train_job
 from onenn.maths.prompts import make_binary_set

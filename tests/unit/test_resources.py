@@ -2,7 +2,7 @@
 
 import pytest
 
-from onenn.plan.resources import train_gpus, visible_gpus
+from onenn.plan.scheduling import train_gpus, visible_gpus
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Change the code after a complete quick run: Snakemake plans the jobs that run the changed module, and what
-depends on their outputs, and nothing else; its reason names the module (onenn/base/fingerprint.py).
+depends on their outputs, and nothing else; its reason names the module (onenn/base/provenance.py).
 
 Each case edits one module of a copy of the finished run, asserts on the dry-run plan (`snakemake -n`), then puts
 the module back. The expected jobs are read off the finished run's folders.

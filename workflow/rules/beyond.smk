@@ -10,9 +10,7 @@ rule beyond:
     benchmark:
         "benchmarks/beyond/{experiment}/{variant}.tsv"
     params:
-        **get_code_by_kind(
-            "onenn.jobs.beyond:beyond_job", code.kind_entries, code.VARIANT_KINDS
-        ),
+        **get_code_by_kind("onenn.jobs.beyond:beyond_job", kind_entries, VARIANT_KINDS),
         kind=get_kind,
         settings=get_variant_settings,
     threads: 1

@@ -3,10 +3,9 @@
 from onenn.base import columns, paths
 from onenn.base import provenance
 from onenn.plan import claims_file
-from onenn.plan import code
 from onenn.plan import experiments as ex
-from onenn.plan import resources as res
-from onenn.plan.kinds import KINDS
+from onenn.plan import scheduling as res
+from onenn.plan.kinds import KINDS, VARIANT_KINDS, kind_entries, summary_entries
 
 
 def one_of(names):
@@ -30,14 +29,14 @@ GPUS_HERE = res.visible_gpus()  # of the machine running Snakemake (jobs run her
 
 def get_code(*entries):
     """The ``params`` entries of a rule's code: one ``module=fingerprint`` per onenn module its job runs (entries
-    ``module:function``, onenn/plan/code.py), so a changed module reruns exactly the jobs that run it.
+    ``module:function``, onenn/base/provenance.py), so a changed module reruns exactly the jobs that run it.
     """
-    return code.params(*entries)
+    return provenance.params(*entries)
 
 
 def get_code_by_kind(entry, kind_entries, kinds=tuple(KINDS)):
     """As ``get_code``, for a job that runs its experiment's kind's code too (``kind_entries(kind)``)."""
-    return code.params_by_kind([entry], kind_entries, get_kind, kinds)
+    return provenance.params_by_kind([entry], kind_entries, get_kind, kinds)
 
 
 def get_settings(wildcards):

@@ -13,7 +13,7 @@ rule summary:
     benchmark:
         "benchmarks/summary.tsv"
     params:
-        **get_code("onenn.jobs.summary:summary_job", *code.summary_entries()),
+        **get_code("onenn.jobs.summary:summary_job", *summary_entries()),
         kinds=get_kinds,  # experiment -> kind, in the order of the inputs
     threads: 1
     script:

@@ -13,7 +13,7 @@ rule table:
     benchmark:
         "benchmarks/tables/{experiment}.tsv"
     params:
-        **get_code_by_kind("onenn.jobs.tables:table_job", code.kind_entries),
+        **get_code_by_kind("onenn.jobs.tables:table_job", kind_entries),
         kind=get_kind,
         settings=get_table_settings,
     threads: 1
