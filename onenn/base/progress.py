@@ -66,20 +66,18 @@ class Throttle:
         self.last = -math.inf  # the time of the last line
         self.ended = False
 
-    def due(self, now: float, end: bool) -> bool:
-        if self.ended:
-            return False
-        self.ended = end
-        return end or self.first is None or now - self.last >= self.every
-
-    def rate(self, now: float, done: float) -> float | None:
-        """Work per second since the first line (None at the first line, or before any time has passed)."""
-        self.last = now
+    def tick(self, done: float, end: bool) -> tuple[float, float | None] | None:
+        """``(now, rate)`` where a line is due, else None; the rate is work per second since the first line (None at
+        the first line, or before any time has passed)."""
+        now = self.clock()
+        if self.ended or not (end or self.first is None or now - self.last >= self.every):
+            return None
+        self.ended, self.last = end, now
         if self.first is None:
             self.first = (now, done)
-            return None
+            return now, None
         seconds = now - self.first[0]
-        return (done - self.first[1]) / seconds if seconds > 0 else None
+        return now, (done - self.first[1]) / seconds if seconds > 0 else None
 
 
 class StepProgress(Throttle):
@@ -90,10 +88,8 @@ class StepProgress(Throttle):
         self.loss_name = loss_name
 
     def __call__(self, step: int, steps: int, loss: SupportsFloat) -> None:
-        now = self.clock()
-        if self.due(now, step >= steps):
-            rate = self.rate(now, step)
-            self.write(self.prefix + step_line(step, steps, float(loss), rate, self.loss_name))
+        if (due := self.tick(step, step >= steps)) is not None:
+            self.write(self.prefix + step_line(step, steps, float(loss), due[1], self.loss_name))
 
 
 class FlowProgress(Throttle):
@@ -108,10 +104,9 @@ class FlowProgress(Throttle):
     def __call__(self, time: float, time_end: float, fraction: float) -> None:
         self.evaluations += 1
         self.fraction = max(self.fraction, min(fraction, 1.0))
-        now = self.clock()
-        if not self.due(now, self.fraction >= 1.0):
+        if (due := self.tick(self.fraction, self.fraction >= 1.0)) is None:
             return
-        pace = self.rate(now, self.fraction)  # fraction per second
+        now, pace = due  # pace: fraction per second
         evaluations = f"{group(self.evaluations)} evaluation{'' if self.evaluations == 1 else 's'}"
         line = f"t = {time:.3g} of {time_end:.3g} ({math.floor(100 * self.fraction)}%), {evaluations}"
         if pace is None:

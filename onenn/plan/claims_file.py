@@ -32,12 +32,6 @@ ORDER_CHECKS = ("increasing", "decreasing")
 SERIES_CHECKS = ("decays", "flat", "rising", "falling")
 
 
-class ClaimsError(ConfigError):
-    """The claims file is invalid; ``problems`` lists every problem found."""
-
-    WHAT = "claims file"
-
-
 #: ``unknown variant 'x'; did you mean 'y'? (known: ...)``
 unknown = functools.partial(unknown_name, known="known")
 
@@ -242,11 +236,11 @@ def to_claim(
 
 
 def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path: str | Path) -> list[Claim]:
-    """The claims of ``path``; raise ``ClaimsError`` naming every problem by its key path."""
+    """The claims of ``path``; raise ``ConfigError`` naming every problem by its key path."""
     data = yaml.safe_load(Path(path).read_text())
     problems = check_claims(data, known, load_schema(schema_path))
     if problems:
-        raise ClaimsError(problems, [path])
+        raise ConfigError(problems, [path], "claims file")
     assumed = data.get("paper_test_size") or {}
     sizes = tuple(int(n) for n in assumed.get("range", ()))
     return [to_claim(c, known, int(assumed.get("prompts", 0)), sizes) for c in data["claims"]]
@@ -256,6 +250,6 @@ def claim_experiments(
     claims_file: str | Path, known: dict[str, dict[str, Any]], schema: str | Path, config: dict
 ) -> list[str]:
     """The experiments the claims read that this run has, in the order of the claims: the claims rule's tables.
-    Checks the claims file first (``ClaimsError``), so a bad claim stops the plan before any job."""
+    Checks the claims file first (``ConfigError``), so a bad claim stops the plan before any job."""
     claims = load_claims(claims_file, known, schema)
     return [e for e in dict.fromkeys(c.experiment for c in claims) if e in config["experiments"]]

@@ -45,17 +45,15 @@ class Problem:
 
 
 class ConfigError(ValueError):
-    """The config is invalid; ``problems`` lists every problem found."""
+    """The config (or the claims file: ``what``) is invalid; ``problems`` lists every problem found."""
 
-    WHAT = "configuration"
-
-    def __init__(self, problems: list[Problem], files: Iterable[str | Path] = ()) -> None:
+    def __init__(self, problems: list[Problem], files: Iterable[str | Path] = (), what: str = "configuration") -> None:
         self.problems = problems
         names = dict.fromkeys(os.path.relpath(Path(f).resolve()) for f in files)  # once each, in order
         source = f" ({', '.join(names)})" if names else ""
         lines = "\n".join(f"  {p}" for p in problems)
         n = len(problems)
-        super().__init__(f"invalid {self.WHAT}{source}, {n} problem{'s' if n > 1 else ''}:\n{lines}")
+        super().__init__(f"invalid {what}{source}, {n} problem{'s' if n > 1 else ''}:\n{lines}")
 
 
 def format_path(path: KeyPath) -> str:
