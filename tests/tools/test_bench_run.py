@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from onenn.plan.scheduling import drop_default_rate_limit
+from onenn.plan.scheduling import adjust_scheduler
 from tests.configs import ROOT
 from tools import bench_run
 
@@ -138,11 +138,12 @@ def test_the_command_lines_default_rate_limit_is_dropped_and_a_chosen_one_kept()
 
     default = get_argument_parser().parse_args([]).max_jobs_per_timespan  # what `snakemake` alone sets
     scheduler, settings = SimpleNamespace(job_rate_limiter=object()), SimpleNamespace(max_jobs_per_timespan=default)
-    assert drop_default_rate_limit(scheduler, settings) and scheduler.job_rate_limiter is None
+    assert adjust_scheduler(scheduler, settings).startswith("onenn: took effect") and scheduler.job_rate_limiter is None
     for chosen in ("50/1s", "100/1m", "1/1s"):
         scheduler, settings = scheduler_with(chosen)
-        assert not drop_default_rate_limit(scheduler, settings) and scheduler.job_rate_limiter is not None
-    assert not drop_default_rate_limit(None, settings)  # a dry run builds no scheduler of this kind
-    assert not drop_default_rate_limit(
-        SimpleNamespace(job_rate_limiter=None), SimpleNamespace(max_jobs_per_timespan=None)
-    )
+        assert (
+            adjust_scheduler(scheduler, settings).startswith("onenn: kept") and scheduler.job_rate_limiter is not None
+        )
+    assert adjust_scheduler(None, settings).startswith("onenn: did not take effect")  # a dry run builds no scheduler
+    no_limit = SimpleNamespace(max_jobs_per_timespan=None)
+    assert adjust_scheduler(SimpleNamespace(job_rate_limiter=None), no_limit).startswith("onenn: did not take effect")
