@@ -225,7 +225,7 @@ DESCRIPTIONS = {
     **{package: f"the installed version of {package} (`{MISSING}` where it is not)" for package in PACKAGES},
     "gpu": f"the GPU model the run trained on, `{NO_GPU}` on the CPU",
     "cuda": f"the CUDA version of torch's build on that GPU, `{NO_GPU}` on the CPU",
-    "code": "fingerprint of the onenn code the job ran (onenn.base.fingerprint)",
+    "code": "fingerprint of the onenn code the job ran (onenn.base.provenance)",
     "code_from": "where that code came from: `git <commit>`, `(modified)` if the checkout differed, else the version",
 }
 
