@@ -267,18 +267,6 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
     return [Problem(path, message + "sweep or vary a setting, or merge the variants")]
 
 
-def run_problems(config: dict) -> list[Problem]:
-    problems = []
-    for name, exp in config["experiments"].items():
-        found = ex.declared_variants(config, name)
-        resolved = [ex.resolved_settings(config, name, v.overrides) for v in found]
-        own = variant_problems(found, resolved, name)
-        problems += own or figure_problems(config, name, exp)  # the grouping needs distinct variants
-        if exp["kind"] == "train":
-            problems += mixture_weight_unused(name, exp, found, resolved)
-    return problems
-
-
 def check_config(config: Any, schema: dict) -> list[Problem]:
     """Every problem of ``config`` (empty when it is valid), sorted by key path."""
     validator = StrictValidator(schema)
@@ -287,8 +275,14 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
     problems = infinite + [p for p in schema_problems(config, validator) if p.path not in bad_paths]
     if isinstance(config, dict):
         problems += entry_problems(config, validator, schema)
-        if not problems:  # the runs can be resolved only from a config whose parts are valid
-            problems += run_problems(config)
+    if not problems:  # the runs can be resolved only from a config whose parts are valid
+        for name, exp in config["experiments"].items():
+            found = ex.declared_variants(config, name)
+            resolved = [ex.resolved_settings(config, name, v.overrides) for v in found]
+            # the figure's grouping needs distinct variants
+            problems += variant_problems(found, resolved, name) or figure_problems(config, name, exp)
+            if exp["kind"] == "train":
+                problems += mixture_weight_unused(name, exp, found, resolved)
     return sorted(set(problems), key=lambda p: (format_path(p.path), p.message))
 
 
