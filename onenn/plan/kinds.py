@@ -91,8 +91,7 @@ VARIANT_KINDS = tuple(name for name, kind in KINDS.items() if kind.table_source 
 
 
 def kind_entries(kind: str) -> list[str]:
-    """What the table or variant job of ``kind`` runs besides its own (``provenance.params_by_kind``): the kind's job,
-    or the concatenation."""
+    """What the table or variant job of ``kind`` runs besides its own: the kind's job, or the concatenation."""
     return [kind_named(kind).job or AGGREGATE]
 
 
