@@ -30,7 +30,7 @@ MACHINE = re.compile(
     r"(?: Load average (?P<load>[\d.]+) when the run started\.)?",
     re.MULTILINE,
 )
-#: the whole run's row of a table that tools.bench_run writes
+#: the whole run's row of a table that `tools.bench run` writes
 WHOLE = re.compile(
     r"^\| whole run \(process tree\) \| (?P<jobs>\d+) \| (?P<wall>[\d.]+) \| [\d.]+ \| [\d.]+ \| (?P<cpu>[\d.]+) \|",
     re.MULTILINE,
@@ -76,10 +76,10 @@ def read(root: Path, name: str) -> str:
 
 
 def run_benchmark(root: Path, name: str) -> RunBenchmark:
-    """The machine and the whole run's wall time and CPU of a table written by ``tools.bench_run``."""
+    """The machine and the whole run's wall time and CPU of a table written by ``tools.bench run``."""
     text = read(root, name)
     if "the run is not complete" in text:
-        raise NumbersError(f"{name} is the benchmark of a run that did not complete: rerun python -m tools.bench_run")
+        raise NumbersError(f"{name} is the benchmark of a run that did not complete: rerun python -m tools.bench run")
     if not (found := MACHINE.search(text)):
         raise NumbersError(f"{name} has no 'Machine: ..., Python x.y.z. Written YYYY-MM-DD ...' line")
     if not (whole := WHOLE.search(text)):

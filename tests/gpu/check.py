@@ -63,7 +63,7 @@ QUICK = ("config.yaml", "workflow/presets/quick.yaml")
 EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
 #: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
 EQUALITY_SHAPES = {"N=64, K=10, batch=100": {"N": 64, "K": 10, "batch": 100, "epsilon": 0.3}}
-#: speed: some of the benchmark's configurations (tools.bench)
+#: speed: some of the benchmark's configurations (tools.bench engine)
 SPEED_CONFIGS = {"defaults": {}, "N=64": {"N": 64}, "K=10": {"K": 10}}
 #: the GPU engine with other numbers of warps a program (default 8), at the first configuration
 OTHER_WARPS = (4, 16)

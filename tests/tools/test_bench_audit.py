@@ -1,11 +1,11 @@
-"""The audit's benchmark runs end to end and writes its table (no timings are asserted)."""
+"""The audit's benchmark (python -m tools.bench audit) runs end to end and writes its table (no timings are asserted)."""
 
-from tools.bench_audit import main
+from tools.bench import main
 
 
 def test_bench_audit_writes_its_table(tmp_path):
     out = tmp_path / "audit.md"
-    text = main(["--quick", "--reps", "1", "--output", str(out)])
+    text = main(["audit", "--quick", "--reps", "1", "--output", str(out)])
     assert out.read_text() == text
     rows = [line for line in text.splitlines() if line.startswith(("| sample", "| population"))]
     assert len(rows) == 4

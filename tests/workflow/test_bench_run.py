@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools import bench_run
+from tools import bench
 
 
 def cells(text: str) -> dict[str, list[str]]:
@@ -17,7 +17,7 @@ def test_a_run_of_one_job_is_accounted_for(tmp_path):
     work, output = tmp_path / "work", tmp_path / "run.md"
     target = "results/datasets/uniform/d8/N16/K3/n1024.npz"  # one numpy job of the quick preset
     arguments = ["--target", "quick", "--cores", "1", "--workdir", str(work), "--output", str(output), "--", target]
-    text = bench_run.main(arguments)
+    text = bench.main(["run", *arguments])
     assert (work / target).exists() and output.read_text() == text
     table = cells(text)
     tree, own, job = (
