@@ -64,17 +64,18 @@ finally:
 """
 
 
-def interleaved_medians(runs: dict[str, tuple[Callable[[], object], int]], reps: int) -> dict[str, float]:
-    """Median CPU seconds per step of each run (name → the run and its steps), timed in turn ``reps`` times after a
-    first call of each (compiled, or loaded from numba's cache, before timing)."""
-    for run, _ in runs.values():
-        run()
+def interleaved_medians(runs: dict[str, tuple[Callable[[], object], int, int]], reps: int) -> dict[str, float]:
+    """Median CPU seconds per step of each run (name → a call, how many times it is made, the steps they take),
+    timed in turn ``reps`` times after a first call of each (compiled, or loaded from numba's cache, before timing)."""
+    for call, _, _ in runs.values():
+        call()
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(reps):
-        for name, (run, n) in runs.items():
+        for name, (call, calls, steps) in runs.items():
             start = time.process_time()
-            run()
-            times[name].append((time.process_time() - start) / n)
+            for _ in range(calls):
+                call()
+            times[name].append((time.process_time() - start) / steps)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -90,16 +91,9 @@ def time_config(s: TrainSettings, steps: int, reps: int) -> dict[str, float]:
         for t in range(steps):
             cpu_stream.draw_block(z, c, key, t, 1, s.K, s.d)
 
-    def prepare() -> None:
-        for _ in range(blocks):
-            engine.prepare_block(engine.S)
-
-    def update() -> None:
-        for _ in range(blocks):
-            engine.sgd_steps(0, engine.S)
-
-    runs = {"engine": (lambda: engine.run(steps), steps), "floor": (floor, steps)}
-    runs |= {"prepare": (prepare, blocks * engine.S), "update": (update, blocks * engine.S)}
+    runs = {"engine": (lambda: engine.run(steps), 1, steps), "floor": (floor, 1, steps)}
+    runs["prepare"] = (lambda: engine.prepare_block(engine.S), blocks, blocks * engine.S)
+    runs["update"] = (lambda: engine.sgd_steps(0, engine.S), blocks, blocks * engine.S)
     return interleaved_medians(runs, reps)
 
 
@@ -111,19 +105,13 @@ def time_binary(s: BinarySettings, steps: int, reps: int) -> dict[str, float]:
     blocks = max(1, epochs * sgd.engines[0][1] // full.S)
 
     def source() -> None:
-        for _ in range(epochs):
-            for engine, n in sgd.engines:
-                for start in range(0, n, engine.S):
-                    engine.prepare_block(min(engine.S, n - start))
-
-    def update() -> None:
-        for _ in range(blocks):
-            full.sgd_steps(0, full.S)
+        for engine, n in sgd.engines:
+            for start in range(0, n, engine.S):
+                engine.prepare_block(min(engine.S, n - start))
 
     n = epochs * sgd.steps_per_epoch
-    medians = interleaved_medians(
-        {"engine": (lambda: sgd.run(epochs), n), "floor": (source, n), "update": (update, blocks * full.S)}, reps
-    )
+    runs = {"engine": (lambda: sgd.run(epochs), 1, n), "floor": (source, epochs, n)}
+    medians = interleaved_medians(runs | {"update": (lambda: full.sgd_steps(0, full.S), blocks, blocks * full.S)}, reps)
     return {**medians, "prepare": medians["floor"]}
 
 
@@ -182,7 +170,7 @@ def audit_rows(s: AuditSettings, reps: int) -> list[tuple[str, float, float]]:
         "interp compiled": lambda: compiled.interp(y, q.table_cdf, q.table_t, q.table_guide, out),
         "population": lambda: population_loss_grad(*POINT, q),
     }
-    ms = {name: 1e3 * t for name, t in interleaved_medians({k: (run, 1) for k, run in runs.items()}, reps).items()}
+    ms = {name: 1e3 * t for name, t in interleaved_medians({k: (run, 1, 1) for k, run in runs.items()}, reps).items()}
     return [
         (f"sample gradient ({len(t)} prompts x N={s.N})", ms["sample numpy"], ms["sample compiled"]),
         (f"population nodes, per prompt ({at.gap_query.size} nodes)", ms["nodes numpy"], ms["nodes compiled"]),

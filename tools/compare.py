@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import markdown_table
+from onenn.analysis.markdown import markdown_table, number
 from onenn.base.io import write_with
 
 CLAIMS = Path("tables") / "claims.parquet"
@@ -99,8 +99,7 @@ def change_in_spreads(old: tuple[float, float], new: tuple[float, float]) -> flo
 def show(point: tuple[float, float] | None) -> str:
     if point is None:
         return "–"
-    value, spread = point
-    return f"{value:.4g}" if math.isnan(spread) else f"{value:.4g} ± {spread:.2g}"
+    return number(point[0]) + ("" if math.isnan(point[1]) else f" ± {number(point[1], 2)}")
 
 
 def side_by_side(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
