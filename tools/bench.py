@@ -115,27 +115,12 @@ def time_binary(s: BinarySettings, steps: int, reps: int) -> dict[str, float]:
     return {**medians, "prepare": medians["floor"]}
 
 
-def engine_table(rows: list[dict], note: str) -> str:
-    header = ["config", "d", "N", "K", "batch", "engine µs", "floor µs", "engine/floor", "engine µs/(N+1)"]
-    parts_header = ["config", "draws (floor)", "per-block preparation", "SGD step", "rest (loop, saving W)"]
-    main, parts = [], []
-    for r in rows:
-        us = {k: r[k] * 1e6 for k in ("engine", "floor", "prepare", "update")}
-        ratios = (f"{r['engine'] / r['floor']:.2f}", f"{us['engine'] / (r['N'] + 1):.2f}")
-        main.append([*(str(r[k]) for k in header[:5]), f"{us['engine']:.1f}", f"{us['floor']:.1f}", *ratios])
-        rest = us["engine"] - us["prepare"] - us["update"]
-        parts.append(
-            [r["config"], *(f"{x:.1f}" for x in (us["floor"], us["prepare"] - us["floor"], us["update"], rest))]
-        )
-    lines = ["# CPU engine benchmark (`python -m tools.bench engine`)", "", note, "", markdown_table(header, main), ""]
-    lines += ["Where the engine's time goes (µs per step):", "", markdown_table(parts_header, parts)]
-    return "\n".join(lines) + "\n"
-
-
 def engine(args: argparse.Namespace) -> str:
     numba.set_num_threads(1)
     load = os.getloadavg()[0]
-    rows = []
+    header = ["config", "d", "N", "K", "batch", "engine µs", "floor µs", "engine/floor", "engine µs/(N+1)"]
+    parts_header = ["config", "draws (floor)", "per-block preparation", "SGD step", "rest (loop, saving W)"]
+    rows, parts = [], []
     for name in args.configs:
         if CONFIGS[name] is None:
             s = BinarySettings(dtype=args.dtype)
@@ -143,18 +128,29 @@ def engine(args: argparse.Namespace) -> str:
         else:
             s = replace(TrainSettings(device="cpu", dtype=args.dtype), **CONFIGS[name])
             timed, K = time_config(s, args.steps, args.reps), s.K
-        rows.append({"config": name, "d": s.d, "N": s.N, "K": K, "batch": s.batch, **timed})
+        us = {k: t * 1e6 for k, t in timed.items()}
+        ratios = (f"{timed['engine'] / timed['floor']:.2f}", f"{us['engine'] / (s.N + 1):.2f}")
+        rows.append([name, *map(str, (s.d, s.N, K, s.batch)), f"{us['engine']:.1f}", f"{us['floor']:.1f}", *ratios])
+        rest = us["engine"] - us["prepare"] - us["update"]
+        parts.append([name, *(f"{x:.1f}" for x in (us["floor"], us["prepare"] - us["floor"], us["update"], rest))])
     note = (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {processors()}, Python {platform.python_version()}; {args.dtype}, "
         f"1 thread; process CPU time, median of {args.reps} interleaved repetitions of {args.steps} steps; load "
         f"average {load:.2f} at the start. floor: the step's draws alone (binary: the fixed set's source alone)."
     )
-    return engine_table(rows, note)
+    lines = ["# CPU engine benchmark (`python -m tools.bench engine`)", "", note, "", markdown_table(header, rows), ""]
+    lines += ["Where the engine's time goes (µs per step):", "", markdown_table(parts_header, parts)]
+    return "\n".join(lines) + "\n"
 
 
 # --- audit --------------------------------------------------------------------------------------------------------
-def audit_rows(s: AuditSettings, reps: int) -> list[tuple[str, float, float]]:
-    """``(what, numpy ms, compiled ms)`` per hot spot (the last: compiled only, numpy NaN)."""
+def _ms(x: float, digits: int = 3) -> str:
+    return f"{x:.{digits}f}" if np.isfinite(x) else ""
+
+
+def audit(args: argparse.Namespace) -> str:
+    """ms per hot spot, numpy and compiled (the last: compiled only)."""
+    s, load = QUICK_AUDIT if args.quick else AUDIT, os.getloadavg()[0]
     t, w, _ = weighted_sample(s)
     prep = prepare(t, w)
     q = quadrature(s.N, s.d, s.t1_nodes, s.gap_nodes, s.seed, third_nodes=s.third_nodes)
@@ -170,22 +166,14 @@ def audit_rows(s: AuditSettings, reps: int) -> list[tuple[str, float, float]]:
         "interp compiled": lambda: compiled.interp(y, q.table_cdf, q.table_t, q.table_guide, out),
         "population": lambda: population_loss_grad(*POINT, q),
     }
-    ms = {name: 1e3 * t for name, t in interleaved_medians({k: (run, 1, 1) for k, run in runs.items()}, reps).items()}
-    return [
+    medians = interleaved_medians({name: (run, 1, 1) for name, run in runs.items()}, args.reps)
+    ms = {name: 1e3 * seconds for name, seconds in medians.items()}
+    timed = [
         (f"sample gradient ({len(t)} prompts x N={s.N})", ms["sample numpy"], ms["sample compiled"]),
         (f"population nodes, per prompt ({at.gap_query.size} nodes)", ms["nodes numpy"], ms["nodes compiled"]),
         (f"population nodes, F inverse ({y.size} values)", ms["interp numpy"], ms["interp compiled"]),
         ("population evaluation (population_loss_grad)", float("nan"), ms["population"]),
     ]
-
-
-def _ms(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}f}" if np.isfinite(x) else ""
-
-
-def audit(args: argparse.Namespace) -> str:
-    load = os.getloadavg()[0]
-    timed = audit_rows(QUICK_AUDIT if args.quick else AUDIT, args.reps)
     lines = [
         "# The audit's hot spots: numpy against compiled",
         "",
