@@ -322,7 +322,8 @@ def run(args: argparse.Namespace) -> str:
     arguments = snakemake_arguments(args.target, args.cores, args.snakemake)
     with tempfile.TemporaryDirectory(prefix="onenn-bench-run-") as tmp:
         work, log = args.workdir or Path(tmp) / "workflow", Path(tmp) / "snakemake.log"
-        load, usage = os.getloadavg()[0], run_snakemake(args.source, work, arguments, log)
+        load = os.getloadavg()[0]  # before the run
+        usage = run_snakemake(args.source, work, arguments, log)
         if usage.exit_status != 0:
             print(log.read_text()[-4000:], file=sys.stderr)
         title = f"Whole run: `snakemake {' '.join(arguments)}` from an empty results/"
@@ -339,14 +340,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     a = sub.add_parser("audit", help="ms per evaluation of the audit's hot spots, numpy against compiled")
     a.add_argument("--quick", action="store_true", help="a small sample and quadrature (a smoke test)")
     for p, reps, output in ((e, 7, "benchmarks/engine.md"), (a, 15, None)):
+        where = f"where the table is written (default: {output or 'printed only'})"
         p.add_argument("--reps", type=int, default=reps, help="interleaved repetitions (the median is reported)")
-        p.add_argument(
-            "--output",
-            type=Path,
-            default=output,
-            help=f"where the table is written (default: {output or 'printed only'})",
-        )
-    r = sub.add_parser("run", help="a whole run's wall time and CPU, by rule; writes benchmarks/run-TARGET.md")
+        p.add_argument("--output", type=Path, default=output, help=where)
+    r = sub.add_parser("run", help="Snakemake from an empty results/ in a scratch copy: wall and CPU, by rule")
     add = r.add_argument
     add("--target", choices=TARGETS, default="default", help="the full run, experiments 1–6 alone, or the quick preset")
     add("--summarise", type=Path, metavar="DIR", help="only summarise DIR/benchmarks/, run nothing")
