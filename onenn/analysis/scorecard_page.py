@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 
 from onenn.analysis.markdown import cell, markdown_table, number
-from onenn.analysis.scorecard import with_defaults
 from onenn.analysis.verdict import LEVEL, MARGINAL_LEVEL, VERDICTS, expected_by_chance
 
 #: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
@@ -14,16 +13,12 @@ REASONS = "../../docs/claims.md"
 
 
 def paper_cell(row: pd.Series) -> str:
-    if pd.isna(row["paper_value"]):
-        return "–"
     spread = f" ± {number(row['paper_spread'])}" if row["paper_spread"] and not pd.isna(row["paper_spread"]) else ""
-    return number(row["paper_value"]) + spread
+    return "–" if pd.isna(row["paper_value"]) else number(row["paper_value"]) + spread
 
 
 def ours_cell(row: pd.Series) -> str:
-    if pd.isna(row["ours_mean"]):
-        return "–"
-    return f"{number(row['ours_mean'])} ± {row['ours_sd']:.2g} (n = {row['n']})"
+    return "–" if pd.isna(row["ours_mean"]) else f"{number(row['ours_mean'])} ± {row['ours_sd']:.2g} (n = {row['n']})"
 
 
 def test_cell(row: pd.Series) -> str:
@@ -38,12 +33,11 @@ def verdict_cell(row: pd.Series) -> str:
     text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "")
     if row["verdict"] != "not run" and row["points_run"] != row["points"]:
         text += f" ({row['points_run']} of {row['points']} points run)"
-    if row["why"] == "explained":
-        text += f" (explained: [reason]({REASONS}#{row['reason']}))"
-    elif row["why"] == "marginal":
-        text += f" (marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit)"
-    elif row["why"]:
-        text += f" ({row['why']})"
+    why = {
+        "explained": f"explained: [reason]({REASONS}#{row['reason']})",
+        "marginal": f"marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit",
+    }.get(row["why"], row["why"])
+    text += f" ({why})" if why else ""
     if row["untested"] and row["verdict"] != "not run":
         text += f"; not tested: {row['untested']} (note)"
     if row["test_sizes"]:
@@ -91,15 +85,14 @@ def chance_line(card: pd.DataFrame) -> str:
 
 
 INTRODUCTION = (
-    "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n "
-    "seeds; for the scaling identity the estimate ± its standard error over n prompts), the difference z in "
-    "units of the combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the "
-    "paper's sampling error at the test size assumed for it, half its printed precision), and the verdict by the "
-    "rule of docs/claims.md. A slope row (change per decade of steps) shows the slope ± sd over seeds and no z: "
-    "its sign is read by the rule's sign rule. Where a claim covers several points, the row shows the one farthest "
-    "from agreeing "
-    "and the test is χ² over all of them; every point is listed below. Our own rows (questions of this project, "
-    "not the paper's) follow, scored by the same rule."
+    "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n seeds; "
+    "for the scaling identity the estimate ± its standard error over n prompts), the difference z in units of the "
+    "combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the paper's sampling error "
+    "at the test size assumed for it, half its printed precision), and the verdict by the rule of docs/claims.md. A "
+    "slope row (change per decade of steps) shows the slope ± sd over seeds and no z: its sign is read by the rule's "
+    "sign rule. Where a claim covers several points, the row shows the one farthest from agreeing and the test is χ² "
+    "over all of them; every point is listed below. Our own rows (questions of this project, not the paper's) follow, "
+    "scored by the same rule."
 )
 
 HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "test", "verdict"]
@@ -146,7 +139,6 @@ def assumptions(card: pd.DataFrame) -> list[str]:
 
 
 def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
-    card = with_defaults(card)
     papers = card[card["source"] != "ours"]
     ours = card[card["source"] == "ours"]
     lines = [

@@ -248,7 +248,7 @@ def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
     """Over the rows that count: their number m, the expected *differs* ``m·(1 − LEVEL)``, those that do, and P(that many or more)."""
-    tested = card[card["chance"].fillna(False).astype(bool) & (card["verdict"] != "not run")]
+    tested = card[card["chance"] & (card["verdict"] != "not run")]
     m = len(tested)
     differs = int((tested["verdict"] == "differs").sum())
     p_false = 1.0 - LEVEL
