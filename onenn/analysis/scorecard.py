@@ -116,15 +116,6 @@ def per_seed(
     return frame.rename_axis("seed").reset_index()
 
 
-def common_rescaled_time(table: pd.DataFrame, claim: Claim) -> float | None:
-    """``time: rescaled``: the largest ``((K − 1)/K)·step`` that every point's runs reach."""
-    if claim.quantity.time != "rescaled":
-        return None
-    rows = table[table["variant"].isin([p.variant for p in claim.points])]
-    ends = rows.groupby("variant").agg(step=("step", "max"), K=("K", "first"))
-    return float(min(step * prefactor(int(K)) for step, K in zip(ends["step"], ends["K"]))) if len(rows) else None
-
-
 def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
     """Check decays: the seed mean of ``column`` at step 0, then at every saved step of the last decade."""
     means = rows.groupby("step", sort=True)[column].mean()
@@ -216,7 +207,13 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     """Our value at every point of the claim, and the labels of the points this run lacks."""
     found: list[Measured] = []
     missing: list[str] = []
-    rescaled_time = None if table is None or claim.kind == "scaling" else common_rescaled_time(table, claim)
+    rescaled_time = None
+    if table is not None and claim.kind != "scaling" and claim.quantity.time == "rescaled":
+        # the largest ((K − 1)/K)·step that every point's runs reach
+        rows = table[table["variant"].isin([p.variant for p in claim.points])]
+        ends = rows.groupby("variant").agg(step=("step", "max"), K=("K", "first"))
+        times = [step * prefactor(int(K)) for step, K in zip(ends["step"], ends["K"])]
+        rescaled_time = float(min(times)) if times else None
     for point in claim.points:
         if table is None:
             got = []
@@ -241,8 +238,7 @@ SHOWN = {
 }
 
 
-def describe_point(m: Measured, check: str, versus: str | None = None, with_z: bool = True) -> str:
-    ours = f"{number(m.mean)} ± {m.sd:.2g}"
+def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
         factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
@@ -253,7 +249,7 @@ def describe_point(m: Measured, check: str, versus: str | None = None, with_z: b
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
-    return f"{m.label}: {ours}{paper}{z}"
+    return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
 
 
 def describe_quantity(claim: Claim) -> str:
@@ -273,18 +269,15 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     """The scorecard's row of one claim."""
     found, missing = measure(table, claim)
     copied = ("source", "figure", "experiment", "check", "paper", "reason", "post_hoc", "untested", "paper_test_size")
-    row: dict[str, Any] = (
-        {k: getattr(claim, k) for k in (*copied, "note")}
-        | {
-            "claim": claim.id,
-            "quantity": describe_quantity(claim),
-            "points": len(found) + len(missing),
-            "points_run": len(found),
-            "chance": is_chance_test(found, claim),
-            "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
-        }
-        | dict.fromkeys(("reading", "why", "test_sizes"), "")
-    )
+    row: dict[str, Any] = {k: getattr(claim, k) for k in (*copied, "note")} | {
+        "claim": claim.id,
+        "quantity": describe_quantity(claim),
+        "points": len(found) + len(missing),
+        "points_run": len(found),
+        "chance": is_chance_test(found, claim),
+        "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
+    }
+    row |= dict.fromkeys(("reading", "why", "test_sizes"), "")
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
     sizes = verdicts_at_test_sizes(found, claim)

@@ -64,18 +64,16 @@ def ratio(difference: float, spread: float) -> float:
 
 
 def judge_equal(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    for m in points:
-        m.z = ratio(m.mean - m.paper, combined_spread(m, claim.resolution))
+    spreads = [combined_spread(m, claim.resolution) for m in points]
+    for m, s in zip(points, spreads):
+        m.z = ratio(m.mean - m.paper, s)
     statistic = chi_square(points, claim.resolution)
     limit = chi2_limit(len(points))
-    verdict = "agrees" if statistic <= limit else "differs"
-    if verdict == "differs" and all(m.baseline is not None for m in points):
-        beyond = [
-            np.sign(m.paper - m.baseline) * ratio(m.mean - m.baseline, combined_spread(m, claim.resolution)) > 2.0
-            for m in points
-        ]
-        if all(beyond):
-            verdict = "agrees in direction"
+    beyond = all(
+        m.baseline is not None and np.sign(m.paper - m.baseline) * ratio(m.mean - m.baseline, s) > 2.0
+        for m, s in zip(points, spreads)
+    )
+    verdict = "agrees" if statistic <= limit else "agrees in direction" if beyond else "differs"
     return {"verdict": verdict, "statistic": statistic, "dof": len(points), "limit": limit}
 
 
@@ -117,17 +115,12 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     return {"verdict": "agrees" if all(falling) and all(m.z < -2.0 for m in points) else "differs"}
 
 
-def slope_sign(m: Measured) -> int:
-    """+1 (−1) where the mean slope is more than 2 sd over seeds above (below) 0, else 0: only the sign is read (the
-    seeds share ``W0`` and the test set, so ``mean / sd`` is no z)."""
-    return 1 if m.mean > 2.0 * m.sd else -1 if m.mean < -2.0 * m.sd else 0
-
-
 def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """Flat: every slope within ``resolution + 2 sd`` of 0; rising (falling): every ``slope_sign`` + (−)."""
+    """Flat: every slope within ``resolution + 2 sd`` of 0; rising (falling): every mean slope more than 2 sd above
+    (below) 0, the sign rule (``mean / sd`` is no z: docs/claims.md)."""
     if claim.check in ("rising", "falling"):
-        sign = 1 if claim.check == "rising" else -1
-        moving = all(slope_sign(m) == sign for m in points)
+        sign = 1.0 if claim.check == "rising" else -1.0
+        moving = all(sign * m.mean > 2.0 * m.sd for m in points)
         return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
     margin = [claim.resolution + 2.0 * m.sd for m in points]
     up = any(m.mean > w for m, w in zip(points, margin))
