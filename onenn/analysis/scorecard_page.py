@@ -12,22 +12,6 @@ from onenn.analysis.verdict import LEVEL, MARGINAL_LEVEL, VERDICTS, expected_by_
 REASONS = "../../docs/claims.md"
 
 
-def paper_cell(row: pd.Series) -> str:
-    spread = f" ± {number(row['paper_spread'])}" if row["paper_spread"] and not pd.isna(row["paper_spread"]) else ""
-    return "–" if pd.isna(row["paper_value"]) else number(row["paper_value"]) + spread
-
-
-def ours_cell(row: pd.Series) -> str:
-    return "–" if pd.isna(row["ours_mean"]) else f"{number(row['ours_mean'])} ± {row['ours_sd']:.2g} (n = {row['n']})"
-
-
-def test_cell(row: pd.Series) -> str:
-    """χ² of checks equal and constant against its limit (for one point χ² = z², limit 4)."""
-    if pd.isna(row["statistic"]) or pd.isna(row["dof"]):
-        return "–"
-    return f"χ²({row['dof']}) = {row['statistic']:.3g}, limit {row['limit']:.3g}"
-
-
 def verdict_cell(row: pd.Series) -> str:
     """The verdict, its reading, why a *differs* (docs/claims.md), what is untested, the other test sizes."""
     text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "")
@@ -99,43 +83,43 @@ HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "
 
 
 def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
-    body = [
-        [
+    """The rows; a test is the χ² of checks equal and constant against its limit (one point: χ² = z², limit 4)."""
+    body = []
+    for _, r in card.iterrows():
+        spread = f" ± {number(r['paper_spread'])}" if r["paper_spread"] and not pd.isna(r["paper_spread"]) else ""
+        test = f"χ²({r['dof']}) = {r['statistic']:.3g}, limit {r['limit']:.3g}"
+        cells = [
             claim_cell(r),
             str(r["figure"]) if r["figure"] else "–",
             cell(r["paper"]),
             cell(f"{r['experiment']}: {r['quantity']}"),
-            paper_cell(r),
-            ours_cell(r),
+            "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
+            "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
             "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
-            test_cell(r),
+            "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
             verdict_cell(r),
         ]
-        for _, r in card.iterrows()
-    ]
+        body.append(cells)
     return markdown_table(header, body)
 
 
 def assumptions(card: pd.DataFrame) -> list[str]:
     """The paragraph above the rows: the paper's assumed test sizes and the correlation of points on one test set."""
     sizes = sorted({int(n) for n in card["paper_test_size"] if n})
-    ranges = sorted({int(n) for text in card["paper_test_sizes"] for n in str(text).split(", ") if n})
+    ranges = " or ".join(sorted({n for text in card["paper_test_sizes"] for n in str(text).split(", ") if n}, key=int))
     text = ""
     if sizes:
         text = (
             f"The paper's sampling error assumes a test size of {', '.join(map(str, sizes))} prompts (the paper "
             "states none; workflow/claims.yaml, `paper_test_size`)"
         )
-        alternatives = " or ".join(map(str, ranges))
-        text += (
-            f"; a row whose verdict changes when {alternatives} prompts are assumed instead says so." if ranges else "."
-        )
+        text += f"; a row whose verdict changes when {ranges} prompts are assumed instead says so. " if ranges else ". "
     text += (
-        " Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
+        "Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
         "lowers χ² where their differences have one sign and raises it where they have opposite signs, so the "
         "assumption can push χ² either way."
     )
-    return [text.strip(), ""]
+    return [text, ""]
 
 
 def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
@@ -154,7 +138,13 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     ]
     if len(ours):
         lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
-    lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
+    lines += [
+        "## Scorecard",
+        "",
+        *assumptions(card),
+        scorecard_table(papers, HEADER),
+        "",
+    ]
     if len(ours):
         header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]
         lines += ["## Our own rows", "", scorecard_table(ours, header), ""]

@@ -19,9 +19,8 @@ if TYPE_CHECKING:
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
-#: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the
-#: one-sided checks below, above, decays, rising and falling ask for a margin of 2 spreads, so their chance of a
-#: false "differs" is not 1 − LEVEL; the orderings and the slopes' signs have no level)
+#: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the other
+#: checks' chance is not 1 − LEVEL: docs/claims.md, How many "differs" chance alone gives)
 CHANCE_CHECKS = ("equal", "constant")
 SLOPE_CHECKS = ("flat", "rising", "falling")
 #: a "differs" whose χ² is within the limit at three standard deviations (99.73%) reads "marginal"
@@ -111,8 +110,8 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     """Falling at every saved step of the last decade, and at the end more than 2 sd below the start."""
     for m in points:
         m.z = ratio(m.series[-1] - m.series[0], m.sd)
-    falling = [len(m.series) > 2 and bool((np.diff(m.series[1:]) < 0).all()) for m in points]
-    return {"verdict": "agrees" if all(falling) and all(m.z < -2.0 for m in points) else "differs"}
+    agrees = all(len(m.series) > 2 and (np.diff(m.series[1:]) < 0).all() and m.z < -2.0 for m in points)
+    return {"verdict": "agrees" if agrees else "differs"}
 
 
 def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
@@ -222,9 +221,7 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:
     """A row chance alone makes read *differs* with probability ``1 − LEVEL``: check equal or constant, a spread on
     our side at one point at least, run, not post-hoc."""
-    return (
-        claim.check in CHANCE_CHECKS and not claim.post_hoc and bool(points) and any(ours_spread(m) > 0 for m in points)
-    )
+    return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
 
 
 def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
@@ -234,9 +231,8 @@ def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -
         return ""
     if claim.reason:
         return "explained"
-    if dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL):
-        return "marginal"
-    return "not explained"
+    marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
+    return "marginal" if marginal else "not explained"
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
