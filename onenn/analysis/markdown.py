@@ -35,14 +35,10 @@ th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; white-spac
 th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }"""
 
 
-def is_rule(cells: list[str]) -> bool:
-    """The line under a table's header: ``|---|:--:|``."""
-    return bool(cells) and all(part and set(part) <= set("-:") for part in cells)
-
-
 def html_table(lines: list[str]) -> str:
     rows = [[part.strip() for part in line.strip().strip("|").split("|")] for line in lines]  # "| a | b |" -> a, b
-    head, body = (rows[0], rows[2:]) if len(rows) > 1 and is_rule(rows[1]) else ([], rows)
+    ruled = len(rows) > 1 and all(part and set(part) <= set("-:") for part in rows[1])  # a header's rule: |---|:--:|
+    head, body = (rows[0], rows[2:]) if ruled else ([], rows)
     out = ["<table>"]
     if head:
         out.append("<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>")
