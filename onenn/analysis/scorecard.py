@@ -12,12 +12,12 @@ import pandas as pd
 
 from onenn.analysis.markdown import number
 from onenn.analysis.verdict import (
+    JUDGES,
     SLOPE_CHECKS,
     TEST_SET_KEY,
     Measured,
     is_chance_test,
     is_level,
-    judge,
     metric_bound,
     ratio,
     sampling_error,
@@ -64,10 +64,10 @@ DESCRIPTIONS = {
     "note": "the claim's note: what we compare and why",
 }
 COLUMNS = tuple(DESCRIPTIONS)
-FLOATS = ("paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z", "statistic", "limit")
-#: the other columns' types (none of ``n`` and ``dof`` where no point ran, or the check has no statistic); text else
-TYPES = dict.fromkeys(FLOATS, "float64") | dict.fromkeys(("figure", "points", "points_run", "paper_test_size"), "int64")
-TYPES |= {"n": "Int64", "dof": "Int64", "chance": "bool"}
+#: the columns' types but text (none of ``n`` and ``dof`` where no point ran, or the check has no statistic)
+TYPES = dict.fromkeys(("paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z"), "float64")
+TYPES |= dict.fromkeys(("statistic", "limit"), "float64") | {"n": "Int64", "dof": "Int64", "chance": "bool"}
+TYPES |= dict.fromkeys(("figure", "points", "points_run", "paper_test_size"), "int64")
 
 
 def prefactor(K: int) -> float:
@@ -116,13 +116,6 @@ def per_seed(
     return frame.rename_axis("seed").reset_index()
 
 
-def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
-    """Check decays: the seed mean of ``column`` at step 0, then at every saved step of the last decade."""
-    means = rows.groupby("step", sort=True)[column].mean()
-    decade = means[means.index >= means.index.max() / 10.0]
-    return (float(means.iloc[0]), *(float(v) for v in decade))
-
-
 def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_time: float | None) -> list[Measured]:
     q = claim.quantity
     rows = table[table["variant"] == point.variant]
@@ -160,13 +153,17 @@ def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_t
         if paper["paper"] is not None and claim.check == "equal":
             paper_se = scale * sampling_error(paper["paper"] / scale, bound, claim.paper_test_size)
         test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)
+    series: tuple[float, ...] = ()
+    if claim.check == "decays":  # the seed mean at step 0, then at every saved step of the last decade
+        means = rows.groupby("step", sort=True)[q.column].mean()
+        series = (float(means.iloc[0]), *(float(v) for v in means[means.index >= means.index.max() / 10.0]))
     measured = Measured(
         str(point.variant),
         mean,
         sd,
         len(seeds),
         test_se,
-        series=decay_series(rows, q.column) if claim.check == "decays" else (),
+        series=series,
         group=rows[claim.by].iloc[0] if claim.by else None,
         paper_se=paper_se,
         test_key=test_key,
@@ -281,7 +278,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
     sizes = verdicts_at_test_sizes(found, claim)
-    row |= judge(found, claim)
+    row |= JUDGES[claim.check](found, claim)
     row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
     if len(set(sizes.values())) > 1:
         row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
@@ -309,6 +306,4 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
 def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
     out = pd.DataFrame([score(c, tables.get(c.experiment)) for c in claims]).reindex(columns=list(COLUMNS))
-    for column in FLOATS:
-        out[column] = pd.to_numeric(out[column], errors="coerce")
     return out.astype(dict.fromkeys(COLUMNS, "string") | TYPES)

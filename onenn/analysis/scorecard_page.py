@@ -148,9 +148,8 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     if len(ours):
         header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]
         lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
-    lines += ["## Every point", ""]
     body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
-    lines += [markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
+    lines += ["## Every point", "", markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
     notes = [
         [
             claim_cell(r),

@@ -1,4 +1,4 @@
-"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``judge``), the error
+"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``), the error
 budget, shared test sets (``chi_square``), the assumed test size, *differs* by chance (``expected_by_chance``)."""
 
 from __future__ import annotations
@@ -121,19 +121,15 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
         sign = 1.0 if claim.check == "rising" else -1.0
         moving = all(sign * m.mean > 2.0 * m.sd for m in points)
         return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
-    margin = [claim.resolution + 2.0 * m.sd for m in points]
-    up = any(m.mean > w for m, w in zip(points, margin))
-    down = any(m.mean < -w for m, w in zip(points, margin))
+    up = any(m.mean > claim.resolution + 2.0 * m.sd for m in points)
+    down = any(m.mean < -(claim.resolution + 2.0 * m.sd) for m in points)
     reading = "still rising" if up else "still falling" if down else ""
     return {"verdict": "differs" if reading else "agrees", "reading": reading}
 
 
-def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    return JUDGES.get(claim.check, judge_order)(points, claim)
-
-
-JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
-JUDGES |= {"decays": judge_decays} | dict.fromkeys(SLOPE_CHECKS, judge_slope)
+#: check -> its judge
+JUDGES = {"equal": judge_equal, "constant": judge_constant, "increasing": judge_order, "decreasing": judge_order}
+JUDGES |= {"below": judge_bound, "above": judge_bound, "decays": judge_decays} | dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
 # --- the error budget ---------------------------------------------------------------------------------------------
@@ -211,7 +207,7 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
     out = {}
     for size in sorted({claim.paper_test_size, *claim.paper_test_sizes}):
         scale = math.sqrt(claim.paper_test_size / size)
-        out[size] = judge([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
+        out[size] = judge_equal([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
     return out
 
 
