@@ -90,9 +90,7 @@ def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
     return float(np.sum(centred * (y - y[0])) / np.sum(centred**2))
 
 
-def per_seed(
-    rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None, column: str | None = None
-) -> pd.DataFrame:
+def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None, column: str | None = None) -> pd.DataFrame:
     """One row per seed: the claim's quantity (``value``, at ``rescaled_time`` if given; a slope for the slope
     checks), its ``last`` value and the run's ``test_size``; ``column`` reads another column the same way."""
     q = claim.quantity
@@ -138,39 +136,24 @@ def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_t
             return []
     mean = float(seeds["value"].mean())
     sd = float(seeds["value"].std(ddof=1)) if len(seeds) > 1 else 0.0
-    first = rows.iloc[0]
-    paper = paper_side(point, None)
-    test_se = paper_se = 0.0
-    test_key = None
+    m = Measured(str(point.variant), mean, sd, len(seeds), level=float(seeds["last"].mean()), **paper_side(point, None))
+    m.group = rows[claim.by].iloc[0] if claim.by else None
     if is_level(claim):
+        first = rows.iloc[0]
         bound = metric_bound(q.column, str(first.get("loss", "square")), float(first.get("c", 0.0)), int(first["K"]))
         scale = 1.0 / prefactor(int(first["K"])) if q.divide_by else 1.0
         se = se_column(q.column)  # the seeds' recorded standard errors, read as the level is, averaged (docs/claims.md)
         if se in rows and not rows[se].isna().any():
-            test_se = float(per_seed(rows, claim, rescaled_time, se)["value"].mean())
+            m.test_se = float(per_seed(rows, claim, rescaled_time, se)["value"].mean())
         else:  # a table without the standard errors: the bound
-            test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
-        if paper["paper"] is not None and claim.check == "equal":
-            paper_se = scale * sampling_error(paper["paper"] / scale, bound, claim.paper_test_size)
-        test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)
-    series: tuple[float, ...] = ()
+            m.test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
+        if m.paper is not None and claim.check == "equal":
+            m.paper_se = scale * sampling_error(m.paper / scale, bound, claim.paper_test_size)
+        m.test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)
     if claim.check == "decays":  # the seed mean at step 0, then at every saved step of the last decade
         means = rows.groupby("step", sort=True)[q.column].mean()
-        series = (float(means.iloc[0]), *(float(v) for v in means[means.index >= means.index.max() / 10.0]))
-    measured = Measured(
-        str(point.variant),
-        mean,
-        sd,
-        len(seeds),
-        test_se,
-        series=series,
-        group=rows[claim.by].iloc[0] if claim.by else None,
-        paper_se=paper_se,
-        test_key=test_key,
-        level=float(seeds["last"].mean()),
-        **paper,
-    )
-    return [measured]
+        m.series = (float(means.iloc[0]), *(float(v) for v in means[means.index >= means.index.max() / 10.0]))
+    return [m]
 
 
 def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
@@ -234,13 +217,15 @@ SHOWN = {
     "flat": (max, lambda m: abs(m.mean)),
 }
 
+#: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
+WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
+
 
 def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
         factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
-        ends = f"{number(m.series[0])} → {number(m.series[-1])}"
-        return f"{m.label}: {ends}, {falling} over the last decade of steps{factor}"
+        return f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, {falling} over the last decade of steps{factor}"
     if check in SLOPE_CHECKS:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
@@ -278,7 +263,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
     sizes = verdicts_at_test_sizes(found, claim)
-    row |= JUDGES[claim.check](found, claim)
+    row |= JUDGES[claim.check](found, claim) | {"n": min(m.n for m in found)}
     row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
     if len(set(sizes.values())) > 1:
         row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
@@ -288,16 +273,8 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     if claim.check not in ("increasing", "decreasing"):
         pick, key = SHOWN.get(claim.check, (max, lambda m: abs(m.z)))
         worst = pick(found, key=key)
-        row |= {
-            "paper_value": worst.paper,
-            "paper_spread": worst.spread if claim.check == "equal" else None,
-            "ours_mean": worst.mean,
-            "ours_sd": worst.sd,
-            "test_se": worst.test_se,
-            "paper_se": worst.paper_se,
-            "z": worst.z if with_z else math.nan,
-        }
-    row["n"] = min(m.n for m in found)
+        row |= {column: getattr(worst, name) for column, name in WORST.items()}
+        row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
     detail = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in found)
     row["detail"] = detail + ("; not in this run: " + ", ".join(missing) if missing else "")
     return row

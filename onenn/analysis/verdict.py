@@ -128,8 +128,9 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 #: check -> its judge
-JUDGES = {"equal": judge_equal, "constant": judge_constant, "increasing": judge_order, "decreasing": judge_order}
-JUDGES |= {"below": judge_bound, "above": judge_bound, "decays": judge_decays} | dict.fromkeys(SLOPE_CHECKS, judge_slope)
+JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
+JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order}
+JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
 # --- the error budget ---------------------------------------------------------------------------------------------
@@ -200,8 +201,7 @@ def chi_square(points: list[Measured], resolution: float) -> float:
 
 
 def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, str]:
-    """Check equal: the verdict at each of the paper's assumed test sizes, ``paper_se`` rescaled by ``√(assumed / n)``;
-    empty where there is no such error."""
+    """Check equal: the verdict at each assumed test size (docs/claims.md, The assumed test size); empty without one."""
     if claim.check != "equal" or not claim.paper_test_size or not any(m.paper_se for m in points):
         return {}
     out = {}
@@ -215,14 +215,12 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
 
 
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:
-    """A row chance alone makes read *differs* with probability ``1 − LEVEL``: check equal or constant, a spread on
-    our side at one point at least, run, not post-hoc."""
+    """Whether the row counts in the chance line (docs/claims.md, How many "differs" chance alone gives)."""
     return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
 
 
 def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """A *differs*: ``explained`` (a reason in docs/claims.md), else ``marginal`` (χ² within the ``MARGINAL_LEVEL``
-    limit), else ``not explained``; empty for other verdicts."""
+    """Why a *differs* (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
     if verdict != "differs":
         return ""
     if claim.reason:
