@@ -225,7 +225,8 @@ def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) ->
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
         factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
-        return f"{m.label}: {number(m.series[0])} → {number(m.series[-1])}, {falling} over the last decade of steps{factor}"
+        ends = f"{number(m.series[0])} → {number(m.series[-1])}"
+        return f"{m.label}: {ends}, {falling} over the last decade of steps{factor}"
     if check in SLOPE_CHECKS:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"

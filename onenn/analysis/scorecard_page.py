@@ -138,13 +138,7 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     ]
     if len(ours):
         lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
-    lines += [
-        "## Scorecard",
-        "",
-        *assumptions(card),
-        scorecard_table(papers, HEADER),
-        "",
-    ]
+    lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
     if len(ours):
         header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]
         lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
