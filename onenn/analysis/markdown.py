@@ -4,8 +4,9 @@ and its HTML page for the report (which shows HTML inline). No pandas, no Markdo
 from __future__ import annotations
 
 import html
+import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -34,14 +35,10 @@ th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; white-spac
 th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }"""
 
 
-def is_rule(cells: list[str]) -> bool:
-    """The line under a table's header: ``|---|:--:|``."""
-    return bool(cells) and all(part and set(part) <= set("-:") for part in cells)
-
-
 def html_table(lines: list[str]) -> str:
     rows = [[part.strip() for part in line.strip().strip("|").split("|")] for line in lines]  # "| a | b |" -> a, b
-    head, body = (rows[0], rows[2:]) if len(rows) > 1 and is_rule(rows[1]) else ([], rows)
+    ruled = len(rows) > 1 and all(part and set(part) <= set("-:") for part in rows[1])  # a header's rule: |---|:--:|
+    head, body = (rows[0], rows[2:]) if ruled else ([], rows)
     out = ["<table>"]
     if head:
         out.append("<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>")
@@ -58,29 +55,19 @@ def line_kind(line: str) -> str:
     return "table" if line.lstrip().startswith("|") else "paragraph"
 
 
-def blocks(text: str) -> Iterator[tuple[str, list[str]]]:
-    """(kind, lines) of consecutive lines of one kind; a heading is a block of its own."""
-    kind, lines = "", []
-    for line in text.splitlines() + [""]:
-        now = line_kind(line)
-        if lines and (now != kind or now == "heading"):
-            yield kind, lines
-            lines = []
-        kind = now
-        if now:
-            lines.append(line)
-
-
 def markdown_to_html(text: str, title: str) -> str:
-    """A standalone HTML page of ``#`` headings, paragraphs and pipe tables (text escaped)."""
+    """A standalone HTML page of ``#`` headings, paragraphs and pipe tables (text escaped): a block is a run of lines
+    of one kind, a heading one line."""
     body = []
-    for kind, lines in blocks(text):
+    for kind, group in itertools.groupby(text.splitlines(), line_kind):
+        lines = list(group)
         if kind == "heading":
-            level = min(len(lines[0]) - len(lines[0].lstrip("#")), 6)
-            body.append(f"<h{level}>{html.escape(lines[0].lstrip('#').strip())}</h{level}>")
+            for line in lines:
+                level = min(len(line) - len(line.lstrip("#")), 6)
+                body.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
         elif kind == "table":
             body.append(html_table(lines))
-        else:
+        elif kind:
             body.append(f"<p>{html.escape(' '.join(line.strip() for line in lines))}</p>")
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'

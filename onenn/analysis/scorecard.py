@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,12 +12,12 @@ import pandas as pd
 
 from onenn.analysis.markdown import number
 from onenn.analysis.verdict import (
+    JUDGES,
     SLOPE_CHECKS,
     TEST_SET_KEY,
     Measured,
     is_chance_test,
     is_level,
-    judge,
     metric_bound,
     ratio,
     sampling_error,
@@ -65,9 +64,10 @@ DESCRIPTIONS = {
     "note": "the claim's note: what we compare and why",
 }
 COLUMNS = tuple(DESCRIPTIONS)
-#: the columns an older scorecard lacks (or leaves empty), and their value there (``with_defaults``)
-LATER_TEXTS = ("reading", "why", "reason", "post_hoc", "test_sizes", "paper_test_sizes", "untested")
-LATER_COLUMNS = dict.fromkeys(LATER_TEXTS, "") | {"chance": False, "paper_test_size": 0}
+#: the columns' types but text (none of ``n`` and ``dof`` where no point ran, or the check has no statistic)
+TYPES = dict.fromkeys(("paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z"), "float64")
+TYPES |= dict.fromkeys(("statistic", "limit"), "float64") | {"n": "Int64", "dof": "Int64", "chance": "bool"}
+TYPES |= dict.fromkeys(("figure", "points", "points_run", "paper_test_size"), "int64")
 
 
 def prefactor(K: int) -> float:
@@ -90,9 +90,7 @@ def decade_slope(steps: np.ndarray, values: np.ndarray) -> float:
     return float(np.sum(centred * (y - y[0])) / np.sum(centred**2))
 
 
-def per_seed(
-    rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None, column: str | None = None
-) -> pd.DataFrame:
+def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None, column: str | None = None) -> pd.DataFrame:
     """One row per seed: the claim's quantity (``value``, at ``rescaled_time`` if given; a slope for the slope
     checks), its ``last`` value and the run's ``test_size``; ``column`` reads another column the same way."""
     q = claim.quantity
@@ -116,36 +114,7 @@ def per_seed(
     return frame.rename_axis("seed").reset_index()
 
 
-def common_rescaled_time(table: pd.DataFrame, claim: Claim) -> float | None:
-    """``time: rescaled``: the largest ``((K − 1)/K)·step`` that every point's runs reach."""
-    if claim.quantity.time != "rescaled":
-        return None
-    rows = table[table["variant"].isin([p.variant for p in claim.points])]
-    if not len(rows):
-        return None
-    ends = rows.groupby("variant").agg(step=("step", "max"), K=("K", "first"))
-    return float(min(step * prefactor(int(K)) for step, K in zip(ends["step"], ends["K"])))
-
-
-def decay_series(rows: pd.DataFrame, column: str) -> tuple[float, ...]:
-    """Check decays: the seed mean of ``column`` at step 0, then at every saved step of the last decade."""
-    means = rows.groupby("step", sort=True)[column].mean()
-    decade = means[means.index >= means.index.max() / 10.0]
-    return (float(means.iloc[0]), *(float(v) for v in decade))
-
-
-def recorded_test_se(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None = None) -> float | None:
-    """The test set's error of a level: the seeds' recorded standard errors (``accuracy_se``, ...), read as the
-    level is, averaged (the seeds share the test set: docs/claims.md); None where the table lacks them."""
-    column = se_column(claim.quantity.column)
-    if column not in rows or rows[column].isna().any():
-        return None
-    return float(per_seed(rows, claim, rescaled_time, column)["value"].mean())
-
-
-def train_point(
-    table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_time: float | None = None
-) -> Measured | None:
+def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_time: float | None) -> list[Measured]:
     q = claim.quantity
     rows = table[table["variant"] == point.variant]
     if q.test_set is not None:
@@ -153,56 +122,38 @@ def train_point(
     elif len(rows):
         rows = rows[rows["test_set"] == rows["test_set"].iloc[0]]  # a property of the weights: one set suffices
     if not len(rows):
-        return None
+        return []
     seeds = per_seed(rows, claim, rescaled_time)
-    if claim.versus is not None:
+    if claim.versus is not None:  # per seed, minus the versus variant's (one seed number shares W0 and the stream)
         other = table[(table["variant"] == claim.versus) & (table["test_set"] == rows["test_set"].iloc[0])]
-        seeds = paired_difference(seeds, other, claim, rescaled_time)
+        if not len(other):
+            return []
+        theirs = per_seed(other, claim, rescaled_time).set_index("seed")
+        ours = seeds.set_index("seed")
+        both = ours.index.intersection(theirs.index)
+        seeds = ours.loc[both].assign(value=ours["value"] - theirs["value"], last=ours["last"] - theirs["last"])
         if not len(seeds):
-            return None
+            return []
     mean = float(seeds["value"].mean())
     sd = float(seeds["value"].std(ddof=1)) if len(seeds) > 1 else 0.0
-    first = rows.iloc[0]
-    paper = paper_side(point, None)
-    test_se = paper_se = 0.0
-    test_key = None
+    m = Measured(str(point.variant), mean, sd, len(seeds), level=float(seeds["last"].mean()), **paper_side(point, None))
+    m.group = rows[claim.by].iloc[0] if claim.by else None
     if is_level(claim):
+        first = rows.iloc[0]
         bound = metric_bound(q.column, str(first.get("loss", "square")), float(first.get("c", 0.0)), int(first["K"]))
         scale = 1.0 / prefactor(int(first["K"])) if q.divide_by else 1.0
-        test_se = recorded_test_se(rows, claim, rescaled_time)
-        if test_se is None:  # a table without the standard errors: the bound
-            test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
-        if paper["paper"] is not None and claim.check == "equal":
-            paper_se = scale * sampling_error(paper["paper"] / scale, bound, claim.paper_test_size)
-        test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)
-    return Measured(
-        str(point.variant),
-        mean,
-        sd,
-        len(seeds),
-        test_se,
-        series=decay_series(rows, q.column) if claim.check == "decays" else (),
-        group=rows[claim.by].iloc[0] if claim.by else None,
-        paper_se=paper_se,
-        test_key=test_key,
-        level=float(seeds["last"].mean()),
-        **paper,
-    )
-
-
-def paired_difference(
-    seeds: pd.DataFrame, other: pd.DataFrame, claim: Claim, rescaled_time: float | None
-) -> pd.DataFrame:
-    """Per seed, the point's value minus the ``versus`` variant's (one seed number shares ``W0`` and the stream)."""
-    if not len(other):
-        return seeds.iloc[0:0]
-    theirs = per_seed(other, claim, rescaled_time).set_index("seed")
-    ours = seeds.set_index("seed")
-    both = ours.index.intersection(theirs.index)
-    out = ours.loc[both].copy()
-    out["value"] = ours.loc[both, "value"] - theirs.loc[both, "value"]
-    out["last"] = ours.loc[both, "last"] - theirs.loc[both, "last"]
-    return out.rename_axis("seed").reset_index()
+        se = se_column(q.column)  # the seeds' recorded standard errors, read as the level is, averaged (docs/claims.md)
+        if se in rows and not rows[se].isna().any():
+            m.test_se = float(per_seed(rows, claim, rescaled_time, se)["value"].mean())
+        else:  # a table without the standard errors: the bound
+            m.test_se = scale * sampling_error(mean / scale, bound, int(seeds["test_size"].iloc[0]))
+        if m.paper is not None and claim.check == "equal":
+            m.paper_se = scale * sampling_error(m.paper / scale, bound, claim.paper_test_size)
+        m.test_key = tuple(first[k] for k in TEST_SET_KEY if k in first.index)
+    if claim.check == "decays":  # the seed mean at step 0, then at every saved step of the last decade
+        means = rows.groupby("step", sort=True)[q.column].mean()
+        m.series = (float(means.iloc[0]), *(float(v) for v in means[means.index >= means.index.max() / 10.0]))
+    return [m]
 
 
 def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
@@ -236,21 +187,27 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     """Our value at every point of the claim, and the labels of the points this run lacks."""
     found: list[Measured] = []
     missing: list[str] = []
-    rescaled_time = None if table is None or claim.kind == "scaling" else common_rescaled_time(table, claim)
+    rescaled_time = None
+    if table is not None and claim.kind != "scaling" and claim.quantity.time == "rescaled":
+        # the largest ((K − 1)/K)·step that every point's runs reach
+        rows = table[table["variant"].isin([p.variant for p in claim.points])]
+        ends = rows.groupby("variant").agg(step=("step", "max"), K=("K", "first"))
+        times = [step * prefactor(int(K)) for step, K in zip(ends["step"], ends["K"])]
+        rescaled_time = float(min(times)) if times else None
     for point in claim.points:
-        label = point.variant or "+".join(f"{k}={v}" for k, v in point.where.items())
         if table is None:
             got = []
         elif claim.kind == "scaling":
             got = scaling_points(table, claim, point)
         else:
-            got = [m for m in (train_point(table, claim, point, rescaled_time),) if m is not None]
+            got = train_point(table, claim, point, rescaled_time)
         found += got
-        missing += [] if got else [label]
+        missing += [] if got else [point.variant or "+".join(f"{k}={v}" for k, v in point.where.items())]
     return found, missing
 
 
-#: check -> how the row picks the point it shows, the one farthest from agreeing (default: the largest |z|)
+#: check -> how the row picks the point it shows, the one farthest from agreeing (default: the largest |z|; an
+#: ordering shows none)
 SHOWN = {
     "above": (min, lambda m: m.z),
     "below": (max, lambda m: m.z),
@@ -260,16 +217,11 @@ SHOWN = {
     "flat": (max, lambda m: abs(m.mean)),
 }
 
-
-def shown(points: list[Measured], check: str) -> Measured | None:
-    if not points or check in ("increasing", "decreasing"):
-        return None
-    pick, key = SHOWN.get(check, (max, lambda m: abs(m.z)))
-    return pick(points, key=key)
+#: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
+WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
 
 
-def describe_point(m: Measured, check: str, versus: str | None = None, with_z: bool = True) -> str:
-    ours = f"{number(m.mean)} ± {m.sd:.2g}"
+def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
     if check == "decays":
         falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
         factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
@@ -280,27 +232,20 @@ def describe_point(m: Measured, check: str, versus: str | None = None, with_z: b
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
-    return f"{m.label}: {ours}{paper}{z}"
+    return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
 
 
 def describe_quantity(claim: Claim) -> str:
     q = claim.quantity
+    where = f" ({q.test_set})" if q.test_set else ""
+    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
     if claim.kind == "scaling":
         return f"{q.column} ± se"
     if claim.check == "decays":
-        return f"{q.name()}" + (f" ({q.test_set})" if q.test_set else "") + ", over the last decade of steps"
-    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
+        return f"{q.name()}{where}, over the last decade of steps"
     if claim.check in SLOPE_CHECKS:
-        where = f" ({q.test_set})" if q.test_set else ""
         return f"{q.name()}{where}: change per decade of steps, over the last decade{versus}"
     return q.describe() + versus
-
-
-def shows_z(points: list[Measured], claim: Claim) -> bool:
-    """Whether the row's z is a z (docs/claims.md): not for decays or a slope, nor for a bound without a test error."""
-    if claim.check in ("decays", *SLOPE_CHECKS):
-        return False
-    return claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
 
 
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
@@ -315,26 +260,22 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
         "chance": is_chance_test(found, claim),
         "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
     }
+    row |= dict.fromkeys(("reading", "why", "test_sizes"), "")
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
-    sizes = verdicts_at_test_sizes([replace(m) for m in found], claim)
-    row |= judge(found, claim)
+    sizes = verdicts_at_test_sizes(found, claim)
+    row |= JUDGES[claim.check](found, claim) | {"n": min(m.n for m in found)}
     row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
     if len(set(sizes.values())) > 1:
         row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
-    worst = shown(found, claim.check)
-    if worst is not None:
-        row |= {
-            "paper_value": worst.paper,
-            "paper_spread": worst.spread if claim.check == "equal" else None,
-            "ours_mean": worst.mean,
-            "ours_sd": worst.sd,
-            "test_se": worst.test_se,
-            "paper_se": worst.paper_se,
-            "z": worst.z if shows_z(found, claim) else math.nan,
-        }
-    row["n"] = min(m.n for m in found)
-    with_z = shows_z(found, claim)  # a point's z is shown where the row's is
+    # a z, the row's and each point's, but for decays and slopes, and for a bound without a test error (docs/claims.md)
+    with_z = claim.check not in ("decays", *SLOPE_CHECKS)
+    with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in found)
+    if claim.check not in ("increasing", "decreasing"):
+        pick, key = SHOWN.get(claim.check, (max, lambda m: abs(m.z)))
+        worst = pick(found, key=key)
+        row |= {column: getattr(worst, name) for column, name in WORST.items()}
+        row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
     detail = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in found)
     row["detail"] = detail + ("; not in this run: " + ", ".join(missing) if missing else "")
     return row
@@ -343,27 +284,4 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
 def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
     out = pd.DataFrame([score(c, tables.get(c.experiment)) for c in claims]).reindex(columns=list(COLUMNS))
-    floats = ["paper_value", "paper_spread", "ours_mean", "ours_sd", "test_se", "paper_se", "z", "statistic", "limit"]
-    for column in floats:
-        out[column] = pd.to_numeric(out[column], errors="coerce").astype("float64")
-    for column in ("figure", "points", "points_run", "paper_test_size"):
-        out[column] = out[column].astype("int64")
-    for column in ("n", "dof"):
-        out[column] = out[column].astype("Int64")  # none where no point ran, or the check has no statistic
-    out = with_defaults(out)
-    texts = ["claim", "source", "experiment", "check", "quantity", "paper", "verdict", *LATER_TEXTS, "detail", "note"]
-    for column in texts:
-        out[column] = out[column].astype("string")
-    return out
-
-
-def with_defaults(card: pd.DataFrame) -> pd.DataFrame:
-    """``card`` with the ``LATER_COLUMNS`` an older scorecard lacks, at their defaults."""
-    out = card.copy()
-    for column, default in LATER_COLUMNS.items():
-        if column not in out:
-            out[column] = default
-        else:
-            filled = out[column].astype("object").where(out[column].notna(), default)
-            out[column] = filled if isinstance(default, str) else filled.astype(type(default))
-    return out
+    return out.astype(dict.fromkeys(COLUMNS, "string") | TYPES)

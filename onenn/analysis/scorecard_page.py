@@ -6,31 +6,10 @@ from __future__ import annotations
 import pandas as pd
 
 from onenn.analysis.markdown import cell, markdown_table, number
-from onenn.analysis.scorecard import with_defaults
 from onenn.analysis.verdict import LEVEL, MARGINAL_LEVEL, VERDICTS, expected_by_chance
 
 #: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
 REASONS = "../../docs/claims.md"
-
-
-def paper_cell(row: pd.Series) -> str:
-    if pd.isna(row["paper_value"]):
-        return "–"
-    spread = f" ± {number(row['paper_spread'])}" if row["paper_spread"] and not pd.isna(row["paper_spread"]) else ""
-    return number(row["paper_value"]) + spread
-
-
-def ours_cell(row: pd.Series) -> str:
-    if pd.isna(row["ours_mean"]):
-        return "–"
-    return f"{number(row['ours_mean'])} ± {row['ours_sd']:.2g} (n = {row['n']})"
-
-
-def test_cell(row: pd.Series) -> str:
-    """χ² of checks equal and constant against its limit (for one point χ² = z², limit 4)."""
-    if pd.isna(row["statistic"]) or pd.isna(row["dof"]):
-        return "–"
-    return f"χ²({row['dof']}) = {row['statistic']:.3g}, limit {row['limit']:.3g}"
 
 
 def verdict_cell(row: pd.Series) -> str:
@@ -38,12 +17,11 @@ def verdict_cell(row: pd.Series) -> str:
     text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "")
     if row["verdict"] != "not run" and row["points_run"] != row["points"]:
         text += f" ({row['points_run']} of {row['points']} points run)"
-    if row["why"] == "explained":
-        text += f" (explained: [reason]({REASONS}#{row['reason']}))"
-    elif row["why"] == "marginal":
-        text += f" (marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit)"
-    elif row["why"]:
-        text += f" ({row['why']})"
+    why = {
+        "explained": f"explained: [reason]({REASONS}#{row['reason']})",
+        "marginal": f"marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit",
+    }.get(row["why"], row["why"])
+    text += f" ({why})" if why else ""
     if row["untested"] and row["verdict"] != "not run":
         text += f"; not tested: {row['untested']} (note)"
     if row["test_sizes"]:
@@ -91,62 +69,60 @@ def chance_line(card: pd.DataFrame) -> str:
 
 
 INTRODUCTION = (
-    "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n "
-    "seeds; for the scaling identity the estimate ± its standard error over n prompts), the difference z in "
-    "units of the combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the "
-    "paper's sampling error at the test size assumed for it, half its printed precision), and the verdict by the "
-    "rule of docs/claims.md. A slope row (change per decade of steps) shows the slope ± sd over seeds and no z: "
-    "its sign is read by the rule's sign rule. Where a claim covers several points, the row shows the one farthest "
-    "from agreeing "
-    "and the test is χ² over all of them; every point is listed below. Our own rows (questions of this project, "
-    "not the paper's) follow, scored by the same rule."
+    "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n seeds; "
+    "for the scaling identity the estimate ± its standard error over n prompts), the difference z in units of the "
+    "combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the paper's sampling error "
+    "at the test size assumed for it, half its printed precision), and the verdict by the rule of docs/claims.md. A "
+    "slope row (change per decade of steps) shows the slope ± sd over seeds and no z: its sign is read by the rule's "
+    "sign rule. Where a claim covers several points, the row shows the one farthest from agreeing and the test is χ² "
+    "over all of them; every point is listed below. Our own rows (questions of this project, not the paper's) follow, "
+    "scored by the same rule."
 )
 
 HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "test", "verdict"]
 
 
 def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
-    body = [
-        [
+    """The rows; a test is the χ² of checks equal and constant against its limit (one point: χ² = z², limit 4)."""
+    body = []
+    for _, r in card.iterrows():
+        spread = f" ± {number(r['paper_spread'])}" if r["paper_spread"] and not pd.isna(r["paper_spread"]) else ""
+        test = f"χ²({r['dof']}) = {r['statistic']:.3g}, limit {r['limit']:.3g}"
+        cells = [
             claim_cell(r),
             str(r["figure"]) if r["figure"] else "–",
             cell(r["paper"]),
             cell(f"{r['experiment']}: {r['quantity']}"),
-            paper_cell(r),
-            ours_cell(r),
+            "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
+            "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
             "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
-            test_cell(r),
+            "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
             verdict_cell(r),
         ]
-        for _, r in card.iterrows()
-    ]
+        body.append(cells)
     return markdown_table(header, body)
 
 
 def assumptions(card: pd.DataFrame) -> list[str]:
     """The paragraph above the rows: the paper's assumed test sizes and the correlation of points on one test set."""
     sizes = sorted({int(n) for n in card["paper_test_size"] if n})
-    ranges = sorted({int(n) for text in card["paper_test_sizes"] for n in str(text).split(", ") if n})
+    ranges = " or ".join(sorted({n for text in card["paper_test_sizes"] for n in str(text).split(", ") if n}, key=int))
     text = ""
     if sizes:
         text = (
             f"The paper's sampling error assumes a test size of {', '.join(map(str, sizes))} prompts (the paper "
             "states none; workflow/claims.yaml, `paper_test_size`)"
         )
-        alternatives = " or ".join(map(str, ranges))
-        text += (
-            f"; a row whose verdict changes when {alternatives} prompts are assumed instead says so." if ranges else "."
-        )
+        text += f"; a row whose verdict changes when {ranges} prompts are assumed instead says so. " if ranges else ". "
     text += (
-        " Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
+        "Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
         "lowers χ² where their differences have one sign and raises it where they have opposite signs, so the "
         "assumption can push χ² either way."
     )
-    return [text.strip(), ""]
+    return [text, ""]
 
 
 def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
-    card = with_defaults(card)
     papers = card[card["source"] != "ours"]
     ours = card[card["source"] == "ours"]
     lines = [
@@ -166,9 +142,8 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     if len(ours):
         header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]
         lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
-    lines += ["## Every point", ""]
     body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
-    lines += [markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
+    lines += ["## Every point", "", markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
     notes = [
         [
             claim_cell(r),

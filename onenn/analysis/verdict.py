@@ -1,4 +1,4 @@
-"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``judge``), the error
+"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``), the error
 budget, shared test sets (``chi_square``), the assumed test size, *differs* by chance (``expected_by_chance``)."""
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ if TYPE_CHECKING:
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
-#: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the
-#: one-sided checks below, above, decays, rising and falling ask for a margin of 2 spreads, so their chance of a
-#: false "differs" is not 1 − LEVEL; the orderings and the slopes' signs have no level)
+#: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the other
+#: checks' chance is not 1 − LEVEL: docs/claims.md, How many "differs" chance alone gives)
 CHANCE_CHECKS = ("equal", "constant")
 SLOPE_CHECKS = ("flat", "rising", "falling")
 #: a "differs" whose χ² is within the limit at three standard deviations (99.73%) reads "marginal"
@@ -64,18 +63,16 @@ def ratio(difference: float, spread: float) -> float:
 
 
 def judge_equal(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    for m in points:
-        m.z = ratio(m.mean - m.paper, combined_spread(m, claim.resolution))
+    spreads = [combined_spread(m, claim.resolution) for m in points]
+    for m, s in zip(points, spreads):
+        m.z = ratio(m.mean - m.paper, s)
     statistic = chi_square(points, claim.resolution)
     limit = chi2_limit(len(points))
-    verdict = "agrees" if statistic <= limit else "differs"
-    if verdict == "differs" and all(m.baseline is not None for m in points):
-        beyond = [
-            np.sign(m.paper - m.baseline) * ratio(m.mean - m.baseline, combined_spread(m, claim.resolution)) > 2.0
-            for m in points
-        ]
-        if all(beyond):
-            verdict = "agrees in direction"
+    beyond = all(
+        m.baseline is not None and np.sign(m.paper - m.baseline) * ratio(m.mean - m.baseline, s) > 2.0
+        for m, s in zip(points, spreads)
+    )
+    verdict = "agrees" if statistic <= limit else "agrees in direction" if beyond else "differs"
     return {"verdict": verdict, "statistic": statistic, "dof": len(points), "limit": limit}
 
 
@@ -113,35 +110,27 @@ def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     """Falling at every saved step of the last decade, and at the end more than 2 sd below the start."""
     for m in points:
         m.z = ratio(m.series[-1] - m.series[0], m.sd)
-    falling = [len(m.series) > 2 and bool((np.diff(m.series[1:]) < 0).all()) for m in points]
-    return {"verdict": "agrees" if all(falling) and all(m.z < -2.0 for m in points) else "differs"}
-
-
-def slope_sign(m: Measured) -> int:
-    """+1 (−1) where the mean slope is more than 2 sd over seeds above (below) 0, else 0: only the sign is read (the
-    seeds share ``W0`` and the test set, so ``mean / sd`` is no z)."""
-    return 1 if m.mean > 2.0 * m.sd else -1 if m.mean < -2.0 * m.sd else 0
+    agrees = all(len(m.series) > 2 and (np.diff(m.series[1:]) < 0).all() and m.z < -2.0 for m in points)
+    return {"verdict": "agrees" if agrees else "differs"}
 
 
 def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """Flat: every slope within ``resolution + 2 sd`` of 0; rising (falling): every ``slope_sign`` + (−)."""
+    """Flat: every slope within ``resolution + 2 sd`` of 0; rising (falling): every mean slope more than 2 sd above
+    (below) 0, the sign rule (``mean / sd`` is no z: docs/claims.md)."""
     if claim.check in ("rising", "falling"):
-        sign = 1 if claim.check == "rising" else -1
-        moving = all(slope_sign(m) == sign for m in points)
+        sign = 1.0 if claim.check == "rising" else -1.0
+        moving = all(sign * m.mean > 2.0 * m.sd for m in points)
         return {"verdict": "agrees" if moving else "differs", "reading": "" if moving else f"not {claim.check}"}
-    margin = [claim.resolution + 2.0 * m.sd for m in points]
-    up = any(m.mean > w for m, w in zip(points, margin))
-    down = any(m.mean < -w for m, w in zip(points, margin))
+    up = any(m.mean > claim.resolution + 2.0 * m.sd for m in points)
+    down = any(m.mean < -(claim.resolution + 2.0 * m.sd) for m in points)
     reading = "still rising" if up else "still falling" if down else ""
     return {"verdict": "differs" if reading else "agrees", "reading": reading}
 
 
-def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    return JUDGES.get(claim.check, judge_order)(points, claim)
-
-
+#: check -> its judge
 JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
-JUDGES |= {"decays": judge_decays} | dict.fromkeys(SLOPE_CHECKS, judge_slope)
+JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order}
+JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
 # --- the error budget ---------------------------------------------------------------------------------------------
@@ -212,14 +201,13 @@ def chi_square(points: list[Measured], resolution: float) -> float:
 
 
 def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, str]:
-    """Check equal: the verdict at each of the paper's assumed test sizes, ``paper_se`` rescaled by ``√(assumed / n)``;
-    empty where there is no such error."""
+    """Check equal: the verdict at each assumed test size (docs/claims.md, The assumed test size); empty without one."""
     if claim.check != "equal" or not claim.paper_test_size or not any(m.paper_se for m in points):
         return {}
     out = {}
     for size in sorted({claim.paper_test_size, *claim.paper_test_sizes}):
         scale = math.sqrt(claim.paper_test_size / size)
-        out[size] = judge([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
+        out[size] = judge_equal([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
     return out
 
 
@@ -227,28 +215,23 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
 
 
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:
-    """A row chance alone makes read *differs* with probability ``1 − LEVEL``: check equal or constant, a spread on
-    our side at one point at least, run, not post-hoc."""
-    return (
-        claim.check in CHANCE_CHECKS and not claim.post_hoc and bool(points) and any(ours_spread(m) > 0 for m in points)
-    )
+    """Whether the row counts in the chance line (docs/claims.md, How many "differs" chance alone gives)."""
+    return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
 
 
 def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """A *differs*: ``explained`` (a reason in docs/claims.md), else ``marginal`` (χ² within the ``MARGINAL_LEVEL``
-    limit), else ``not explained``; empty for other verdicts."""
+    """Why a *differs* (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
     if verdict != "differs":
         return ""
     if claim.reason:
         return "explained"
-    if dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL):
-        return "marginal"
-    return "not explained"
+    marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
+    return "marginal" if marginal else "not explained"
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
     """Over the rows that count: their number m, the expected *differs* ``m·(1 − LEVEL)``, those that do, and P(that many or more)."""
-    tested = card[card["chance"].fillna(False).astype(bool) & (card["verdict"] != "not run")]
+    tested = card[card["chance"] & (card["verdict"] != "not run")]
     m = len(tested)
     differs = int((tested["verdict"] == "differs").sum())
     p_false = 1.0 - LEVEL

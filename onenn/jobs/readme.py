@@ -40,9 +40,9 @@ def readme_job(
     """Write the scorecard (``claims_table``, with the ``tables`` the claims read) and the audit's headline section,
     each under the header naming the run (``configs``) and the headline table's software."""
     from onenn.analysis.scorecard import COLUMNS
+    from onenn.analysis.scorecard_page import tally
     from onenn.analysis.scorecard_page import to_markdown as claims_markdown
     from onenn.analysis.summary_page import audit_page
-    from onenn.analysis.verdict import VERDICTS
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
     if not len(summary):
@@ -54,9 +54,7 @@ def readme_job(
     made_with = f", made with {provenance.describe(software)}"
     for path, page in {claims_path: claims_markdown(card, read), audit_path: audit_page(summary)}.items():
         write_page(path, page, configs, COMMAND, made_with)
-    counts = card["verdict"].value_counts()
-    verdicts = ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
-    log.info("wrote %s (%s) and %s, from the run of %s", claims_path, verdicts, audit_path, configs)
+    log.info("wrote %s (%s) and %s, from the run of %s", claims_path, tally(card), audit_path, configs)
 
 
 def readme_figure_job(figure_path: str, copy_path: str, *, log: Logger) -> None:

@@ -57,7 +57,10 @@ def claim(name: str, verdict: str, ours: float | None, z: float | None) -> dict:
         "verdict": verdict,
         "detail": "not in this run: N=64" if ours is None else f"N=16: {ours} vs 1 (z {z:+.2f})",
         "note": "",
-    }
+        "source": "paper",
+        "chance": False,
+        "paper_test_size": 0,
+    } | dict.fromkeys(("reading", "why", "reason", "post_hoc", "test_sizes", "paper_test_sizes", "untested"), "")
 
 
 def card() -> pd.DataFrame:
