@@ -96,21 +96,13 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-MAIN_HEADER = [
-    "inequality",
-    "reading",
-    "worst margin",
-    "at t",
-    "(ξ1, ξ2) there",
-    "first recorded t it fails",
-    "(ξ1, ξ2) there",
-    "in the proof's region?",
-    "worst margin in the region",
+MAIN_HEADER = ["inequality", "reading", "worst margin", "at t", "(ξ1, ξ2) there"]
+MAIN_HEADER += ["first recorded t it fails", "(ξ1, ξ2) there", "in the proof's region?", "worst margin in the region"]
+MAIN_HEADER += [
     "worst margin at half the nodes",
     "rate's largest change at half the nodes (region / all) · Jensen: share of prompts failing at its first failure",
-    "GD (t ≤ 1000): worst margin",
-    "GD: first t it fails",
 ]
+MAIN_HEADER += ["GD (t ≤ 1000): worst margin", "GD: first t it fails"]
 
 
 def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
@@ -124,16 +116,8 @@ def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-C_D_HEADER = [
-    "lemma",
-    "reading",
-    "largest C_d, whole flow",
-    "binding at t",
-    "(ξ1, ξ2) there",
-    "largest C_d in the region",
-    "at half the nodes",
-    "GD (t ≤ 1000)",
-]
+C_D_HEADER = ["lemma", "reading", "largest C_d, whole flow", "binding at t", "(ξ1, ξ2) there"]
+C_D_HEADER += ["largest C_d in the region", "at half the nodes", "GD (t ≤ 1000)"]
 
 
 #: the points of Lemma 12's table: (source, point, header)
@@ -249,9 +233,7 @@ def figure_variant(steps: pd.DataFrame) -> str:
     largest σ."""
     rules = steps.groupby("variant")["sigma_rule"].first()
     at_rule = rules[rules == "lemma12"]
-    if len(at_rule):
-        return str(at_rule.index[0])
-    return str(steps.groupby("variant")["sigma"].first().idxmax())
+    return str(at_rule.index[0] if len(at_rule) else steps.groupby("variant")["sigma"].first().idxmax())
 
 
 def _side(ax: plt.Axes, time: np.ndarray, side: np.ndarray, colour: str, ls: str, label: str) -> None:

@@ -90,16 +90,12 @@ def train_summary(table: pd.DataFrame) -> pd.DataFrame:
 def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Summary rows of one scaling-identity table: both losses and the ratio, per point."""
     points = table[["experiment", "panel", "xi1", "xi2", "K"]].copy()
-    points["variant"] = [
-        variant_name({"panel": p, "xi1": a, "xi2": b, "K": k})
-        for p, a, b, k in zip(table["panel"], table["xi1"], table["xi2"], table["K"])
+    points["variant"] = [variant_name(p) for p in table[["panel", "xi1", "xi2", "K"]].to_dict("records")]
+    parts = [
+        points.assign(quantity=q, mean=table[q], n=table["prompts"], se=table[f"{q}_se"])
+        for q in ("ratio", "L_MC", "L_bin")
     ]
-    parts = []
-    for quantity in ("ratio", "L_MC", "L_bin"):
-        rows = points.assign(quantity=quantity, mean=table[quantity], n=table["prompts"], se=table[f"{quantity}_se"])
-        if quantity == "ratio":
-            rows = rows.assign(lower=table["ratio_lower"], upper=table["ratio_upper"], reference=table["reference"])
-        parts.append(rows)
+    parts[0] = parts[0].assign(lower=table["ratio_lower"], upper=table["ratio_upper"], reference=table["reference"])
     return pd.concat(parts, ignore_index=True).assign(kind="scaling")
 
 

@@ -66,20 +66,16 @@ def train_markdown(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-LOSSES = ("L_MC", "L_bin")
-
-
 def scaling_markdown(rows: pd.DataFrame) -> list[str]:
     body = []
-    losses = rows.set_index(["variant", "quantity"])
+    losses = rows.set_index(["variant", "quantity"])[["mean", "se"]]
     for r in rows[rows["quantity"] == "ratio"].itertuples():
         where = [str(r.panel), f"{r.xi1:g}", f"{r.xi2:g}", str(int(r.K)), str(r.n)]  # K: float beside other kinds
-        se = [f"{losses.loc[(r.variant, q), 'mean']:.4f} ± {losses.loc[(r.variant, q), 'se']:.4f}" for q in LOSSES]
+        se = ["{:.4f} ± {:.4f}".format(*losses.loc[(r.variant, q)]) for q in ("L_MC", "L_bin")]
         body.append([*where, *se, f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]", f"{r.reference:.4f}"])
     header = ["panel", "ξ1", "ξ2", "K", "prompts", "L_MC ± se", "L_bin ± se", "L_MC / L_bin [interval]", "(K−1)/K"]
-    return titled_table(
-        "Ratio with its delta-method confidence interval; losses with their standard errors:", header, body
-    )
+    title = "Ratio with its delta-method confidence interval; losses with their standard errors:"
+    return titled_table(title, header, body)
 
 
 def binary_markdown(rows: pd.DataFrame) -> list[str]:
@@ -207,9 +203,6 @@ def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFra
     if set(provenance.KEYS) <= set(summary.columns) and len(summary):
         keys = [*provenance.KEYS, *(k for k in provenance.CODE_KEYS if k in summary.columns)]
         found = summary.iloc[0][keys].to_dict()
-        for key in provenance.ACCELERATOR_KEYS:
-            if key in summary.columns:
-                found[key] = provenance.gpus_used(summary[key])
-        made_with = provenance.describe(found)
-        lines += ["## Software", "", f"This table was made with {made_with}.", ""]
+        found |= {k: provenance.gpus_used(summary[k]) for k in provenance.ACCELERATOR_KEYS if k in summary.columns}
+        lines += ["## Software", "", f"This table was made with {provenance.describe(found)}.", ""]
     return "\n".join(lines)
