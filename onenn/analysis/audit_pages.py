@@ -20,15 +20,9 @@ EARLY_END = 1e6
 EARLY_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-3}
 
 
-def resolution_tolerance(time: float) -> dict[str, float]:
-    """The tolerance of the resolution test at ``time``: ``EARLY_TOLERANCE`` up to ``EARLY_END``, then
-    ``RESOLUTION_TOLERANCE``."""
-    return EARLY_TOLERANCE if time <= EARLY_END else RESOLUTION_TOLERANCE
-
-
 def resolution_page(res: pd.DataFrame) -> str:
     """The resolution table (a row per variant, time and resolution, finest first, then the seed swap's), and per
-    variant and time whether the two finest and the seed swap agree within ``resolution_tolerance(time)``."""
+    variant and time whether the two finest and the seed swap agree within the tolerance at that time."""
     body, verdicts = [], []
     for (variant, time), part in res.groupby(["variant", "time"], sort=True):
         for row in part.itertuples(index=False):
@@ -44,7 +38,7 @@ def resolution_page(res: pd.DataFrame) -> str:
         compared = ([levels.iloc[1]] if len(levels) > 1 else []) + [r for _, r in swap.iterrows()]
         compared = [r for r in compared if not math.isnan(r["xi_ratio_change"])]
         if compared:
-            tolerance = resolution_tolerance(time)
+            tolerance = EARLY_TOLERANCE if time <= EARLY_END else RESOLUTION_TOLERANCE
             ok = all(r[f"{q}_change"] <= tol for r in compared for q, tol in tolerance.items())
             what = " and ".join(
                 ["half the nodes"] * (len(levels) > 1)

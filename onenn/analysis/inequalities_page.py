@@ -132,8 +132,7 @@ def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
     body = []
     for name in LEMMA12_STEPS:
         mine = steps[(steps["inequality"] == name) & (steps["point"] != "trajectory")]
-        label = cell(mine["label"].iloc[0]) if len(mine) else name
-        cells = [label]
+        cells = [cell(mine["label"].iloc[0]) if len(mine) else name]
         for source, where, _ in LEMMA12_POINTS:
             row = mine[(mine["source"] == source) & (mine["point"] == where)]
             if not len(row):

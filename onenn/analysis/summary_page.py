@@ -198,8 +198,7 @@ def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFra
         kind = rows["kind"].iloc[0]
         if kind not in renderers:
             raise ValueError(f"no Markdown renderer given for kind {kind!r} (experiment {name!r})")
-        lines += [f"## {name} ({kind})", ""]
-        lines += renderers[kind](rows)
+        lines += [f"## {name} ({kind})", "", *renderers[kind](rows)]
     if set(provenance.KEYS) <= set(summary.columns) and len(summary):
         keys = [*provenance.KEYS, *(k for k in provenance.CODE_KEYS if k in summary.columns)]
         found = summary.iloc[0][keys].to_dict()
