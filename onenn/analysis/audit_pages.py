@@ -103,8 +103,7 @@ LAW_NOTE = (
 
 
 def answer(far_rows: pd.DataFrame) -> str:
-    """Where ``xi1/xi2`` goes, as far as the late flow shows: to 1/2 from above if it stays above 1/2, falls at
-    every recorded time and ends within 10^-6 of it; otherwise not settled."""
+    """Where ``xi1/xi2`` goes, as far as the late flow shows: to 1/2 from above, or not settled."""
     gap = far_rows["xi_ratio_minus_half"].to_numpy()
     last = f"ξ1/ξ2 − ½ = {gap[-1]:.3g} at t = 10^{far_rows['log10_time'].iloc[-1]:.0f}"
     if np.all(gap > 0) and np.all(np.diff(gap) < 0) and gap[-1] < 1e-6:

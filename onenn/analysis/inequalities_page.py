@@ -53,18 +53,16 @@ def first_failure(rows: pd.DataFrame) -> pd.Series | None:
 
 def largest_change(main: pd.DataFrame, half: pd.DataFrame, inside: bool) -> float:
     """The largest relative change of the left side (the rate) at half the nodes, at the same points."""
-    a = main.set_index("time")["left"]
-    b = half.set_index("time")["left"]
-    keep = main.set_index("time")["inside"] if inside else pd.Series(True, index=a.index)
+    a, b = (part.set_index("time")["left"] for part in (main, half))
+    keep = main["inside"].to_numpy(dtype=bool) if inside else np.full(len(main), True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        change = ((b - a).abs() / a.abs())[keep.reindex(a.index).to_numpy(dtype=bool)]
+        change = ((b - a).abs() / a.abs())[keep]
     change = change[np.isfinite(change)]
     return float(change.max()) if len(change) else math.nan
 
 
 def _readings(steps: pd.DataFrame, names: tuple) -> Iterator[tuple[str, str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
-    """(inequality, reading, its rows along the population flow, at half the nodes, along GD) of every reading of
-    ``names`` the flow has."""
+    """(inequality, reading, its rows along the population flow, at half the nodes, along GD) per reading of ``names``."""
     for name in names:
         for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
             rows = _trajectory(steps, MAIN, reading, name)
