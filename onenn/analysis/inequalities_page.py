@@ -77,11 +77,9 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
         low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
         at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
         if name in JENSEN_STEPS:
-            share = "–" if fail is None else value(float(fail["fail_share"]))
-            resolution = f"share failing: {share}"
+            resolution = f"share failing: {'–' if fail is None else value(float(fail['fail_share']))}"
         else:
-            change = (largest_change(rows, half, True), largest_change(rows, half, False))
-            resolution = " / ".join(value(c) for c in change)
+            resolution = " / ".join(value(largest_change(rows, half, inside)) for inside in (True, False))
         gd_fail = first_failure(gd)
         at_worst = [value(float(low["margin"])), value(float(low["time"])), point(low)]
         failing = ["never" if fail is None else value(float(fail["time"])), point(fail)]
