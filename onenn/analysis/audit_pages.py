@@ -23,6 +23,7 @@ EARLY_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-3}
 def resolution_page(res: pd.DataFrame) -> str:
     """The resolution table (a row per variant, time and resolution, finest first, then the seed swap's), and per
     variant and time whether the two finest and the seed swap agree within the tolerance at that time."""
+    early, late = (", ".join(f"{q} {tol:g}" for q, tol in t.items()) for t in (EARLY_TOLERANCE, RESOLUTION_TOLERANCE))
     body, verdicts = [], []
     for (variant, time), part in res.groupby(["variant", "time"], sort=True):
         for row in part.itertuples(index=False):
@@ -46,11 +47,9 @@ def resolution_page(res: pd.DataFrame) -> str:
             )
             verdicts.append(
                 f"{variant} at t = {time:.0e} ({what}): {'within' if ok else 'NOT within'} the tolerance"
-                f" ({', '.join(f'{q} {tol:g}' for q, tol in tolerance.items())})"
+                f" ({early if time <= EARLY_END else late})"
             )
     header = ["variant", "t", "nodes per variable", "ξ1/ξ2", "rel. change", "loss", "rel. change"]
-    early = ", ".join(f"{q} {tol:g}" for q, tol in EARLY_TOLERANCE.items())
-    late = ", ".join(f"{q} {tol:g}" for q, tol in RESOLUTION_TOLERANCE.items())
     return "\n".join(
         [
             "# The audit's resolution test",
