@@ -233,9 +233,8 @@ def figure_variant(steps: pd.DataFrame) -> str:
 
 def _side(ax: plt.Axes, time: np.ndarray, side: np.ndarray, colour: str, ls: str, label: str) -> None:
     """A side on a log axis: its positive part as it is, its negative part as |side| dotted."""
-    positive = np.where(side > 0, side, np.nan)
     negative = np.where(side < 0, -side, np.nan)
-    ax.plot(time, positive, color=colour, ls=ls, label=label)
+    ax.plot(time, np.where(side > 0, side, np.nan), color=colour, ls=ls, label=label)
     if np.isfinite(negative).any():
         ax.plot(time, negative, color=colour, ls=":", label=f"−({label}), where negative")
 
@@ -270,10 +269,9 @@ def figure(steps: pd.DataFrame, width: float = 10.0, height: float = 4.0) -> plt
             ax.fill_between(time, 0, 1, where=fails, color="red", alpha=0.1, transform=ax.get_xaxis_transform())
         if len(cross):
             ax.axvline(float(cross["time"].iloc[0]), color="black", lw=0.8, ls="-.")
-        ax.set(xscale="log", yscale="log")
+        ax.set(xscale="log", yscale="log", xlabel="time t")
         ax.set_ylim(*_limits(rows["left"].to_numpy(dtype=np.float64), rows["right"].to_numpy(dtype=np.float64)))
         ax.set_title(str(rows["label"].iloc[0]) if len(rows) else name, fontsize="small")
-        ax.set_xlabel("time t")
         ax.legend(fontsize="x-small")
     fig.suptitle(f"{variant} (σ = {sigma:.4g}): left (solid) and right (dashed) sides; red: fails; dash-dot: 7/15")
     return fig

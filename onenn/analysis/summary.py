@@ -137,8 +137,7 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
     experiment = str(table["experiment"].iloc[0])
     parts = []
     for row in audit_summary(table).itertuples(index=False):
-        values = {q: getattr(row, q) for q in AUDIT_QUANTITIES}
-        rows = _value_rows(experiment, row.variant, values)
+        rows = _value_rows(experiment, row.variant, {q: getattr(row, q) for q in AUDIT_QUANTITIES})
         rows.loc[rows["quantity"].isin(["xi_ratio_end", "xi_ratio_max"]), "reference"] = XI_RATIO_BOUND
         rows.loc[rows["quantity"] == "reduced_loss_end", "se"] = row.reduced_loss_se_end
         parts.append(rows)
