@@ -53,18 +53,16 @@ def first_failure(rows: pd.DataFrame) -> pd.Series | None:
 
 def largest_change(main: pd.DataFrame, half: pd.DataFrame, inside: bool) -> float:
     """The largest relative change of the left side (the rate) at half the nodes, at the same points."""
-    a = main.set_index("time")["left"]
-    b = half.set_index("time")["left"]
-    keep = main.set_index("time")["inside"] if inside else pd.Series(True, index=a.index)
+    a, b = (part.set_index("time")["left"] for part in (main, half))
+    keep = main["inside"].to_numpy(dtype=bool) if inside else np.full(len(main), True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        change = ((b - a).abs() / a.abs())[keep.reindex(a.index).to_numpy(dtype=bool)]
+        change = ((b - a).abs() / a.abs())[keep]
     change = change[np.isfinite(change)]
     return float(change.max()) if len(change) else math.nan
 
 
 def _readings(steps: pd.DataFrame, names: tuple) -> Iterator[tuple[str, str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
-    """(inequality, reading, its rows along the population flow, at half the nodes, along GD) of every reading of
-    ``names`` the flow has."""
+    """(inequality, reading, its rows along the population flow, at half the nodes, along GD) per reading of ``names``."""
     for name in names:
         for reading in sorted(steps.loc[steps["inequality"] == name, "reading"].unique()):
             rows = _trajectory(steps, MAIN, reading, name)
@@ -79,11 +77,9 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
         low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
         at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
         if name in JENSEN_STEPS:
-            share = "–" if fail is None else value(float(fail["fail_share"]))
-            resolution = f"share failing: {share}"
+            resolution = f"share failing: {'–' if fail is None else value(float(fail['fail_share']))}"
         else:
-            change = (largest_change(rows, half, True), largest_change(rows, half, False))
-            resolution = " / ".join(value(c) for c in change)
+            resolution = " / ".join(value(largest_change(rows, half, inside)) for inside in (True, False))
         gd_fail = first_failure(gd)
         at_worst = [value(float(low["margin"])), value(float(low["time"])), point(low)]
         failing = ["never" if fail is None else value(float(fail["time"])), point(fail)]
@@ -96,21 +92,13 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-MAIN_HEADER = [
-    "inequality",
-    "reading",
-    "worst margin",
-    "at t",
-    "(ξ1, ξ2) there",
-    "first recorded t it fails",
-    "(ξ1, ξ2) there",
-    "in the proof's region?",
-    "worst margin in the region",
+MAIN_HEADER = ["inequality", "reading", "worst margin", "at t", "(ξ1, ξ2) there"]
+MAIN_HEADER += ["first recorded t it fails", "(ξ1, ξ2) there", "in the proof's region?", "worst margin in the region"]
+MAIN_HEADER += [
     "worst margin at half the nodes",
     "rate's largest change at half the nodes (region / all) · Jensen: share of prompts failing at its first failure",
-    "GD (t ≤ 1000): worst margin",
-    "GD: first t it fails",
 ]
+MAIN_HEADER += ["GD (t ≤ 1000): worst margin", "GD: first t it fails"]
 
 
 def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
@@ -124,16 +112,8 @@ def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     return body
 
 
-C_D_HEADER = [
-    "lemma",
-    "reading",
-    "largest C_d, whole flow",
-    "binding at t",
-    "(ξ1, ξ2) there",
-    "largest C_d in the region",
-    "at half the nodes",
-    "GD (t ≤ 1000)",
-]
+C_D_HEADER = ["lemma", "reading", "largest C_d, whole flow", "binding at t", "(ξ1, ξ2) there"]
+C_D_HEADER += ["largest C_d in the region", "at half the nodes", "GD (t ≤ 1000)"]
 
 
 #: the points of Lemma 12's table: (source, point, header)
@@ -148,8 +128,7 @@ def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
     body = []
     for name in LEMMA12_STEPS:
         mine = steps[(steps["inequality"] == name) & (steps["point"] != "trajectory")]
-        label = cell(mine["label"].iloc[0]) if len(mine) else name
-        cells = [label]
+        cells = [cell(mine["label"].iloc[0]) if len(mine) else name]
         for source, where, _ in LEMMA12_POINTS:
             row = mine[(mine["source"] == source) & (mine["point"] == where)]
             if not len(row):
@@ -249,16 +228,13 @@ def figure_variant(steps: pd.DataFrame) -> str:
     largest σ."""
     rules = steps.groupby("variant")["sigma_rule"].first()
     at_rule = rules[rules == "lemma12"]
-    if len(at_rule):
-        return str(at_rule.index[0])
-    return str(steps.groupby("variant")["sigma"].first().idxmax())
+    return str(at_rule.index[0] if len(at_rule) else steps.groupby("variant")["sigma"].first().idxmax())
 
 
 def _side(ax: plt.Axes, time: np.ndarray, side: np.ndarray, colour: str, ls: str, label: str) -> None:
     """A side on a log axis: its positive part as it is, its negative part as |side| dotted."""
-    positive = np.where(side > 0, side, np.nan)
     negative = np.where(side < 0, -side, np.nan)
-    ax.plot(time, positive, color=colour, ls=ls, label=label)
+    ax.plot(time, np.where(side > 0, side, np.nan), color=colour, ls=ls, label=label)
     if np.isfinite(negative).any():
         ax.plot(time, negative, color=colour, ls=":", label=f"−({label}), where negative")
 
@@ -293,10 +269,9 @@ def figure(steps: pd.DataFrame, width: float = 10.0, height: float = 4.0) -> plt
             ax.fill_between(time, 0, 1, where=fails, color="red", alpha=0.1, transform=ax.get_xaxis_transform())
         if len(cross):
             ax.axvline(float(cross["time"].iloc[0]), color="black", lw=0.8, ls="-.")
-        ax.set(xscale="log", yscale="log")
+        ax.set(xscale="log", yscale="log", xlabel="time t")
         ax.set_ylim(*_limits(rows["left"].to_numpy(dtype=np.float64), rows["right"].to_numpy(dtype=np.float64)))
         ax.set_title(str(rows["label"].iloc[0]) if len(rows) else name, fontsize="small")
-        ax.set_xlabel("time t")
         ax.legend(fontsize="x-small")
     fig.suptitle(f"{variant} (σ = {sigma:.4g}): left (solid) and right (dashed) sides; red: fails; dash-dot: 7/15")
     return fig

@@ -54,8 +54,12 @@ FINAL_METRICS = tuple(sorted(METRICS))
 PARAMETERS = ("dist_family", "dist_family_active", "label_norm")
 
 
-def _stats_rows(stats: pd.DataFrame, quantity: str, test_set: str | None) -> pd.DataFrame:
-    return stats[["experiment", "variant", "K", "mean", "sd", "n"]].assign(test_set=test_set, quantity=quantity)
+def _seed_rows(
+    rows: pd.DataFrame, by: list[str], quantity: str, test_set: str | None = None, column: str = ""
+) -> pd.DataFrame:
+    """mean, sd and n over seeds of ``column`` (default ``quantity``) of ``rows``, per ``by``."""
+    stats = seed_stats(rows, by, column or quantity)
+    return stats[[*by, "mean", "sd", "n"]].assign(test_set=test_set, quantity=quantity)
 
 
 def in_variant_order(out: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -67,34 +71,31 @@ def train_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Summary rows of one training experiment's table."""
     by = ["experiment", "variant", "K"]
     final = final_step(table)
-    parts = []
-    for test_set, rows in final.groupby("test_set", sort=True):
-        for metric in FINAL_METRICS:
-            parts.append(_stats_rows(seed_stats(rows, by, metric), metric, str(test_set)))
+    parts = [
+        _seed_rows(rows, by, metric, str(test_set))
+        for test_set, rows in final.groupby("test_set", sort=True)
+        for metric in FINAL_METRICS
+    ]
     one_set = final[final["test_set"] == final["test_set"].iloc[0]]  # the minibatch loss is per run, not per set
-    parts.append(_stats_rows(seed_stats(one_set, by, "minibatch_loss"), "minibatch_loss", None))
+    parts.append(_seed_rows(one_set, by, "minibatch_loss"))
     for value in PARAMETERS:
         ends = first_and_last(table, value)
         for end in ("start", "end") if value == "label_norm" else ("start", "end", "ratio"):
             valid = ends[ends[end].notna()]
             if len(valid):
-                parts.append(_stats_rows(seed_stats(valid, by, end), f"{value}_{end}", None))
+                parts.append(_seed_rows(valid, by, f"{value}_{end}", column=end))
     return in_variant_order(pd.concat(parts, ignore_index=True).assign(kind="train"), table)
 
 
 def scaling_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Summary rows of one scaling-identity table: both losses and the ratio, per point."""
     points = table[["experiment", "panel", "xi1", "xi2", "K"]].copy()
-    points["variant"] = [
-        variant_name({"panel": p, "xi1": a, "xi2": b, "K": k})
-        for p, a, b, k in zip(table["panel"], table["xi1"], table["xi2"], table["K"])
+    points["variant"] = [variant_name(p) for p in table[["panel", "xi1", "xi2", "K"]].to_dict("records")]
+    parts = [
+        points.assign(quantity=q, mean=table[q], n=table["prompts"], se=table[f"{q}_se"])
+        for q in ("ratio", "L_MC", "L_bin")
     ]
-    parts = []
-    for quantity in ("ratio", "L_MC", "L_bin"):
-        rows = points.assign(quantity=quantity, mean=table[quantity], n=table["prompts"], se=table[f"{quantity}_se"])
-        if quantity == "ratio":
-            rows = rows.assign(lower=table["ratio_lower"], upper=table["ratio_upper"], reference=table["reference"])
-        parts.append(rows)
+    parts[0] = parts[0].assign(lower=table["ratio_lower"], upper=table["ratio_upper"], reference=table["reference"])
     return pd.concat(parts, ignore_index=True).assign(kind="scaling")
 
 
@@ -113,13 +114,10 @@ def binary_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The binary experiment's final metrics and parameters, mean ± sd over seeds."""
     final = final_step(table)
     by = ["experiment", "variant"]
-    parts = []
-    for test_set, metric in BINARY_METRICS:
-        stats = seed_stats(final[final["test_set"] == test_set], by, metric)
-        parts.append(stats[by + ["mean", "sd", "n"]].assign(test_set=test_set, quantity=metric))
-    one_set = final[final["test_set"] == "train"]
-    for value in BINARY_PARAMETERS:
-        parts.append(seed_stats(one_set, by, value)[by + ["mean", "sd", "n"]].assign(quantity=value))
+    parts = [
+        _seed_rows(final[final["test_set"] == test_set], by, metric, test_set) for test_set, metric in BINARY_METRICS
+    ]
+    parts += [_seed_rows(final[final["test_set"] == "train"], by, value) for value in BINARY_PARAMETERS]
     return in_variant_order(pd.concat(parts, ignore_index=True).assign(kind="binary"), table)
 
 
@@ -139,8 +137,7 @@ def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
     experiment = str(table["experiment"].iloc[0])
     parts = []
     for row in audit_summary(table).itertuples(index=False):
-        values = {q: getattr(row, q) for q in AUDIT_QUANTITIES}
-        rows = _value_rows(experiment, row.variant, values)
+        rows = _value_rows(experiment, row.variant, {q: getattr(row, q) for q in AUDIT_QUANTITIES})
         rows.loc[rows["quantity"].isin(["xi_ratio_end", "xi_ratio_max"]), "reference"] = XI_RATIO_BOUND
         rows.loc[rows["quantity"] == "reduced_loss_end", "se"] = row.reduced_loss_se_end
         parts.append(rows)
@@ -187,15 +184,13 @@ def summarise(
         if found != {name}:
             raise ValueError(f"the table given for experiment {name!r} holds experiments {sorted(found)}")
         parts.append(summarisers[name](table))
-        # the GPUs (``gpu`` or ``cuda``) the experiment's runs were trained on, ``; ``-joined; else ``NO_GPU``
         used[name] = {
             key: provenance.gpus_used(table[key]) if key in table.columns else provenance.NO_GPU
             for key in provenance.ACCELERATOR_KEYS
         }
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
-    # python and the packages (provenance.KEYS): the software that made this table; gpu, cuda: those its
-    # experiment's runs were trained on
+    # the software that made this table (provenance.KEYS), and the GPUs its experiments' runs were trained on
     out = out.assign(**provenance.versions())
     for key in provenance.ACCELERATOR_KEYS:
         out[key] = out["experiment"].map(lambda name, key=key: used[name][key])

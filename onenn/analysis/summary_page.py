@@ -15,8 +15,8 @@ from onenn.base import provenance
 from onenn.maths.family import XI_RATIO_BOUND
 
 
-def mean_sd(mean: float, sd: float) -> str:
-    return "–" if pd.isna(mean) else f"{mean:.4g} ± {sd:.2g}"
+def titled_table(title: str, header: list[str], body: list[list[str]]) -> list[str]:
+    return [title, "", markdown_table(header, body), ""]
 
 
 def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
@@ -52,8 +52,9 @@ def seeds_markdown(rows: pd.DataFrame, title: str, columns: tuple) -> list[str]:
     for variant, part in rows.groupby("variant", sort=False):
         cells = [_lookup(part, q, t) for _, q, t in columns]
         n = int(cells[0]["n"]) if cells[0] is not None else 0
-        body.append([str(variant), str(n)] + [mean_sd(c["mean"], c["sd"]) if c is not None else "–" for c in cells])
-    return [title, "", markdown_table(["variant", "n"] + [h for h, _, _ in columns], body), ""]
+        cells = ["–" if c is None or pd.isna(c["mean"]) else f"{c['mean']:.4g} ± {c['sd']:.2g}" for c in cells]
+        body.append([str(variant), str(n), *cells])
+    return titled_table(title, ["variant", "n"] + [h for h, _, _ in columns], body)
 
 
 def train_markdown(rows: pd.DataFrame) -> list[str]:
@@ -67,21 +68,14 @@ def train_markdown(rows: pd.DataFrame) -> list[str]:
 
 def scaling_markdown(rows: pd.DataFrame) -> list[str]:
     body = []
-    ratio = rows[rows["quantity"] == "ratio"]
-    for r in ratio.itertuples():
-        point = rows[rows["variant"] == r.variant]
-        mc = point[point["quantity"] == "L_MC"].iloc[0]
-        binary = point[point["quantity"] == "L_bin"].iloc[0]
+    losses = rows.set_index(["variant", "quantity"])[["mean", "se"]]
+    for r in rows[rows["quantity"] == "ratio"].itertuples():
         where = [str(r.panel), f"{r.xi1:g}", f"{r.xi2:g}", str(int(r.K)), str(r.n)]  # K: float beside other kinds
-        losses = [f"{x['mean']:.4f} ± {x['se']:.4f}" for x in (mc, binary)]
-        body.append([*where, *losses, f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]", f"{r.reference:.4f}"])
+        se = ["{:.4f} ± {:.4f}".format(*losses.loc[(r.variant, q)]) for q in ("L_MC", "L_bin")]
+        body.append([*where, *se, f"{r.mean:.4f} [{r.lower:.4f}, {r.upper:.4f}]", f"{r.reference:.4f}"])
     header = ["panel", "ξ1", "ξ2", "K", "prompts", "L_MC ± se", "L_bin ± se", "L_MC / L_bin [interval]", "(K−1)/K"]
-    return [
-        "Ratio with its delta-method confidence interval; losses with their standard errors:",
-        "",
-        markdown_table(header, body),
-        "",
-    ]
+    title = "Ratio with its delta-method confidence interval; losses with their standard errors:"
+    return titled_table(title, header, body)
 
 
 def binary_markdown(rows: pd.DataFrame) -> list[str]:
@@ -132,35 +126,27 @@ AT_TIMES = (
 
 
 def _value(values: pd.Series, variant: str, quantity: str) -> str:
-    return number(values.get((variant, quantity), math.nan))
+    """A cell of ``values``; the crossing time to the digits its error allows, with the error."""
+    value = values.get((variant, quantity), math.nan)
+    digits = values.get((variant, "time_cross_digits"), math.nan)
+    if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
+        return number(value)
+    return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"
 
 
 def audit_markdown(rows: pd.DataFrame) -> list[str]:
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
-    body = [[v] + [_audit_cell(values, v, q) for _, q in AUDIT_COLUMNS] for v in variants]
+    body = [[v] + [_value(values, v, q) for _, q in AUDIT_COLUMNS] for v in variants]
+    header = ["variant"] + [h for h, _ in AUDIT_COLUMNS]
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
     loss_body = [[v, name] + [_value(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES]
-    return [
-        f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:",
-        "",
-        markdown_table(["variant"] + [h for h, _ in AUDIT_COLUMNS], body),
-        "",
-        "The main trajectory (the population flow) at log-spaced times t:",
-        "",
-        markdown_table(["variant", "value"] + [f"t={t}" for t in times], loss_body),
-        "",
-    ] + resolution_markdown(rows, values)
-
-
-def _audit_cell(values: pd.Series, variant: str, quantity: str) -> str:
-    """A cell of the audit's table; the crossing time to the digits its error allows, with the error."""
-    value = values.get((variant, quantity), math.nan)
-    digits = values.get((variant, "time_cross_digits"), math.nan)
-    if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
-        return number(value)
-    error = values.get((variant, "time_cross_error"), math.nan)
-    return f"{value:.{int(digits)}g} (± {error:.1g})"
+    times_header = ["variant", "value"] + [f"t={t}" for t in times]
+    return (
+        titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", header, body)
+        + titled_table("The main trajectory (the population flow) at log-spaced times t:", times_header, loss_body)
+        + resolution_markdown(rows, values)
+    )
 
 
 def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
@@ -179,15 +165,11 @@ def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
             label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
             cells = [_value(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
             body.append([v, label] + cells)
-    return [
-        (
-            "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
-            " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
-        ),
-        "",
-        markdown_table(header, body),
-        "",
-    ]
+    title = (
+        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
+        " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
+    )
+    return titled_table(title, header, body)
 
 
 def audit_page(summary: pd.DataFrame) -> str:
@@ -216,14 +198,10 @@ def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFra
         kind = rows["kind"].iloc[0]
         if kind not in renderers:
             raise ValueError(f"no Markdown renderer given for kind {kind!r} (experiment {name!r})")
-        lines += [f"## {name} ({kind})", ""]
-        lines += renderers[kind](rows)
+        lines += [f"## {name} ({kind})", "", *renderers[kind](rows)]
     if set(provenance.KEYS) <= set(summary.columns) and len(summary):
         keys = [*provenance.KEYS, *(k for k in provenance.CODE_KEYS if k in summary.columns)]
         found = summary.iloc[0][keys].to_dict()
-        for key in provenance.ACCELERATOR_KEYS:
-            if key in summary.columns:
-                found[key] = provenance.gpus_used(summary[key])
-        made_with = provenance.describe(found)
-        lines += ["## Software", "", f"This table was made with {made_with}.", ""]
+        found |= {k: provenance.gpus_used(summary[k]) for k in provenance.ACCELERATOR_KEYS if k in summary.columns}
+        lines += ["## Software", "", f"This table was made with {provenance.describe(found)}.", ""]
     return "\n".join(lines)

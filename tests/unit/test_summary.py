@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.analysis.summary import landscape_summary, scaling_summary, summarise, train_summary
-from onenn.analysis.summary_page import scaling_markdown, to_markdown, train_markdown, values_markdown
+from onenn.analysis.summary import binary_summary, landscape_summary, scaling_summary, summarise, train_summary
+from onenn.analysis.summary_page import binary_markdown, scaling_markdown, to_markdown, train_markdown, values_markdown
 from onenn.analysis.tables import first_and_last, variant_order
 from tests.helpers import scaling_table, train_table
 
@@ -88,3 +88,27 @@ def test_bad_kind_and_mismatched_table_are_rejected():
         summarise({"e": train_table()}, {"x": train_summary})
     with pytest.raises(ValueError, match="the table given for experiment 'x' holds experiments"):
         summarise({"x": train_table()}, {"x": train_summary})
+
+
+def test_binary_rows_are_the_last_steps_mean_sd_over_seeds_and_its_parameters_have_no_test_set():
+    """Two seeds at steps 0 and 10: the metrics per prompt set and xi1 on the training set at step 10."""
+    rows = []
+    for seed, loss in ((0, 0.2), (1, 0.4)):
+        for step in (0, 10):
+            for test_set in ("train", "uniform", "separated"):
+                late = step == 10
+                rows.append(
+                    {"experiment": "b", "variant": "default", "seed": seed, "step": step, "test_set": test_set}
+                    | {"test_loss": loss if late else 9.0, "nn_mse": 0.1 * (seed + 1) if late else 9.0}
+                    | {"dist_family_active": 0.0, "xi1": 1.0 + seed if late else 9.0, "xi2": 3.0}
+                )
+    out = binary_summary(pd.DataFrame(rows))
+    loss = out[(out["quantity"] == "test_loss") & (out["test_set"] == "train")].iloc[0]
+    assert (loss["mean"], loss["sd"], loss["n"]) == (pytest.approx(0.3), pytest.approx(0.2 / 2**0.5), 2)
+    mse = out[(out["quantity"] == "nn_mse") & (out["test_set"] == "separated")].iloc[0]
+    assert mse["mean"] == pytest.approx(0.15)
+    xi1 = out[out["quantity"] == "xi1"]
+    assert len(xi1) == 1 and xi1["test_set"].isna().all() and xi1["mean"].iloc[0] == pytest.approx(1.5)
+    assert set(out["kind"]) == {"binary"} and len(out) == 6
+    md = "\n".join(binary_markdown(out))
+    assert "| default | 2 | 0.3 ± 0.14 | 0.15 ± 0.071 | 0.15 ± 0.071 | 0 ± 0 | 1.5 ± 0.71 | 3 ± 0 |" in md
