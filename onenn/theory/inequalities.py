@@ -63,7 +63,7 @@ JENSEN = {
 
 
 def rate(grad_xi1: np.ndarray, grad_xi2: np.ndarray, d: int, loss_factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """``(xi1_dot, xi2_dot) = (-s dL/dxi1 / d, -s dL/dxi2)``: GD's rate on the family (``dynamics.gd_update``);
+    """``(xi1_dot, xi2_dot) = (-s dL/dxi1 / d, -s dL/dxi2)``: GD's rate on the family (``dynamics.gradient_descent``);
     ``s``, the reading's loss factor: 1 for the project's ``L`` (with its 1/2), 2 without."""
     return -loss_factor * np.asarray(grad_xi1) / d, -loss_factor * np.asarray(grad_xi2)
 
