@@ -65,8 +65,7 @@ def loss_grad(
             ds[j] = q[j] * (q[j] - gbar)
         ds[i_star] -= q_star
         ds[tokens - 1] = -q[tokens - 1] * gbar
-        for c in range(d):
-            r_x[c] = 0.0
+        r_x[:] = 0.0
         for j in range(tokens):
             for c in range(d):
                 r_x[c] += ds[j] * x[b, j, c]
@@ -78,7 +77,5 @@ def loss_grad(
         if with_loss:
             r = 1.0 - q_star
             loss += 0.5 * (r * r + sum_sq_context - q_star * q_star)
-    for a in range(d + 1):
-        for c in range(d + 1):
-            grad[a, c] /= prompts
+    grad /= prompts
     return loss / prompts if with_loss else np.nan

@@ -20,8 +20,6 @@ from onenn.theory.reduced.sampling import inner_product_density
 
 #: the loss factors of the two readings: ``L`` as the project defines it (1/2 in the square loss), and ``2 L``
 LOSS_FACTORS = (1.0, 2.0)
-#: the sources: the population flow's points at the audit's nodes and at half of them, GD's points on the sample
-SOURCES = ("population", "population/2", "gd")
 #: the reading of a row whose inequality does not involve the rate
 NO_READING = "–"
 
