@@ -170,20 +170,14 @@ def monte_carlo_estimate(
 
 
 def monte_carlo_estimates(
-    xi1: np.ndarray,
-    xi2: np.ndarray,
-    t: np.ndarray,
-    K: int | None = None,
-    weights: np.ndarray | None = None,
-    compiled: bool = True,
+    xi1: np.ndarray, xi2: np.ndarray, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> list[MonteCarloEstimate]:
-    """``monte_carlo_estimate`` at every point ``(xi1[k], xi2[k])`` of a trajectory, the sample prepared once; with
-    ``compiled=False`` by the reference ``_per_prompt``."""
+    """``monte_carlo_estimate`` at every point ``(xi1[k], xi2[k])`` of a trajectory, the sample prepared once."""
     prep, scale, out = prepare(t, weights), loss_scale(K), []
     for a, b in zip(xi1, xi2, strict=True):
         check_finite("xi1", a)
         check_finite("xi2", b)
-        values = _per_prompt_all(float(a), float(b), prep, with_grad=True, compiled=compiled)
+        values = _per_prompt_all(float(a), float(b), prep, with_grad=True)
         means, ses = [_mean(v, prep) for v in values], [_standard_error(v, prep) for v in values]
         out.append(MonteCarloEstimate(*(scale * m for m in means), *(scale * s for s in ses)))
     return out
@@ -208,7 +202,11 @@ def loss_landscape(
     for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):
         if grid.size == 0 or not np.all(np.isfinite(grid)):
             raise ValueError(f"{name} must be a non-empty array of finite numbers")
-    xi1, xi2 = np.repeat(xi1_grid, xi2_grid.size), np.tile(xi2_grid, xi1_grid.size)
-    est = monte_carlo_estimates(xi1, xi2, t, K, weights, compiled=False)
-    shape = (xi1_grid.size, xi2_grid.size)
-    return np.reshape([e.loss for e in est], shape), np.reshape([e.loss_se for e in est], shape)
+    prep, scale = prepare(t, weights), loss_scale(K)
+    loss = np.empty((xi1_grid.size, xi2_grid.size))
+    loss_se = np.empty_like(loss)
+    for i, xi1 in enumerate(xi1_grid):
+        for j, xi2 in enumerate(xi2_grid):
+            values = _per_prompt_all(float(xi1), float(xi2), prep, with_grad=False, compiled=False)[0]
+            loss[i, j], loss_se[i, j] = scale * _mean(values, prep), scale * _standard_error(values, prep)
+    return loss, loss_se
