@@ -38,15 +38,13 @@ def loss_grad(
             for c in range(d + 1):
                 acc += A[a, c] * z_query[b, c]
             v[a] = acc
-        top = -np.inf
         for j in range(tokens):  # scores: x-part of every token, the query's own term on the last
             acc = 0.0
             for c in range(d):
                 acc += x[b, j, c] * v[c]
             q[j] = acc
         q[tokens - 1] += v[d]
-        for j in range(tokens):
-            top = max(top, q[j])
+        top = q.max()
         for j in range(tokens):
             shifted[j] = q[j] - top
         _softmax_exp(shifted, q, bits1, bits2)

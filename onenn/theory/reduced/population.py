@@ -330,8 +330,7 @@ def population_flow(
     gradient by ``q``."""
 
     def grad(xi1: float, xi2: float) -> tuple[float, float]:
-        value = population_loss_grad(xi1, xi2, q)
-        return value.grad_xi1, value.grad_xi2
+        return population_loss_grad(xi1, xi2, q)[1:3]
 
     xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
     values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
