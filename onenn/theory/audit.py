@@ -168,9 +168,8 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     gd = gradient_descent(0.0, sigma, s.lr, s.steps, t, s.d, record_steps, weights=w, progress=steps("gd"))
     say("gd: %d steps in %.1f s", s.steps, clock.perf_counter() - started)
     time_gd = float(gd.time[-1])
-    tight = {"rtol": 1e-10, "atol": 1e-12}
     overlap = gradient_flow(
-        0.0, sigma, 0.0, time_gd, t, s.d, record_times=gd.time, weights=w, **tight, progress=flow("flow")
+        0.0, sigma, 0.0, time_gd, t, s.d, record_times=gd.time, weights=w, rtol=1e-10, atol=1e-12, progress=flow("flow")
     )
     start = (float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.sample_time_end, t, s.d)
     cont = gradient_flow(*start, n_eval=s.n_eval, weights=w, progress=flow("continuation"))
