@@ -51,8 +51,7 @@ def loss_grad(
         total = 0.0
         for j in range(tokens):
             total += q[j]
-        for j in range(tokens):
-            q[j] /= total
+        q /= total
         i_star = star[b]
         q_star = q[i_star]
         sum_sq_context = 0.0
