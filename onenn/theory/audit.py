@@ -52,19 +52,8 @@ def resolve_sigma(sigma: float | str, N: int, d: int) -> float:
     raise ValueError(f"sigma must be a finite number or one of {', '.join(rules)}; got {sigma!r}")
 
 
-SAMPLE_SOURCES = ("gd", "flow", "continuation", "plain")
-POPULATION = "population"
 #: the population flow at all the nodes with the seed swap's uniforms, to the sample's end
 POPULATION_SWAP = "population_swap"
-
-
-def population_source(level: int) -> str:
-    """The source name of the population flow at ``2^level`` times fewer nodes in each variable."""
-    return POPULATION if level == 0 else f"{POPULATION}/{2**level}"
-
-
-def sources(levels: int) -> tuple[str, ...]:
-    return SAMPLE_SOURCES + tuple(population_source(k) for k in range(levels)) + (POPULATION_SWAP,)
 
 
 @dataclass(frozen=True)
@@ -123,19 +112,6 @@ DESCRIPTIONS = {
 }
 
 
-def _check_levels(s: AuditSettings) -> None:
-    """The node counts must stay multiples of the quadrature's panels at every coarser level."""
-    check_integer("levels", s.levels, minimum=1)
-    scale = 2 ** (s.levels - 1)
-    for name, unit in (("t1_nodes", 4 * PANEL), ("gap_nodes", PANEL), ("third_nodes", 1)):
-        value = getattr(s, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value % (unit * scale):
-            raise ValueError(
-                f"{name} must be a positive multiple of {unit * scale} ({unit} at the coarsest of levels={s.levels}),"
-                f" got {value!r}"
-            )
-
-
 def _rows(
     source: str, flow: Trajectory, mass, t: np.ndarray | None = None, w: np.ndarray | None = None
 ) -> pd.DataFrame:
@@ -169,7 +145,16 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
         return FlowProgress(log.info, every=progress_every, prefix=f"{stage}: ") if log else None
 
     sigma = resolve_sigma(s.sigma, s.N, s.d)
-    _check_levels(s)
+    # the node counts must stay multiples of the quadrature's panels at every coarser level
+    check_integer("levels", s.levels, minimum=1)
+    scale = 2 ** (s.levels - 1)
+    for name, unit in (("t1_nodes", 4 * PANEL), ("gap_nodes", PANEL), ("third_nodes", 1)):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value % (unit * scale):
+            raise ValueError(
+                f"{name} must be a positive multiple of {unit * scale} ({unit} at the coarsest of levels={s.levels}),"
+                f" got {value!r}"
+            )
     if not s.lr * s.steps < s.sample_time_end <= s.time_end:
         raise ValueError(
             f"sample_time_end must lie in (lr * steps = {s.lr * s.steps:g}, time_end = {s.time_end:g}],"
@@ -183,9 +168,8 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     gd = gradient_descent(0.0, sigma, s.lr, s.steps, t, s.d, record_steps, weights=w, progress=steps("gd"))
     say("gd: %d steps in %.1f s", s.steps, clock.perf_counter() - started)
     time_gd = float(gd.time[-1])
-    tight = {"rtol": 1e-10, "atol": 1e-12}
     overlap = gradient_flow(
-        0.0, sigma, 0.0, time_gd, t, s.d, record_times=gd.time, weights=w, **tight, progress=flow("flow")
+        0.0, sigma, 0.0, time_gd, t, s.d, record_times=gd.time, weights=w, rtol=1e-10, atol=1e-12, progress=flow("flow")
     )
     start = (float(gd.xi1[-1]), float(gd.xi2[-1]), time_gd, s.sample_time_end, t, s.d)
     cont = gradient_flow(*start, n_eval=s.n_eval, weights=w, progress=flow("continuation"))
@@ -197,7 +181,7 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     late = log_times(time_gd, s.time_end, s.n_eval, decades=True)
     record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
     early = record[record <= s.sample_time_end]  # the seed swap's: where the drawn points carry the noise
-    runs = [(population_source(k), k, REST_STREAM, record, s.time_end) for k in range(s.levels)]
+    runs = [(f"population/{2**k}" if k else "population", k, REST_STREAM, record, s.time_end) for k in range(s.levels)]
     for source, level, stream, at, end in runs + [(POPULATION_SWAP, 0, SWAP_STREAM, early, float(early[-1]))]:
         begun = clock.perf_counter()
         n1, n2, n3 = s.t1_nodes >> level, s.gap_nodes >> level, s.third_nodes >> level

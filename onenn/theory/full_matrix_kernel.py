@@ -38,23 +38,20 @@ def loss_grad(
             for c in range(d + 1):
                 acc += A[a, c] * z_query[b, c]
             v[a] = acc
-        top = -np.inf
         for j in range(tokens):  # scores: x-part of every token, the query's own term on the last
             acc = 0.0
             for c in range(d):
                 acc += x[b, j, c] * v[c]
             q[j] = acc
         q[tokens - 1] += v[d]
-        for j in range(tokens):
-            top = max(top, q[j])
+        top = q.max()
         for j in range(tokens):
             shifted[j] = q[j] - top
         _softmax_exp(shifted, q, bits1, bits2)
         total = 0.0
         for j in range(tokens):
             total += q[j]
-        for j in range(tokens):
-            q[j] /= total
+        q /= total
         i_star = star[b]
         q_star = q[i_star]
         sum_sq_context = 0.0
@@ -65,8 +62,7 @@ def loss_grad(
             ds[j] = q[j] * (q[j] - gbar)
         ds[i_star] -= q_star
         ds[tokens - 1] = -q[tokens - 1] * gbar
-        for c in range(d):
-            r_x[c] = 0.0
+        r_x[:] = 0.0
         for j in range(tokens):
             for c in range(d):
                 r_x[c] += ds[j] * x[b, j, c]
@@ -78,7 +74,5 @@ def loss_grad(
         if with_loss:
             r = 1.0 - q_star
             loss += 0.5 * (r * r + sum_sq_context - q_star * q_star)
-    for a in range(d + 1):
-        for c in range(d + 1):
-            grad[a, c] /= prompts
+    grad /= prompts
     return loss / prompts if with_loss else np.nan

@@ -20,8 +20,6 @@ from onenn.theory.reduced.sampling import inner_product_density
 
 #: the loss factors of the two readings: ``L`` as the project defines it (1/2 in the square loss), and ``2 L``
 LOSS_FACTORS = (1.0, 2.0)
-#: the sources: the population flow's points at the audit's nodes and at half of them, GD's points on the sample
-SOURCES = ("population", "population/2", "gd")
 #: the reading of a row whose inequality does not involve the rate
 NO_READING = "–"
 
@@ -63,7 +61,7 @@ JENSEN = {
 
 
 def rate(grad_xi1: np.ndarray, grad_xi2: np.ndarray, d: int, loss_factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """``(xi1_dot, xi2_dot) = (-s dL/dxi1 / d, -s dL/dxi2)``: GD's rate on the family (``dynamics.gd_update``);
+    """``(xi1_dot, xi2_dot) = (-s dL/dxi1 / d, -s dL/dxi2)``: GD's rate on the family (``dynamics.gradient_descent``);
     ``s``, the reading's loss factor: 1 for the project's ``L`` (with its 1/2), 2 without."""
     return -loss_factor * np.asarray(grad_xi1) / d, -loss_factor * np.asarray(grad_xi2)
 
@@ -146,10 +144,8 @@ def jensen_mean_left(xi1: float, N: int, d: int) -> float:
         return (u / scale) * math.exp(-u) * float(inner_product_density(1.0 - u / scale, d)) / scale
 
     cut = min(2.0 * scale, 80.0)
-    value, _ = quad(
-        integrand, 0.0, cut, limit=200, points=[p for p in (1.0, 10.0) if p < cut], epsabs=0.0, epsrel=1e-11
-    )
-    return N * value
+    points = [p for p in (1.0, 10.0) if p < cut]
+    return N * quad(integrand, 0.0, cut, limit=200, points=points, epsabs=0.0, epsrel=1e-11)[0]
 
 
 def jensen_threshold(d: int) -> float:
@@ -213,11 +209,10 @@ def _jensen_rows(time, xi1, xi2, inside, t: np.ndarray, w: np.ndarray, s: AuditS
     for k in range(time.size):
         left, right_population, right_prompt = jensen_sides(float(xi1[k]), t)
         exact = jensen_mean_left(float(xi1[k]), s.N, s.d)
-        for name, right, mean_right in (
-            ("jensen_population", right_population, float(right_population[0])),
-            ("jensen_prompt", right_prompt, float(right_prompt @ w)),
+        for name, right, mean_left, mean_right in (
+            ("jensen_population", right_population, exact, float(right_population[0])),
+            ("jensen_prompt", right_prompt, float(left @ w), float(right_prompt @ w)),
         ):
-            mean_left = exact if name == "jensen_population" else float(left @ w)
             rows.append(
                 {"inequality": name, "label": JENSEN[name], "time": time[k], "xi1": xi1[k], "xi2": xi2[k]}
                 | {"inside": inside[k], "left": mean_left, "right": mean_right}

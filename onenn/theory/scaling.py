@@ -87,12 +87,8 @@ def ratio_estimate(a: np.ndarray, b: np.ndarray, level: float) -> dict[str, floa
     cov = np.cov(a, b, ddof=1)
     se = math.sqrt(max(cov[0, 0] - 2 * ratio * cov[0, 1] + ratio**2 * cov[1, 1], 0.0) / (n * mean_b**2))
     z = NormalDist().inv_cdf(0.5 + level / 2)
-    losses = {
-        "L_MC": mean_a,
-        "L_MC_se": math.sqrt(cov[0, 0] / n),
-        "L_bin": mean_b,
-        "L_bin_se": math.sqrt(cov[1, 1] / n),
-    }
+    se_a, se_b = math.sqrt(cov[0, 0] / n), math.sqrt(cov[1, 1] / n)
+    losses = {"L_MC": mean_a, "L_MC_se": se_a, "L_bin": mean_b, "L_bin_se": se_b}
     return losses | {"ratio": ratio, "ratio_se": se, "ratio_lower": ratio - z * se, "ratio_upper": ratio + z * se}
 
 

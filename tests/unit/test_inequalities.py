@@ -15,7 +15,7 @@ from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory import inequalities as ps
 from onenn.theory.audit import AuditSettings, lemma12_a, run_audit
 from onenn.theory.inequalities import inequalities_table
-from onenn.theory.reduced.dynamics import gd_update
+from onenn.theory.reduced.dynamics import gradient_descent
 from onenn.theory.reduced.loss import loss_grad_prepared, prepare, reduced_loss
 from onenn.theory.reduced.population import nodes, quadrature
 from onenn.theory.reduced.sampling import sample_inner_products
@@ -56,13 +56,13 @@ def test_rate_on_the_population_is_minus_the_finite_difference_gradient(xi1, xi2
         assert float(xi2_dot) == pytest.approx(-factor * fd2, rel=1e-5)
 
 
-def test_rate_is_gd_step_over_the_learning_rate():
-    """dynamics.gd_update's step, divided by lr, is the rate (the factor d on xi1, none on xi2)."""
-    g1, g2, lr = -0.3, -0.02, 0.1
-    new1, new2 = gd_update(1.0, 5.0, g1, g2, lr, D)
-    xi1_dot, xi2_dot = ps.rate(g1, g2, D)
-    assert (new1 - 1.0) / lr == pytest.approx(float(xi1_dot), rel=1e-12)
-    assert (new2 - 5.0) / lr == pytest.approx(float(xi2_dot), rel=1e-12)
+def test_rate_is_gd_step_over_the_learning_rate(sample):
+    """dynamics.gradient_descent's step, divided by lr, is the rate (the factor d on xi1, none on xi2)."""
+    lr = 0.1
+    gd = gradient_descent(1.0, 5.0, lr, 1, sample, D, record_steps=np.array([0, 1]))
+    xi1_dot, xi2_dot = ps.rate(*loss_grad_prepared(1.0, 5.0, prepare(sample))[1:], D)
+    assert (gd.xi1[1] - 1.0) / lr == pytest.approx(float(xi1_dot), rel=1e-9)
+    assert (gd.xi2[1] - 5.0) / lr == pytest.approx(float(xi2_dot), rel=1e-9)
 
 
 @pytest.mark.parametrize("sigma", [3.0, 56.14])

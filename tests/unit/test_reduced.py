@@ -18,7 +18,6 @@ from onenn.theory.reduced.loss import (
     monte_carlo_estimate,
     monte_carlo_estimates,
     reduced_loss,
-    reduced_loss_and_grad,
 )
 from onenn.theory.reduced.sampling import audit_sample, inner_product_cdf, inner_product_density, sample_inner_products
 
@@ -125,7 +124,7 @@ def test_sampler_is_reproducible_and_in_range() -> None:
 @pytest.mark.parametrize("K", [None, 5])
 def test_gradient_matches_finite_differences(t_small: np.ndarray, xi: tuple[float, float], K: int | None) -> None:
     xi1, xi2 = xi
-    _, g1, g2 = reduced_loss_and_grad(xi1, xi2, t_small, K=K)
+    _, g1, g2 = monte_carlo_estimate(xi1, xi2, t_small, K=K)[:3]
     h = 1e-5 * max(1.0, abs(xi1), abs(xi2))
 
     def loss(a: float, b: float) -> float:
@@ -141,7 +140,7 @@ def test_gradient_matches_finite_differences(t_small: np.ndarray, xi: tuple[floa
 def test_gradient_matches_finite_differences_xi2_component(t_small: np.ndarray) -> None:
     """Where dL/dxi2 is not tiny, its own relative error is <= 1e-7."""
     xi1, xi2 = 1.0, 0.5
-    _, _, g2 = reduced_loss_and_grad(xi1, xi2, t_small)
+    _, _, g2 = monte_carlo_estimate(xi1, xi2, t_small)[:3]
     h = 1e-5
     fd2 = (reduced_loss(xi1, xi2 + h, t_small) - reduced_loss(xi1, xi2 - h, t_small)) / (2 * h)
     assert abs(g2) > 1e-3
@@ -150,8 +149,7 @@ def test_gradient_matches_finite_differences_xi2_component(t_small: np.ndarray) 
 
 def test_monte_carlo_estimate_consistent(t_small: np.ndarray) -> None:
     est = monte_carlo_estimate(4.0, 9.0, t_small)
-    loss, g1, g2 = reduced_loss_and_grad(4.0, 9.0, t_small)
-    assert (est.loss, est.grad_xi1, est.grad_xi2) == pytest.approx((loss, g1, g2), rel=1e-12)
+    assert est.loss == reduced_loss(4.0, 9.0, t_small)
     # the standard error of the per-prompt loss 1/2 (sum q_j^2 - 2 q_{i*} + 1), from the naive softmax
     q = _naive_weights(4.0, 9.0, t_small)[:, :-1]
     per = 0.5 * ((q**2).sum(1) - 2 * q[np.arange(q.shape[0]), np.argmax(t_small, axis=1)] + 1)
@@ -169,7 +167,7 @@ def test_loss_landscape_matches_pointwise(t_small: np.ndarray) -> None:
 
 
 def test_gd_first_step_by_hand(t_small: np.ndarray) -> None:
-    _, g1, g2 = reduced_loss_and_grad(0.0, 3.0, t_small)
+    _, g1, g2 = monte_carlo_estimate(0.0, 3.0, t_small)[:3]
     traj = gradient_descent(0.0, 3.0, 0.05, 1, t_small, d=8, record_steps=np.array([0, 1]))
     assert traj.xi1[1] == pytest.approx(0.0 - 0.05 / 8 * g1, rel=1e-14)
     assert traj.xi2[1] == pytest.approx(3.0 - 0.05 * g2, rel=1e-14, abs=1e-300)
@@ -273,12 +271,12 @@ def test_bad_arguments_raise(t_small: np.ndarray, call, name: str) -> None:
 
 def test_weights_generalise_the_plain_mean(t_small: np.ndarray) -> None:
     """Equal weights give the plain mean; an integer weight k equals repeating the prompt k times."""
-    plain = reduced_loss_and_grad(3.0, 6.0, t_small)
-    equal = reduced_loss_and_grad(3.0, 6.0, t_small, weights=np.full(len(t_small), 7.0))
+    plain = monte_carlo_estimate(3.0, 6.0, t_small)[:3]
+    equal = monte_carlo_estimate(3.0, 6.0, t_small, weights=np.full(len(t_small), 7.0))[:3]
     assert equal == pytest.approx(plain, rel=1e-12)
     k = np.random.default_rng(0).integers(1, 4, size=len(t_small))
-    repeated = reduced_loss_and_grad(3.0, 6.0, np.repeat(t_small, k, axis=0))
-    assert reduced_loss_and_grad(3.0, 6.0, t_small, weights=k.astype(float)) == pytest.approx(repeated, rel=1e-12)
+    repeated = monte_carlo_estimate(3.0, 6.0, np.repeat(t_small, k, axis=0))[:3]
+    assert monte_carlo_estimate(3.0, 6.0, t_small, weights=k.astype(float))[:3] == pytest.approx(repeated, rel=1e-12)
     with pytest.raises(ValueError, match="weights"):
         reduced_loss(3.0, 6.0, t_small, weights=np.ones(3))
 
@@ -332,7 +330,7 @@ def test_audit_sample_agrees_with_a_plain_sample(weighted_sample, xi) -> None:
 def test_weighted_gradient_matches_finite_differences(weighted_sample) -> None:
     t, w, _ = weighted_sample
     xi1, xi2 = 40.0, 25.0
-    _, g1, g2 = reduced_loss_and_grad(xi1, xi2, t, weights=w)
+    _, g1, g2 = monte_carlo_estimate(xi1, xi2, t, weights=w)[:3]
     h = 1e-4
     fd1 = (reduced_loss(xi1 + h, xi2, t, weights=w) - reduced_loss(xi1 - h, xi2, t, weights=w)) / (2 * h)
     fd2 = (reduced_loss(xi1, xi2 + h, t, weights=w) - reduced_loss(xi1, xi2 - h, t, weights=w)) / (2 * h)
@@ -367,7 +365,7 @@ def test_loss_and_gradient_equal_the_naive_softmax_over_several_chunks(xi: tuple
     w = rng.random(t.shape[0])
     w /= w.sum()
     expected = _naive_loss_grad(*xi, t, w)
-    got = np.array(reduced_loss_and_grad(*xi, t, weights=w))
+    got = np.array(monte_carlo_estimate(*xi, t, weights=w)[:3])
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13 * np.abs(expected).max())
 
 

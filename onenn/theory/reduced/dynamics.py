@@ -11,16 +11,11 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from onenn.maths.steps import log_spaced_steps
-from onenn.theory.reduced.loss import loss_grad_prepared, loss_scale, prepare
+from onenn.theory.reduced.loss import loss_grad_prepared, prepare
 from onenn.theory.reduced.sampling import check_finite, check_integer
 
 if TYPE_CHECKING:
     from onenn.base.progress import FlowProgressCallback, Progress
-
-
-def gd_update(xi1: float, xi2: float, grad_xi1: float, grad_xi2: float, lr: float, d: int) -> tuple[float, float]:
-    """One full-matrix GD step on the family (docs/method.md §4.3): ``xi1 -= (lr/d) dL/dxi1``, ``xi2 -= lr dL/dxi2``."""
-    return xi1 - (lr / d) * grad_xi1, xi2 - lr * grad_xi2
 
 
 class Trajectory(NamedTuple):
@@ -43,12 +38,11 @@ def gradient_descent(
     t: np.ndarray,
     d: int,
     record_steps: np.ndarray | None = None,
-    K: int | None = None,
     weights: np.ndarray | None = None,
     progress: Progress | None = None,
 ) -> Trajectory:
-    """Exact full-matrix GD on the reduced loss of the fixed sample ``t`` (``L_MC`` for ``K``), recorded after the
-    ``record_steps`` updates (default ``log_spaced_steps(steps, 60)``); ``progress(step, steps, loss)`` if given."""
+    """Exact full-matrix GD on the reduced loss of the fixed sample ``t``, recorded after the ``record_steps`` updates
+    (default ``log_spaced_steps(steps, 60)``); ``progress(step, steps, loss)`` if given."""
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
     check_finite("lr", lr, positive=True)
@@ -59,7 +53,6 @@ def gradient_descent(
     if not (increasing and rec[0] >= 0 and rec[-1] <= steps):
         raise ValueError(f"record_steps must be strictly increasing integers in [0, steps={steps}]")
     rec = rec.astype(np.int64)
-    scale = loss_scale(K)
     prep = prepare(t, weights)
     out = np.empty((3, rec.size))
     xi1, xi2 = float(xi1_0), float(xi2_0)
@@ -67,13 +60,13 @@ def gradient_descent(
     for step in range(int(rec[-1]) + 1):
         loss, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
         if step == rec[k]:
-            out[:, k] = xi1, xi2, scale * loss
+            out[:, k] = xi1, xi2, loss
             k += 1
             if k == rec.size:
                 break
-        xi1, xi2 = gd_update(xi1, xi2, scale * g1, scale * g2, lr, d)
+        xi1, xi2 = xi1 - (lr / d) * g1, xi2 - lr * g2  # full-matrix GD on the family (docs/method.md §4.3)
         if progress is not None:
-            progress(step + 1, steps, scale * loss)
+            progress(step + 1, steps, loss)
     return Trajectory(lr * rec.astype(np.float64), out[0], out[1], out[2], step=rec)
 
 
@@ -85,7 +78,6 @@ def gradient_flow(
     t: np.ndarray,
     d: int,
     n_eval: int = 50,
-    K: int | None = None,
     method: str = "LSODA",
     record_times: np.ndarray | None = None,
     rtol: float = 1e-8,
@@ -103,16 +95,14 @@ def gradient_flow(
         raise ValueError(f"time_end must be finite and > time_start={time_start}, got {time_end!r}")
     check_integer("d", d, minimum=2)
     check_integer("n_eval", n_eval, minimum=2)
-    scale = loss_scale(K)
     prep = prepare(t, weights)
 
     def grad(xi1: float, xi2: float) -> tuple[float, float]:
-        _, g1, g2 = loss_grad_prepared(xi1, xi2, prep)
-        return scale * g1, scale * g2
+        return loss_grad_prepared(xi1, xi2, prep)[1:]
 
     times = log_times(time_start, time_end, n_eval) if record_times is None else np.asarray(record_times, dtype=float)
     xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, method, times, rtol, atol, progress)
-    loss = np.array([scale * loss_grad_prepared(float(a), float(b), prep)[0] for a, b in zip(xi1, xi2, strict=True)])
+    loss = np.array([loss_grad_prepared(float(a), float(b), prep)[0] for a, b in zip(xi1, xi2, strict=True)])
     return Trajectory(times, xi1, xi2, loss)
 
 

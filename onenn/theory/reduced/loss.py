@@ -71,16 +71,12 @@ def _per_prompt(
     gaps_min: np.ndarray,
     gap_query: np.ndarray,
     with_grad: bool,
-    buffers: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample: the reference.
-    ``buffers``: two scratch arrays of at least ``gaps``' shape (made here when None)."""
+    """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample: the reference."""
     # Shift every score by its row maximum: scores relative to s_{i*} are xi1*gap_j (context),
     # 0 (i*) and xi1*gap_query - xi2 (query). The context's weights are e_j = exp(xi1 gap_j - shift).
     shift = _shift(xi1, xi2, gap_query, gaps_min)  # (n,)
-    e, work = (np.empty_like(gaps), np.empty_like(gaps)) if buffers is None else buffers
-    e, work = e[:, : gaps.shape[1]], work[:, : gaps.shape[1]]
-    np.multiply(gaps, xi1, out=e)  # (N-1, n)
+    e = gaps * xi1  # (N-1, n)
     if xi1 < 0:
         e -= shift  # exp(xi1 gap_j) could overflow: shift first, and c = 1
         c = np.ones_like(shift)
@@ -107,8 +103,7 @@ def _per_prompt(
         # exact where every e_j is 1 (xi1 = 0), where the other form loses q_{i*} q_query ~ e^{-xi2} to rounding
         gbar = (s2 - s1) * cz2 - (e_star / z) * q_query
     sum_q_gaps = np.einsum("jn,jn->n", e, gaps) * (c / z)  # sum_{j != i*} q_j gap_j
-    np.multiply(e, gaps, out=work)
-    sum_sq_gaps = np.einsum("jn,jn->n", work, e) * cz2  # sum_{j != i*} q_j^2 gap_j
+    sum_sq_gaps = np.einsum("jn,jn->n", e * gaps, e) * cz2  # sum_{j != i*} q_j^2 gap_j
     grad_xi1 = sum_sq_gaps - gbar * (sum_q_gaps + q_query * gap_query)
     grad_xi2 = q_query * gbar
     return loss, grad_xi1, grad_xi2
@@ -131,13 +126,11 @@ def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, com
         per_prompt(float(xi1), float(xi2), *(np.ascontiguousarray(a, dtype=np.float64) for a in arrays), *values)
         return values[: 3 if with_grad else 1]
     prompts = prep.gap_query.shape[0]
-    shape = (prep.gaps.shape[0], min(prompts, _CHUNK_ROWS))
-    buffers = (np.empty(shape), np.empty(shape))
     parts: list[tuple[np.ndarray, ...]] = []
     for lo in range(0, prompts, _CHUNK_ROWS):
         hi = min(lo + _CHUNK_ROWS, prompts)
         chunk = (prep.gaps[:, lo:hi], prep.gaps_min[lo:hi], prep.gap_query[lo:hi])
-        parts.append(_per_prompt(xi1, xi2, *chunk, with_grad, buffers))
+        parts.append(_per_prompt(xi1, xi2, *chunk, with_grad))
     return [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 
@@ -155,18 +148,7 @@ def reduced_loss(
     xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> float:
     """``L_bin(xi1, xi2)`` (``L_MC`` for ``K``) on the fixed ``t``, the mean weighted by ``weights`` if given."""
-    return reduced_loss_and_grad(xi1, xi2, t, K, weights)[0]
-
-
-def reduced_loss_and_grad(
-    xi1: float, xi2: float, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
-) -> tuple[float, float, float]:
-    """``(L, dL/dxi1, dL/dxi2)`` on the fixed sample ``t``: the exact gradient of the sample loss."""
-    check_finite("xi1", xi1)
-    check_finite("xi2", xi2)
-    scale = loss_scale(K)
-    loss, g1, g2 = loss_grad_prepared(xi1, xi2, prepare(t, weights))
-    return scale * loss, scale * g1, scale * g2
+    return monte_carlo_estimate(xi1, xi2, t, K, weights).loss
 
 
 class MonteCarloEstimate(NamedTuple):
@@ -226,6 +208,5 @@ def loss_landscape(
     for i, xi1 in enumerate(xi1_grid):
         for j, xi2 in enumerate(xi2_grid):
             values = _per_prompt_all(float(xi1), float(xi2), prep, with_grad=False, compiled=False)[0]
-            mean, se = _mean(values, prep), _standard_error(values, prep)
-            loss[i, j], loss_se[i, j] = scale * mean, scale * se
+            loss[i, j], loss_se[i, j] = scale * _mean(values, prep), scale * _standard_error(values, prep)
     return loss, loss_se

@@ -239,12 +239,8 @@ def population_loss_grad(xi1: float, xi2: float, q: Quadrature) -> PopulationVal
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     at = nodes(xi1, xi2, q)
-    weight = at.prepared.weight
-    loss, g1, g2 = _per_prompt_all(xi1, xi2, at.prepared, with_grad=True)
-    c_loss, c_g1, c_g2 = control_variates(xi1, xi2, at, q)
-    return PopulationValue(
-        float((loss - c_loss) @ weight), float((g1 - c_g1) @ weight), float((g2 - c_g2) @ weight), at.mass
-    )
+    values = zip(_per_prompt_all(xi1, xi2, at.prepared, with_grad=True), control_variates(xi1, xi2, at, q), strict=True)
+    return PopulationValue(*(float((v - c) @ at.prepared.weight) for v, c in values), at.mass)
 
 
 #: below this ``xi1`` the conditional means would overflow (``e^{2 |xi1| (t3 - t)}`` up to ``e^{4 |xi1|}``): no
@@ -307,9 +303,8 @@ def slopes(
 def control_variates(xi1: float, xi2: float, at: Nodes, q: Quadrature) -> tuple[np.ndarray, ...]:
     """Per prompt, for the loss and both gradient components: ``c . (R - m)``, ``R`` the drawn sums, ``m`` their
     conditional means, ``c`` the ``slopes`` at ``m``: mean 0, it removes the draw's noise to first order."""
-    n = at.t1.size
     if xi1 < CONTROL_XI1_MIN:
-        return np.zeros(n), np.zeros(n), np.zeros(n)
+        return (np.zeros(at.t1.size),) * 3
     gaps, gap_query = at.prepared.gaps, at.prepared.gap_query
     shift = _shift(xi1, xi2, gap_query, at.prepared.gaps_min)
     delta = drawn_sums(xi1, gaps[2:], shift) - (m := conditional_moments(xi1, at, q, shift))
@@ -330,8 +325,7 @@ def population_flow(
     gradient by ``q``."""
 
     def grad(xi1: float, xi2: float) -> tuple[float, float]:
-        value = population_loss_grad(xi1, xi2, q)
-        return value.grad_xi1, value.grad_xi2
+        return population_loss_grad(xi1, xi2, q)[1:3]
 
     xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
     values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
