@@ -23,7 +23,7 @@ from onenn.maths.prompts import make_binary_set
 from onenn.maths.stream import stream_key
 from onenn.training import cpu_stream
 from onenn.training.binary import BinarySettings, FixedSetSGD
-from onenn.training.run_setup import TrainSettings, make_engine
+from onenn.training.train import TrainSettings, make_engine
 
 #: the paper's defaults, then longer contexts and more classes; and the binary experiment's defaults
 CONFIGS = {"defaults": {}, "N=32": {"N": 32}, "N=64": {"N": 64}, "K=10": {"K": 10}, "binary": None}

@@ -15,7 +15,7 @@ import yaml
 from onenn.maths import losses
 from onenn.maths.losses import LOSSES, Loss, LossNotImplemented, loss_code, loss_values
 from onenn.training import cpu_steps
-from onenn.training.run_setup import TrainSettings, make_engine
+from onenn.training.train import TrainSettings, make_engine
 from tests.configs import ROOT
 
 NEW = "quartic"
