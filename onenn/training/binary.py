@@ -16,7 +16,7 @@ from onenn.maths.losses import Loss
 from onenn.maths.steps import check_saved_steps, log_spaced_steps
 from onenn.maths.stream import stream_key
 from onenn.training.cpu import Engine, FixedSet, pieces
-from onenn.training.train import check_finite
+from onenn.training.train import apply_divergence_policy
 
 if TYPE_CHECKING:
     from onenn.base.progress import Progress
@@ -103,9 +103,8 @@ class FixedSetSGD:
 def train_binary(
     s: BinarySettings, train_set: dict[str, np.ndarray], progress: Progress | None = None
 ) -> dict[str, np.ndarray]:
-    """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss."""
+    """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss
+    (``diverged_step`` -1: it raises ``Diverged`` at a divergence)."""
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
-    saved, minibatch_loss = FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist(), progress)
-    W_saved, losses = saved.astype(np.float64), minibatch_loss.astype(np.float64)
-    check_finite(W_saved, losses, saved_steps)
-    return {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses}
+    W, losses = (a.astype(np.float64) for a in FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist(), progress))
+    return apply_divergence_policy({"saved_steps": saved_steps, "W": W, "minibatch_loss": losses}, "error")

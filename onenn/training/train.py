@@ -133,11 +133,9 @@ def tolerance(steps: int, W_max: float) -> float:
 def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
     """The largest |ΔW| of ``steps`` steps of the GPU engine and of the CPU engine, its step, and the tolerance."""
     s = replace(settings, device="cpu")
-    cpu = make_engine(s, "cpu")
-    kernel = make_engine(replace(s, device=device.type), "gpu")
     saved = [t for t in SAVED if t < steps] + [steps]
-    W_kernel = kernel.run(steps, saved)[0].double().cpu().numpy()
-    W_cpu = cpu.run(steps, saved)[0].astype(np.float64)
+    W_kernel = make_engine(replace(s, device=device.type), "gpu").run(steps, saved)[0].double().cpu().numpy()
+    W_cpu = make_engine(s, "cpu").run(steps, saved)[0].astype(np.float64)
     difference = differences(W_kernel, W_cpu)
     worst = int(np.argmax(difference))
     finite = W_cpu[np.isfinite(W_cpu)]
@@ -176,28 +174,23 @@ def run_check(settings: TrainSettings, device: torch.device, steps: int | None =
     }
 
 
-def failure(record: dict) -> str:
-    """The error of a failed check: the difference, where, the tolerance and the fallback."""
-    found = "; ".join(
-        f"seed {t['seed']}: max |ΔW| = {t['max_abs_dW']:.3g} at step {t['at_step']} (tolerance {t['tolerance']:.3g})"
-        for t in record["tries"]
-    )
-    return (
-        f"the GPU engine does not reproduce the CPU engine on {record['device']}: {record['steps']} steps "
-        f"({record['settings']}) from the same seed give weights that differ from the CPU engine's beyond "
-        f"float32 round-off ({found}). The Triton kernel is wrong on this GPU or with this Triton; train on the CPU "
-        "(device: cpu in the config), and report the GPU, CUDA and Triton versions"
-    )
-
-
 def check_once(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
-    """The check's record for ``device``, made once in this process; raises ``FusedKernelMismatch`` if it failed."""
-    key = str(device)
-    if key not in RESULTS:
-        RESULTS[key] = run_check(settings, device, steps)
-    record = RESULTS[key]
+    """The check's record for ``device``, made once in this process; raises ``FusedKernelMismatch`` if it failed,
+    with the difference, where, the tolerance and the fallback."""
+    if str(device) not in RESULTS:
+        RESULTS[str(device)] = run_check(settings, device, steps)
+    record = RESULTS[str(device)]
     if not record["passed"]:
-        raise FusedKernelMismatch(failure(record))
+        found = "; ".join(
+            f"seed {t['seed']}: max |ΔW| = {t['max_abs_dW']:.3g} at step {t['at_step']} (tolerance {t['tolerance']:.3g})"
+            for t in record["tries"]
+        )
+        raise FusedKernelMismatch(
+            f"the GPU engine does not reproduce the CPU engine on {record['device']}: {record['steps']} steps "
+            f"({record['settings']}) from the same seed give weights that differ from the CPU engine's beyond "
+            f"float32 round-off ({found}). The Triton kernel is wrong on this GPU or with this Triton; train on the "
+            "CPU (device: cpu in the config), and report the GPU, CUDA and Triton versions"
+        )
     return record
 
 
@@ -266,13 +259,6 @@ def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) 
         last_saved_step=int(saved_steps[before[-1]]) if len(before) else None,
         last_saved_max=float(np.abs(W[before[-1]]).max()) if len(before) else None,
     )
-
-
-def check_finite(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) -> None:
-    """Raise ``Diverged`` at the first non-finite minibatch loss or saved weight, naming the last finite values."""
-    divergence = find_divergence(W, losses, saved_steps)
-    if divergence is not None:
-        raise Diverged(f"training diverged: {divergence}")
 
 
 def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
