@@ -33,9 +33,7 @@ def exp_nonpositive(x):
 
 @overload(exp_nonpositive, inline="always")
 def _exp_nonpositive(x):
-    if x == types.float32:
-        return _expf
-    return lambda x: math.exp(x)
+    return _expf if x == types.float32 else lambda x: math.exp(x)
 
 
 def _expf(x):

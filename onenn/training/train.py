@@ -234,9 +234,8 @@ class Divergence:
 
     def __str__(self) -> str:
         loss = "none" if self.last_loss is None else f"{self.last_loss:.6g} at step {self.last_loss_step}"
-        saved, step = "none", self.last_saved_step
-        if step is not None:
-            saved = f"step {step} (max |W_ij| = {self.last_saved_max:.6g})"
+        step = self.last_saved_step
+        saved = "none" if step is None else f"step {step} (max |W_ij| = {self.last_saved_max:.6g})"
         return (
             f"non-finite minibatch loss or weights at step {self.step}; last finite minibatch loss {loss}; "
             f"last finite saved W at {saved}"
