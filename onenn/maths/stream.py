@@ -112,7 +112,7 @@ def numpy_generator(seed: int, purpose: str, instance: int = 0) -> np.random.Gen
 FIELDS = (("group", 8), ("token", 11), ("kind", 1), ("prompt", 20), ("step", 23))
 #: the kinds of draw: a token's Gaussian coordinates, or one integer a token (a class or a label)
 KIND_GAUSSIAN, KIND_INTEGERS = 0, 1
-SHIFTS = {"group": 0, "token": 8, "kind": 19, "prompt": 20, "step": 40}
+SHIFTS = {name: sum(bits for _, bits in FIELDS[:i]) for i, (name, _) in enumerate(FIELDS)}
 BOUNDS = {name: 1 << bits for name, bits in FIELDS}
 
 

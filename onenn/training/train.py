@@ -182,7 +182,8 @@ def check_once(settings: TrainSettings, device: torch.device, steps: int | None 
     record = RESULTS[str(device)]
     if not record["passed"]:
         found = "; ".join(
-            f"seed {t['seed']}: max |ΔW| = {t['max_abs_dW']:.3g} at step {t['at_step']} (tolerance {t['tolerance']:.3g})"
+            f"seed {t['seed']}: max |ΔW| = {t['max_abs_dW']:.3g} at step {t['at_step']} "
+            f"(tolerance {t['tolerance']:.3g})"
             for t in record["tries"]
         )
         raise FusedKernelMismatch(
@@ -202,16 +203,13 @@ def train(
 ) -> dict[str, np.ndarray | str]:
     """Run SGD: the saved weights ``W`` (S, D, D) at ``saved_steps`` (S,), every step's minibatch loss, the device and,
     on CUDA, the GPU check's record (``fused_check``). ``progress`` is called after every block (no number changes)."""
-    sgd, check = make_engine(settings, engine), None
-    if not isinstance(sgd.W, np.ndarray) and sgd.W.device.type in CHECKED:
-        check = check_once(settings, sgd.W.device)  # it raises if the engines differ
+    sgd = make_engine(settings, engine)
+    on_cpu = isinstance(sgd.W, np.ndarray)
+    check = None if on_cpu or sgd.W.device.type not in CHECKED else check_once(settings, sgd.W.device)  # may raise
     saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
-    saved, minibatch_loss = sgd.run(settings.steps, saved_steps.tolist(), progress)
-    if isinstance(sgd.W, np.ndarray):
-        W_saved, losses, device = saved.astype(np.float64), minibatch_loss.astype(np.float64), "cpu"
-    else:
-        W_saved, losses = saved.double().cpu().numpy(), minibatch_loss.double().cpu().numpy()
-        device = str(sgd.W.device)
+    arrays = sgd.run(settings.steps, saved_steps.tolist(), progress)
+    W_saved, losses = (a.astype(np.float64) if on_cpu else a.double().cpu().numpy() for a in arrays)
+    device = "cpu" if on_cpu else str(sgd.W.device)
     result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": device}
     if check is not None:
         result["fused_check"] = check
