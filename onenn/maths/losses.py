@@ -45,7 +45,6 @@ DEFINITIONS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "mixture": mixture,
     "squentropy": lambda ell, target_class, y_target, c: squentropy(ell, target_class),
 }
-#: the names of the losses, in the order of their codes
 LOSSES: tuple[str, ...] = tuple(DEFINITIONS)
 
 

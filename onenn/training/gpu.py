@@ -294,8 +294,7 @@ class GpuEngine:
         self.consts = torch.tensor(consts, dtype=W.dtype, device=dev)
         self.predrawn = minibatches is not None
         unused = torch.zeros(1, dtype=torch.float32, device=dev), torch.zeros(1, dtype=torch.int64, device=dev)
-        self.Z, self.C = minibatches if self.predrawn else unused
-        Z, C = self.Z, self.C
+        Z, C = self.Z, self.C = minibatches if self.predrawn else unused
         if self.predrawn and (Z.shape[1:] != (d, T, batch) or C.shape[1:] != (N, batch) or len(Z) != len(C)):
             raise ValueError(
                 f"minibatches must be Z (steps, {d}, {T}, {batch}) and C (steps, {N}, {batch}); "

@@ -113,8 +113,7 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | GpuEn
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256
 SAVED = (1, 16, 64, 128, 256)
-#: float32's machine epsilon
-EPS32 = 2.0**-23
+EPS32 = 2.0**-23  # float32's machine epsilon
 #: the device types on which a GPU run is checked first (the interpreter's CPU runs in the tests alone)
 CHECKED = ("cuda",)
 #: the result of each device's check in this process (``str(device)``)
