@@ -51,17 +51,6 @@ class BinarySettings(Settings):
         return self.epochs * self.steps_per_epoch
 
 
-def embedded_arrays(train_set: dict[str, np.ndarray], dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """A set's embeddings ``H`` (n, D, N+1) and 1-NN targets ``y_{i*}`` (n, 1) in ``dtype``, for ``FixedSet``."""
-    x, y, nn = train_set["x"].astype(dtype), train_set["y"].astype(dtype), train_set["nn"].astype(np.int64)
-    n, T, d = x.shape
-    H = np.zeros((n, d + 2, T), dtype=dtype)
-    H[:, :d] = x.transpose(0, 2, 1)
-    H[:, d, :-1] = y  # the query's label slot stays 0
-    H[:, d + 1, -1] = 1.0  # the query's indicator
-    return H, y[np.arange(n), nn][:, None]
-
-
 class FixedSetSGD:
     """SGD over a fixed set: an engine of ``batch`` prompts and one of an epoch's remainder, on one ``W`` and source."""
 
@@ -71,7 +60,13 @@ class FixedSetSGD:
                 f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
             )
         self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", s.seed, dtype=s.dtype)
-        source = FixedSet(*embedded_arrays(train_set, s.dtype), stream_key(s.seed, "minibatch_order"))
+        # the set's embeddings H (n, D, N+1) and 1-NN targets y_{i*} (n, 1)
+        x, y, nn = train_set["x"].astype(s.dtype), train_set["y"].astype(s.dtype), train_set["nn"].astype(np.int64)
+        H = np.zeros((s.train_size, s.d + 2, s.N + 1), dtype=s.dtype)
+        H[:, : s.d] = x.transpose(0, 2, 1)
+        H[:, s.d, :-1] = y  # the query's label slot stays 0
+        H[:, s.d + 1, -1] = 1.0  # the query's indicator
+        source = FixedSet(H, y[np.arange(s.train_size), nn][:, None], stream_key(s.seed, "minibatch_order"))
         full, remainder = divmod(s.train_size, s.batch)
         common = {"d": s.d, "N": s.N, "m": 1, "lr": s.lr, "loss": Loss("square"), "source": source}
         #: (engine, its steps per epoch)
