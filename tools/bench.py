@@ -38,7 +38,7 @@ from onenn.theory.reduced.loss import _per_prompt_all, prepare
 from onenn.theory.reduced.population import nodes, population_loss_grad, quadrature
 from onenn.training import cpu_stream
 from onenn.training.binary import BinarySettings, FixedSetSGD
-from onenn.training.run_setup import TrainSettings, make_engine
+from onenn.training.train import TrainSettings, make_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the paper's defaults, then longer contexts and more classes; and the binary experiment's defaults

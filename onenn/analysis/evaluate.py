@@ -11,7 +11,7 @@ import pandas as pd
 
 from onenn.base.columns import se_column
 from onenn.maths.family import diagnostics
-from onenn.maths.losses import check_registered, loss_values
+from onenn.maths.losses import Loss, check_registered
 from onenn.maths.model import forward, simplex_code
 
 
@@ -40,7 +40,7 @@ def class_metrics(
     return {
         **mean_and_se("logit_error", ((ell - y_target) ** 2).sum(-1)),
         **mean_and_se("accuracy", (ell.argmax(-1) == target_class).astype(np.float64)),
-        **mean_and_se("test_loss", loss_values(loss, c, ell, target_class, y_target)),
+        **mean_and_se("test_loss", Loss(loss, c)(ell, target_class, y_target)[0]),
     }
 
 

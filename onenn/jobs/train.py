@@ -35,8 +35,7 @@ def train_job(
 ) -> None:
     """Train, then write the weights (npz) and the resolved run record (json); ``identity`` names the run.
     Progress lines (at most every ``progress_every`` s) and ``progress`` calls never go into the outputs."""
-    from onenn.training.run_setup import TrainSettings, device_type
-    from onenn.training.train import Diverged, train
+    from onenn.training.train import Diverged, TrainSettings, device_type, train
 
     s = TrainSettings.from_dict(settings)
     if device_type(s.device) != "cpu":  # the run trains in torch: give it the job's threads (at least one)

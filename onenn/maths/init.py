@@ -7,7 +7,6 @@ import numpy as np
 from onenn.maths.stream import gaussian_matrix, stream_key
 
 NOISE_BLOCKS = ("all", "label", "other")
-#: the precisions a run may train in
 PRECISIONS = ("float32", "float64")
 
 

@@ -45,7 +45,6 @@ DEFINITIONS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "mixture": mixture,
     "squentropy": lambda ell, target_class, y_target, c: squentropy(ell, target_class),
 }
-#: the names of the losses, in the order of their codes
 LOSSES: tuple[str, ...] = tuple(DEFINITIONS)
 
 
@@ -93,8 +92,3 @@ class Loss:
         if target_class is None and self.name != "square":
             raise ValueError(f"loss {self.name!r} needs classes; the binary setting supports only 'square'")
         return DEFINITIONS[self.name](ell, target_class, y_target, self.c)
-
-
-def loss_values(loss: str, c: float, ell: np.ndarray, target_class: np.ndarray | None, y_target: np.ndarray):
-    """The per-prompt values (B,) of loss ``loss`` (mixture weight ``c``)."""
-    return Loss(loss, c)(ell, target_class, y_target)[0]

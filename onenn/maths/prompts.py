@@ -11,7 +11,6 @@ from onenn.maths.stream import instance_of, numpy_generator
 TEST_SETS = ("uniform", "separated")
 #: the binary prompt sets: the fixed training set (test set ``train``: evaluated like a test set) and the two test sets
 BINARY_TEST_SETS = ("train", "uniform", "separated")
-#: the binary label distributions
 LABELS = ("gaussian", "rademacher")
 #: the arrays of a multiclass and of a binary prompt set's file (onenn.jobs.inputs.load_prompt_set checks them)
 SET_ARRAYS = ("x", "classes", "nn")

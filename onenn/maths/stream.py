@@ -35,8 +35,7 @@ def key_words(key: int) -> tuple[int, int]:
 def randint4x(key: int, offset) -> np.ndarray:
     """Triton's ``tl.randint4x(key, offset)``: Philox at ``(offset mod 2³², ⌊offset / 2³²⌋, 0, 0)``, (4, ...) uint32."""
     offset = np.asarray(offset, dtype=np.uint64)
-    k0, k1 = key_words(key)
-    return np.stack(philox4x32(offset & _MASK32, offset >> _32, 0, 0, k0, k1))
+    return np.stack(philox4x32(offset & _MASK32, offset >> _32, 0, 0, *key_words(key)))
 
 
 #: Triton's ``uint_to_uniform_float`` scale for 32-bit words: the largest float32 ``s`` with ``(2³¹ − 1)·s < 1``
@@ -113,7 +112,7 @@ def numpy_generator(seed: int, purpose: str, instance: int = 0) -> np.random.Gen
 FIELDS = (("group", 8), ("token", 11), ("kind", 1), ("prompt", 20), ("step", 23))
 #: the kinds of draw: a token's Gaussian coordinates, or one integer a token (a class or a label)
 KIND_GAUSSIAN, KIND_INTEGERS = 0, 1
-SHIFTS = {"group": 0, "token": 8, "kind": 19, "prompt": 20, "step": 40}
+SHIFTS = {name: sum(bits for _, bits in FIELDS[:i]) for i, (name, _) in enumerate(FIELDS)}
 BOUNDS = {name: 1 << bits for name, bits in FIELDS}
 
 
@@ -164,8 +163,7 @@ def gaussian_matrix(key: int, rows: int, cols: int) -> np.ndarray:
 def permutation(key: int, n: int, index: int) -> np.ndarray:
     """Permutation ``index`` of ``0 .. n − 1`` (pass ``index`` over a fixed set): the stable argsort of word 0 at
     ``counter(index, i, KIND_INTEGERS, 0, 0)`` (§4.4). int64."""
-    words = randint4x(key, counter(index, np.arange(n), KIND_INTEGERS, 0, 0))[0]
-    return order(words)
+    return order(randint4x(key, counter(index, np.arange(n), KIND_INTEGERS, 0, 0))[0])
 
 
 def order(words: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from onenn.maths.losses import Loss
 from onenn.maths.steps import check_saved_steps, log_spaced_steps
 from onenn.maths.stream import stream_key
 from onenn.training.cpu import Engine, FixedSet, pieces
-from onenn.training.train import check_finite
+from onenn.training.train import apply_divergence_policy
 
 if TYPE_CHECKING:
     from onenn.base.progress import Progress
@@ -51,17 +51,6 @@ class BinarySettings(Settings):
         return self.epochs * self.steps_per_epoch
 
 
-def embedded_arrays(train_set: dict[str, np.ndarray], dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """A set's embeddings ``H`` (n, D, N+1) and 1-NN targets ``y_{i*}`` (n, 1) in ``dtype``, for ``FixedSet``."""
-    x, y, nn = train_set["x"].astype(dtype), train_set["y"].astype(dtype), train_set["nn"].astype(np.int64)
-    n, T, d = x.shape
-    H = np.zeros((n, d + 2, T), dtype=dtype)
-    H[:, :d] = x.transpose(0, 2, 1)
-    H[:, d, :-1] = y  # the query's label slot stays 0
-    H[:, d + 1, -1] = 1.0  # the query's indicator
-    return H, y[np.arange(n), nn][:, None]
-
-
 class FixedSetSGD:
     """SGD over a fixed set: an engine of ``batch`` prompts and one of an epoch's remainder, on one ``W`` and source."""
 
@@ -71,7 +60,13 @@ class FixedSetSGD:
                 f"training set has prompts of shape {train_set['x'].shape}, expected ({s.train_size}, {s.N + 1}, {s.d})"
             )
         self.W = initial_weights(s.d, 1, s.sigma, s.epsilon, "all", s.seed, dtype=s.dtype)
-        source = FixedSet(*embedded_arrays(train_set, s.dtype), stream_key(s.seed, "minibatch_order"))
+        # the set's embeddings H (n, D, N+1) and 1-NN targets y_{i*} (n, 1)
+        x, y, nn = train_set["x"].astype(s.dtype), train_set["y"].astype(s.dtype), train_set["nn"].astype(np.int64)
+        H = np.zeros((s.train_size, s.d + 2, s.N + 1), dtype=s.dtype)
+        H[:, : s.d] = x.transpose(0, 2, 1)
+        H[:, s.d, :-1] = y  # the query's label slot stays 0
+        H[:, s.d + 1, -1] = 1.0  # the query's indicator
+        source = FixedSet(H, y[np.arange(s.train_size), nn][:, None], stream_key(s.seed, "minibatch_order"))
         full, remainder = divmod(s.train_size, s.batch)
         common = {"d": s.d, "N": s.N, "m": 1, "lr": s.lr, "loss": Loss("square"), "source": source}
         #: (engine, its steps per epoch)
@@ -103,9 +98,8 @@ class FixedSetSGD:
 def train_binary(
     s: BinarySettings, train_set: dict[str, np.ndarray], progress: Progress | None = None
 ) -> dict[str, np.ndarray]:
-    """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss."""
+    """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss
+    (``diverged_step`` -1: it raises ``Diverged`` at a divergence)."""
     saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
-    saved, minibatch_loss = FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist(), progress)
-    W_saved, losses = saved.astype(np.float64), minibatch_loss.astype(np.float64)
-    check_finite(W_saved, losses, saved_steps)
-    return {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses}
+    W, losses = (a.astype(np.float64) for a in FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist(), progress))
+    return apply_divergence_policy({"saved_steps": saved_steps, "W": W, "minibatch_loss": losses}, "error")

@@ -33,9 +33,7 @@ def exp_nonpositive(x):
 
 @overload(exp_nonpositive, inline="always")
 def _exp_nonpositive(x):
-    if x == types.float32:
-        return _expf
-    return lambda x: math.exp(x)
+    return _expf if x == types.float32 else lambda x: math.exp(x)
 
 
 def _expf(x):
@@ -96,10 +94,8 @@ def _check_block(function: str, H, arrays: dict) -> int:
 def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
     """``_sgd_steps`` after checking the arguments it indexes with."""
     S = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
-    ok = 0 <= first <= last <= S
-    _check(
-        "sgd_steps: first, last", ok, f"satisfy 0 <= first <= last <= {S} (the block)", f"first={first}, last={last}"
-    )
+    need = f"satisfy 0 <= first <= last <= {S} (the block)"
+    _check("sgd_steps: first, last", 0 <= first <= last <= S, need, f"first={first}, last={last}")
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("sgd_steps: W", W.shape == (D, D), f"be (D, D) = ({D}, {D}), as H", f"shape {W.shape}")
     shapes = {"v": (D, B), "s": (T, B), "a": (T, B), "r": (D, B), "norm": (B,)}
@@ -257,9 +253,8 @@ def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
     _check("prepare_fresh: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
     T, B = H.shape[2], H.shape[3]
     _check("prepare_fresh: C", C.shape[1] == T - 1, f"hold the N = {T - 1} context points of H", f"shape {C.shape}")
-    _check(
-        "prepare_fresh: U", U.shape[1] < H.shape[1], "have fewer rows (K) than H (D = d + K + 1)", f"shape {U.shape}"
-    )
+    need = "have fewer rows (K) than H (D = d + K + 1)"
+    _check("prepare_fresh: U", U.shape[1] < H.shape[1], need, f"shape {U.shape}")
     for name, array in (("norm", norm), ("best", best)):
         _check(f"prepare_fresh: {name}", array.shape == (B,), f"be ({B},)", f"shape {array.shape}")
     _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best)
@@ -315,12 +310,8 @@ def gather_block(H_set, U_set, index, H, U, n):
     _check("gather_block: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
     D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("gather_block: H_set", H_set.shape[1:] == (D, T), f"be (n_set, {D}, {T}), as H", f"shape {H_set.shape}")
-    _check(
-        "gather_block: U_set",
-        U_set.shape == (H_set.shape[0], U.shape[1]),
-        f"be ({H_set.shape[0]}, {U.shape[1]})",
-        f"shape {U_set.shape}",
-    )
+    want = (H_set.shape[0], U.shape[1])
+    _check("gather_block: U_set", U_set.shape == want, f"be {want}", f"shape {U_set.shape}")
     used = index[: n * B]
     _check("gather_block: index", len(used) == n * B, f"hold n·B = {n * B} prompts", f"{len(index)}")
     if len(used):  # the bounds found once, and put into words only on failure

@@ -138,8 +138,8 @@ def _box_muller(w0, w1):
 
 
 @njit(inline="always", error_model="numpy")
-def _counter_words(step, b, kind, token, group):
-    """The two low counter words ``(c0, c1)`` of ``onenn.maths.stream.counter(step, b, kind, token, group)``."""
+def _philox_at(key, step, b, kind, token, group):
+    """The four words of ``onenn.maths.stream.randint4x(key, counter(step, b, kind, token, group))``."""
     offset = (
         (_u64(step) << _u64(STEP_SHIFT))
         | (_u64(b) << _u64(PROMPT_SHIFT))
@@ -147,7 +147,8 @@ def _counter_words(step, b, kind, token, group):
         | _u64(token << TOKEN_SHIFT)
         | _u64(group)
     )
-    return _u32(offset & LOW), _u32(offset >> _u64(32))
+    zero, k0, k1 = _u32(0), _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
+    return _philox(_u32(offset & LOW), _u32(offset >> _u64(32)), zero, zero, k0, k1)
 
 
 @njit(cache=True, error_model="numpy")
@@ -166,14 +167,11 @@ def _gaussians(z, key, step):
     row of words, then loops of Box–Muller pairs (two short vector loops beat one long one)."""
     _wide_vectors()
     d, T, B = z.shape
-    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
-    zero = _u32(0)
     words = np.empty((4, B), dtype=np.uint32)
     for j in range(T):
         for m in range((d + 3) // 4):
             for b in range(B):
-                c0, c1 = _counter_words(step, b, KIND_GAUSSIAN, j, m)
-                words[0, b], words[1, b], words[2, b], words[3, b] = _philox(c0, c1, zero, zero, k0, k1)
+                words[0, b], words[1, b], words[2, b], words[3, b] = _philox_at(key, step, b, KIND_GAUSSIAN, j, m)
             for r in range(2):
                 k = 4 * m + 2 * r  # the pair's first coordinate
                 if k + 1 < d:
@@ -189,14 +187,11 @@ def _classes(classes, key, step, K):
     """The classes (N, B) int64 of step ``step`` of a minibatch, in ``0 .. K − 1``, in place."""
     _wide_vectors()
     N, B = classes.shape
-    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
-    zero = _u32(0)
     KK = _u64(K)
     for g in range((N + 3) // 4):
         j = 4 * g
         for b in range(B):
-            c0, c1 = _counter_words(step, b, KIND_INTEGERS, g, 0)
-            w0, w1, w2, w3 = _philox(c0, c1, zero, zero, k0, k1)
+            w0, w1, w2, w3 = _philox_at(key, step, b, KIND_INTEGERS, g, 0)
             classes[j, b] = np.int64((_u64(w0) * KK) >> _u64(32))
             if j + 1 < N:
                 classes[j + 1, b] = np.int64((_u64(w1) * KK) >> _u64(32))
@@ -210,11 +205,8 @@ def _classes(classes, key, step, K):
 def order_words(key, index, out):
     """Into ``out`` (uint32), the words ``onenn.maths.stream.permutation`` sorts."""
     _wide_vectors()
-    k0, k1 = _u32(_u64(key) & LOW), _u32(_u64(key) >> _u64(32))
-    zero = _u32(0)
     for i in range(out.shape[0]):
-        c0, c1 = _counter_words(index, i, KIND_INTEGERS, 0, 0)
-        out[i], _, _, _ = _philox(c0, c1, zero, zero, k0, k1)
+        out[i], _, _, _ = _philox_at(key, index, i, KIND_INTEGERS, 0, 0)
 
 
 def permutation(key: int, n: int, index: int) -> np.ndarray:

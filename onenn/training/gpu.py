@@ -181,8 +181,9 @@ def sgd_block_kernel(W_ptr, loss_ptr, consts_ptr, key, z_ptr, c_ptr, z_s0, z_s1,
             q_q = p_q / total
             ell = tl.sum(U * q[:, :, None], axis=1)  # ℓ = Σ_j q_j u_{c_j}: (BC, KP)
             # --- the loss and g = ∂loss/∂ℓ (docs/method.md §2), zero at the padding ---
+            g_square = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
             if LOSS == SQUARE:
-                g = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
+                g = g_square
                 loss = 0.5 * tl.sum(g * g, axis=1)
             else:  # cross entropy, and the mixture's and squentropy's terms added to it
                 masked = tl.where(is_label[None, :], ell, MINUS_INF)
@@ -192,7 +193,6 @@ def sgd_block_kernel(W_ptr, loss_ptr, consts_ptr, key, z_ptr, c_ptr, z_s0, z_s1,
                 loss = -tl.sum(tl.where(is_star, log_p, 0.0), axis=1)
                 g = tl.where(is_label[None, :], tl.exp(log_p), 0.0) - is_star.to(DTYPE)
                 if LOSS == MIXTURE:
-                    g_square = tl.where(is_label[None, :], ell - (is_star.to(DTYPE) - inv_K), 0.0)
                     loss = w_square * (0.5 * tl.sum(g_square * g_square, axis=1)) + w_ce * loss
                     g = w_square * g_square + w_ce * g
                 elif LOSS == SQUENTROPY:
@@ -294,8 +294,7 @@ class GpuEngine:
         self.consts = torch.tensor(consts, dtype=W.dtype, device=dev)
         self.predrawn = minibatches is not None
         unused = torch.zeros(1, dtype=torch.float32, device=dev), torch.zeros(1, dtype=torch.int64, device=dev)
-        self.Z, self.C = minibatches if self.predrawn else unused
-        Z, C = self.Z, self.C
+        Z, C = self.Z, self.C = minibatches if self.predrawn else unused
         if self.predrawn and (Z.shape[1:] != (d, T, batch) or C.shape[1:] != (N, batch) or len(Z) != len(C)):
             raise ValueError(
                 f"minibatches must be Z (steps, {d}, {T}, {batch}) and C (steps, {N}, {batch}); "

@@ -6,8 +6,8 @@ On one machine with a CUDA GPU, in one run that fits in 10 minutes, it prints on
 
 1. **equality**: whole runs from the same seed, the GPU engine against the CPU engine (both draw the minibatches of the stream of docs/method.md §4.4), for every loss, float64 and
    float32: the largest difference of the saved weights, against float32 round-off
-   (``onenn.training.gpu_check.tolerance``); and the result of the check every CUDA training job runs first
-   (``onenn.training.gpu_check``);
+   (``onenn.training.train.tolerance``); and the result of the check every CUDA training job runs first
+   (``onenn.training.train``);
 2. **speed**: µs a step of the CPU engine (1 thread) and of the GPU engine, timed in interleaved repetitions;
 3. **tests**: ``tests/unit/test_gpu.py`` with the kernel compiled, on CUDA (the slow ones too: the default ``pytest``
    runs the others in the interpreter on a machine without a GPU);
@@ -49,9 +49,9 @@ from onenn.maths.losses import LOSSES, Loss
 from onenn.maths.prompts import make_test_set
 from onenn.maths.stream import stream_key
 from onenn.plan import experiments as ex
-from onenn.training import cpu_stream, gpu_check
-from onenn.training.run_setup import TrainSettings, make_engine
-from onenn.training.train import train
+from onenn.training import cpu_stream
+from onenn.training import train as engine_check
+from onenn.training.train import TrainSettings, make_engine, train
 
 if TYPE_CHECKING:  # triton is imported only where the GPU engine runs
     from onenn.training.gpu import GpuEngine
@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # triton is imported only where the GPU engine runs
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("equality", "speed", "tests", "learning", "experiments")
 QUICK = ("config.yaml", "workflow/presets/quick.yaml")
-#: equality: the paper's shapes, a few hundred steps (the largest |ΔW| allowed: gpu_check.tolerance)
+#: equality: the paper's shapes, a few hundred steps (the largest |ΔW| allowed: onenn.training.train.tolerance)
 EQUALITY = TrainSettings(steps=300, n_eval=6, seed=0)
 #: other shapes, with the square loss: padded classes, a partial chunk, noise in every block of W0
 EQUALITY_SHAPES = {"N=64, K=10, batch=100": {"N": 64, "K": 10, "batch": 100, "epsilon": 0.3}}
@@ -115,13 +115,13 @@ def predrawn(s: TrainSettings, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
 def weight_difference(s: TrainSettings, device: torch.device) -> tuple[float, int, float]:
     """A whole run of ``s`` from its seed, the CPU engine against the GPU engine on ``device`` (each drawing its own
     minibatches): max |ΔW| over the saved steps, the step where it is largest, and the tolerance of float32
-    round-off (``gpu_check.tolerance``)."""
+    round-off (``onenn.training.train.tolerance``)."""
     saved = [0, 1, s.steps // 3, s.steps]
     W_cpu, _ = make_engine(replace(s, device="cpu"), "cpu").run(s.steps, saved)
     W_gpu, _ = make_engine(replace(s, device=device.type), "gpu").run(s.steps, saved)
     difference = np.abs(W_gpu.cpu().numpy() - W_cpu).max(axis=(1, 2))
     worst = int(difference.argmax())
-    return float(difference[worst]), saved[worst], gpu_check.tolerance(s.steps, float(np.abs(W_cpu).max()))
+    return float(difference[worst]), saved[worst], engine_check.tolerance(s.steps, float(np.abs(W_cpu).max()))
 
 
 def equality_rows(
@@ -145,12 +145,12 @@ def equality_rows(
             config = f"{name}, {s.loss}, {dtype}, {s.steps} steps"
             verdict = "ok" if difference <= tolerance else f"FAIL (> {tolerance:.1e}, float32 round-off)"
             rows.append(row(check, "gpu", str(device), config, f"{difference:.1e} at step {step}", verdict))
-    record = gpu_check.run_check(base, device)
+    record = engine_check.run_check(base, device)
     found = "; ".join(f"seed {t['seed']}: {t['max_abs_dW']:.1e} at step {t['at_step']}" for t in record["tries"])
     tolerance = record["tries"][-1]["tolerance"]
     config = f"{record['settings']}, {record['steps']} steps"
     verdict = f"{'passed' if record['passed'] else 'FAILED'} (tolerance {tolerance:.1e})"
-    rows.append(row("equality: the GPU check (onenn.training.gpu_check)", "gpu", str(device), config, found, verdict))
+    rows.append(row("equality: the GPU check (onenn.training.train)", "gpu", str(device), config, found, verdict))
     return rows
 
 
@@ -229,7 +229,7 @@ def load_config(*files: str) -> dict:
 
 LEARNING_METRICS = ("accuracy", "xi1", "xi2")
 #: the largest differences of round-off: one test prompt in 500 in accuracy (a prediction at a near-tie may flip);
-#: 1e-4 of ξ (the same runs' W agree far closer: 2.5e-9 of max |W| in Triton's interpreter, onenn.training.gpu_check)
+#: 1e-4 of ξ (the same runs' W agree far closer: 2.5e-9 of max |W| in Triton's interpreter, onenn.training.train)
 ROUND_OFF = {"accuracy": 0.002, "xi1": 1e-4, "xi2": 1e-4}
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from onenn.training.run_setup import TrainSettings
+from onenn.training.train import TrainSettings
 from tests.configs import ROOT
 from tests.gpu import check as gpu_check
 
@@ -61,14 +61,14 @@ def test_the_equality_stage(monkeypatch):
     """Whole runs from the same seed, every loss and a padded shape in both precisions, then the GPU check:
     equal to round-off. A kernel made wrong (the minibatches of the next step) fails every row."""
     interpreter()
-    from onenn.training import gpu_check as engine_check
+    from onenn.training import train as engine_check
     from onenn.training.gpu import GpuEngine
 
     monkeypatch.setattr(engine_check, "STEPS", 12)
     rows = gpu_check.equality_rows(CPU, replace(TINY, steps=8), {"padded": {"N": 5, "K": 10}})
     assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"gpu"}
     assert all(r["verdict"] == "ok" for r in rows[:-1]), rows
-    assert rows[-1]["check"] == "equality: the GPU check (onenn.training.gpu_check)" and rows[-1]["verdict"].startswith(
+    assert rows[-1]["check"] == "equality: the GPU check (onenn.training.train)" and rows[-1]["verdict"].startswith(
         "passed"
     )
     assert rows[-1]["result"].startswith(f"seed {TINY.seed}: ") and "; " not in rows[-1]["result"]

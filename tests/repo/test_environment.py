@@ -103,10 +103,10 @@ def test_torch_and_triton_are_hash_checked_like_the_lock():
     assert "--require-hashes -r workflow/envs/triton.txt" in install
 
 
-def test_install_knows_the_gpu_driver_files_of_run_setup():
+def test_install_knows_the_gpu_driver_files_of_train():
     """workflow/install.sh picks the CPU build of torch where none of these files is; it cannot import onenn
-    (not installed yet), so it repeats onenn/training/run_setup.py's list."""
-    from onenn.training.run_setup import GPU_DRIVER_FILES
+    (not installed yet), so it repeats onenn/training/train.py's list."""
+    from onenn.training.train import GPU_DRIVER_FILES
 
     found = re.search(r"^GPU_DRIVER_FILES=\((.*)\)$", (ROOT / "workflow/install.sh").read_text(), re.MULTILINE)
     assert found and tuple(found[1].split()) == GPU_DRIVER_FILES

@@ -346,7 +346,7 @@ def test_the_evaluation_jobs_run_without_torch(tmp_path):
     from onenn.jobs.train import binary_train_job, train_job
     from onenn.maths.prompts import make_binary_set, make_test_set
     from onenn.training.binary import BinarySettings
-    from onenn.training.run_setup import TrainSettings
+    from onenn.training.train import TrainSettings
 
     log = logging.getLogger("test")
     identity = {"experiment": "e", "variant": "v", "seed": "0"}
@@ -392,7 +392,7 @@ def test_the_cpu_training_jobs_run_without_torch(tmp_path):
     from onenn.base.io import save_arrays
     from onenn.maths.prompts import make_binary_set
     from onenn.training.binary import BinarySettings
-    from onenn.training.run_setup import gpu_driver_present
+    from onenn.training.train import gpu_driver_present
 
     b = BinarySettings(d=3, N=4, epochs=2, batch=8, train_size=20, n_eval=3)
     for folder in ("cpu", "auto", "binary"):

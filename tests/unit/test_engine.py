@@ -17,8 +17,7 @@ from onenn.maths.stream import stream_key
 from onenn.training import cpu_stream
 from onenn.training.cpu import Engine, FreshDraws
 from onenn.training.cpu_steps import exp_nonpositive
-from onenn.training.run_setup import TrainSettings, make_engine
-from onenn.training.train import train
+from onenn.training.train import TrainSettings, make_engine, train
 from tests.helpers import LOSS_CASES, loss_id
 
 F64 = TrainSettings(steps=300, n_eval=6, device="cpu", dtype="float64")

@@ -8,7 +8,7 @@ import pytest
 
 from onenn.analysis import evaluate as E
 from onenn.maths.family import family_matrix
-from onenn.maths.losses import LOSSES, loss_values
+from onenn.maths.losses import LOSSES, Loss
 from onenn.maths.model import forward
 from onenn.maths.prompts import make_binary_set, make_test_set
 from tests.reference import output, simplex
@@ -116,6 +116,6 @@ def test_binary_metrics_equal_the_literal_model(scale):
 def test_bad_losses_are_named():
     ell, y = np.zeros((2, 3)), np.zeros((2, 3))
     with pytest.raises(ValueError, match="loss must be one of square, cross_entropy, mixture, squentropy; got 'hinge'"):
-        loss_values("hinge", 0.0, ell, np.zeros(2, int), y)
+        Loss("hinge", 0.0)(ell, np.zeros(2, int), y)
     with pytest.raises(ValueError, match="needs classes"):
-        loss_values("cross_entropy", 0.0, ell, None, y)
+        Loss("cross_entropy", 0.0)(ell, None, y)

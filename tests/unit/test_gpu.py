@@ -1,5 +1,5 @@
 """The GPU engine (onenn.training.gpu): the CPU engine's weights on the same minibatches, the stream drawn inside its
-kernel, the same run as the CPU engine from the same seed, and the GPU check (onenn.training.gpu_check). Without a GPU
+kernel, the same run as the CPU engine from the same seed, and the GPU check (onenn.training.train). Without a GPU
 it runs on the CPU in Triton's interpreter (tests/conftest.py switches it on), kept small; on a GPU (the GPU check
 runs this file there), compiled on CUDA."""
 
@@ -29,11 +29,10 @@ from onenn.maths import stream
 from onenn.maths.losses import Loss
 from onenn.maths.prompts import make_test_set, separated_prompts
 from onenn.training import cpu_stream
-from onenn.training import gpu_check as engine_check
+from onenn.training import train as engine_check
 from onenn.training import train as training
 from onenn.training.gpu import NUM_WARPS, GpuEngine, auto_chunk, draw_chunk, interpreting, tile_sizes
-from onenn.training.run_setup import TrainSettings, make_engine
-from onenn.training.train import train
+from onenn.training.train import TrainSettings, make_engine, train
 from tests.helpers import LOSS_CASES, loss_id
 
 #: where the kernel runs: CPU tensors in the interpreter, else the GPU

@@ -10,7 +10,7 @@ from tests.configs import ROOT
 CALLS = r"""
 import numpy as np
 from onenn.training import cpu_steps as k
-from onenn.training.run_setup import TrainSettings, make_engine
+from onenn.training.train import TrainSettings, make_engine
 
 engine = make_engine(TrainSettings(steps=4, n_eval=2, device="cpu"), "cpu")
 S = engine.S

@@ -13,9 +13,9 @@ import torch
 import yaml
 
 from onenn.maths import losses
-from onenn.maths.losses import LOSSES, Loss, LossNotImplemented, loss_code, loss_values
+from onenn.maths.losses import LOSSES, Loss, LossNotImplemented, loss_code
 from onenn.training import cpu_steps
-from onenn.training.run_setup import TrainSettings, make_engine
+from onenn.training.train import TrainSettings, make_engine
 from tests.configs import ROOT
 
 NEW = "quartic"
@@ -47,7 +47,7 @@ def refused(implementation: str, where: str) -> str:
 def test_the_reference_is_the_registry_and_evaluates_it(new_loss):
     assert Loss(new_loss).name == NEW and loss_code(new_loss) == len(LOSSES)
     ell, y = np.array([[1.0, 0.0], [0.5, 0.5]]), np.zeros((2, 2))
-    np.testing.assert_array_equal(loss_values(new_loss, 0.0, ell, np.zeros(2, int), y), [0.25, 0.03125])
+    np.testing.assert_array_equal(Loss(new_loss, 0.0)(ell, np.zeros(2, int), y)[0], [0.25, 0.03125])
 
 
 def test_the_compiled_cpu_kernels_refuse_it(new_loss):

@@ -16,8 +16,7 @@ from onenn.maths.prompts import make_binary_set
 from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
 from onenn.theory.reduced.sampling import sample_inner_products
 from onenn.training.binary import BinarySettings, train_binary
-from onenn.training.run_setup import TrainSettings
-from onenn.training.train import train
+from onenn.training.train import TrainSettings, train
 
 IDENTITY = {"experiment": "e", "variant": "v", "seed": "0"}
 

@@ -25,7 +25,7 @@ from onenn.jobs.summary import summary_job
 from onenn.jobs.train import binary_train_job, train_job
 from onenn.maths.prompts import make_binary_set
 from onenn.training.binary import BinarySettings
-from onenn.training.run_setup import TrainSettings
+from onenn.training.train import TrainSettings
 from tests.configs import ROOT
 from tests.helpers import made_with, recorded, scaling_table, train_table
 

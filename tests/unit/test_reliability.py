@@ -18,8 +18,7 @@ from onenn.base.io import load_arrays, load_json, save_arrays, save_json, write_
 from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
 from onenn.maths.prompts import make_test_set
-from onenn.training.run_setup import TrainSettings
-from onenn.training.train import Diverged, find_divergence, train
+from onenn.training.train import Diverged, TrainSettings, find_divergence, train
 from tests.helpers import HUGE_LR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,7 +139,7 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
     from onenn.jobs.evaluate import evaluate_job
     from onenn.jobs.train import train_job
     from onenn.maths.prompts import make_test_set
-    from onenn.training.run_setup import TrainSettings
+    from onenn.training.train import TrainSettings
 
     out, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     log = logging.getLogger("determinism")

@@ -15,7 +15,7 @@ from onenn.theory.audit import AuditSettings
 from onenn.theory.full_matrix import FullMatrixSettings
 from onenn.theory.landscape import LandscapeSettings
 from onenn.training.binary import BinarySettings
-from onenn.training.run_setup import TrainSettings
+from onenn.training.train import TrainSettings
 from tests.configs import FULL, QUICK, ROOT, load_config
 
 CLASSES = [TrainSettings, BinarySettings, AuditSettings, LandscapeSettings, FullMatrixSettings]

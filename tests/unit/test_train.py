@@ -4,8 +4,7 @@ import torch
 
 from onenn.maths.family import diagnostics
 from onenn.maths.steps import log_spaced_steps
-from onenn.training.run_setup import TrainSettings, resolve_device
-from onenn.training.train import train
+from onenn.training.train import TrainSettings, resolve_device, train
 
 
 @pytest.mark.parametrize("steps,n", [(1, 2), (5, 2), (10, 48), (100_000, 48), (40_000, 41)])
@@ -61,7 +60,7 @@ def test_unknown_setting_and_device_are_rejected():
 def test_device_type_asks_torch_only_where_a_gpu_driver_is_present(monkeypatch, tmp_path):
     """``device: auto`` is the CPU without asking torch where no GPU driver's file exists; where one does, and for
     ``cuda``, it is what torch says (``resolve_device``, replaced here by one that records the question)."""
-    from onenn.training import run_setup as T
+    from onenn.training import train as T
 
     asked = []
 
@@ -87,6 +86,6 @@ def test_device_type_asks_torch_only_where_a_gpu_driver_is_present(monkeypatch, 
 
 def test_the_default_device_is_torchs_answer_on_this_machine():
     """Without the replacement: ``device_type`` agrees with ``resolve_device`` (CUDA where torch sees a GPU)."""
-    from onenn.training.run_setup import device_type
+    from onenn.training.train import device_type
 
     assert device_type("auto") == resolve_device("auto").type
