@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import ID_COLUMNS, normalise_types
-from onenn.maths.family import XI_RATIO_BOUND, crossing
+from onenn.maths.crossing import crossing
+from onenn.maths.family import XI_RATIO_BOUND
 
 #: what the columns ``run_table`` adds to a run's metrics mean (besides the run's identity and its record)
 RUN_TABLE_DESCRIPTIONS = {

@@ -11,7 +11,8 @@ import pandas as pd
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from onenn.maths.family import XI_RATIO_BOUND, crossing
+from onenn.maths.crossing import crossing
+from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory.audit import AuditSettings, lemma12_a, resolve_sigma, sigma_threshold_lemma12, weighted_sample
 from onenn.theory.reduced.loss import loss_grad_prepared, prepare
 from onenn.theory.reduced.population import PANEL, population_loss_grad, quadrature
