@@ -24,7 +24,7 @@ if [[ "${ONENN_ANY_PYTHON:-0}" != 1 ]] && python -c 'import sys; sys.exit(sys.pr
     exit 1
 fi
 # Files of which one is present wherever a GPU driver that torch can use is (NVIDIA's, ROCm's, WSL's): the list
-# of onenn/training/run_setup.py's GPU_DRIVER_FILES (onenn is not installed yet; tests/repo/test_environment.py
+# of onenn/training/train.py's GPU_DRIVER_FILES (onenn is not installed yet; tests/repo/test_environment.py
 # checks that the two agree).
 GPU_DRIVER_FILES=(/proc/driver/nvidia /dev/nvidiactl /dev/nvidia0 /dev/kfd /dev/dxg)
 CPU_INDEX_URL="${ONENN_CPU_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
