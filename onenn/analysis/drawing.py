@@ -193,18 +193,12 @@ def init_label(values: dict) -> str | None:
     return label or None
 
 
-def legends(fig: Figure) -> list[dict[str, Any]]:
-    """The title and the entries of every legend of ``fig``, axes by axes."""
-    return [
-        {"title": legend.get_title().get_text(), "entries": [t.get_text() for t in legend.get_texts()]}
-        for legend in (ax.get_legend() for ax in fig.axes)
-        if legend is not None
-    ]
-
-
 def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[str, str] | None:
-    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, its legends as JSON (chunk ``Legends``)."""
+    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, the title and the entries of every legend,
+    axes by axes, as JSON (chunk ``Legends``)."""
     title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
-    if fmt == "png":
-        return {"Title": title, "Legends": json.dumps(legends(fig))}
-    return {"Title": title} if fmt in ("pdf", "svg") else None
+    if fmt != "png":
+        return {"Title": title} if fmt in ("pdf", "svg") else None
+    found = [legend for legend in (ax.get_legend() for ax in fig.axes) if legend is not None]
+    legends = [{"title": x.get_title().get_text(), "entries": [t.get_text() for t in x.get_texts()]} for x in found]
+    return {"Title": title, "Legends": json.dumps(legends)}

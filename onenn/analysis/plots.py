@@ -32,7 +32,7 @@ from onenn.analysis.drawing import (
     point,
     settings_label,
 )
-from onenn.analysis.tables import audit_trajectory, class_scaled, final_step, first_and_last, seed_stats, variant_order
+from onenn.analysis.tables import audit_trajectory, final_step, first_and_last, seed_stats, variant_order
 from onenn.base.columns import TEST_SETS
 from onenn.maths.family import XI_RATIO_BOUND
 
@@ -61,7 +61,8 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
     """Training loss against step, the same over (K−1)/K (Lemma 2), and the final separated accuracy next to 1/K."""
     group, look_of = grouped(table, style, group_by)
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
-    uniform = class_scaled(table[table["test_set"] == "uniform"], "test_loss")
+    uniform = table[table["test_set"] == "uniform"]
+    uniform = uniform.assign(test_loss_scaled=uniform["test_loss"] * uniform["K"] / (uniform["K"] - 1))
     band_panel(left, uniform, group, look_of, style.band_sd, ("uniform", "test_loss", "training loss", "log"))
     scaled = ("uniform", "test_loss_scaled", "training loss / ((K−1)/K)", "log")
     band_panel(middle, uniform, group, look_of, style.band_sd, scaled)

@@ -76,13 +76,6 @@ def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
     return out
 
 
-def class_scaled(table: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Add ``{value}_scaled = value / ((K − 1)/K)``: Lemma 2's factor, so that curves of different K compare."""
-    out = table.copy()
-    out[f"{value}_scaled"] = out[value] * out["K"] / (out["K"] - 1)
-    return out
-
-
 #: settings that may tell the variants of an experiment apart, in the order they sort them
 ORDER_KEYS = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
 
