@@ -3,8 +3,7 @@ groups its curves by the settings its variants vary (``group_by``), a look per g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 import matplotlib
 
@@ -351,15 +350,3 @@ def figure(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
     if name not in FIGURES:
         raise ValueError(f"figure must be one of {', '.join(sorted(FIGURES))}; got {name!r}")
     return FIGURES[name](table, style, list(group_by))
-
-
-@contextmanager
-def draw(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> Iterator[plt.Figure]:
-    """``figure``, laid out, inside the style's seaborn context (where the caller saves it), closed on leaving."""
-    with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
-        fig = figure(name, table, style, group_by)
-        try:
-            fig.tight_layout()
-            yield fig
-        finally:
-            plt.close(fig)
