@@ -91,8 +91,7 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
     shades = iter(sns.color_palette(style.palette, int((~blocks.isin(list(CONFINED_COLOURS))).sum())))
     look_of = looks(order, [CONFINED_COLOURS.get(blocks[label]) or next(shades) for label in order])
-    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
-    (acc_ax, norm_ax), (dist_ax, active_ax) = axes
+    fig, ((acc_ax, norm_ax), (dist_ax, active_ax)) = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
 
     x, series = (group_by[0], group_by[1:]) if group_by else ("init", [])
     by = list(dict.fromkeys(["init", *series, x]))
@@ -147,8 +146,7 @@ def theorem_regime(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str
     """SGD from W0 at several σ: separated accuracy, training loss, ξ1 (solid) and ξ2 (dashed) of Π(W) and the
     active distance to the family, against step, one colour per group (per σ)."""
     group, look_of = grouped(table, style, group_by)
-    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
-    (acc_ax, loss_ax), (xi_ax, dist_ax) = axes
+    fig, ((acc_ax, loss_ax), (xi_ax, dist_ax)) = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     band_panel(acc_ax, table, group, look_of, style.band_sd, SEPARATED_ACCURACY)
     band_panel(loss_ax, table, group, look_of, style.band_sd, LOSS)
     separated = table[table["test_set"] == "separated"]
@@ -270,14 +268,14 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     (docs/method.md §7); solid: the population flow, dashed: half the nodes, dotted: the weighted sample."""
     fig, axes = plt.subplots(3, 2, figsize=(style.width, 3 * style.height))
     main = audit_trajectory(table)
-    variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma"].iloc[0]))
+    sigmas = main.groupby("variant")["sigma"].first()
+    variants = sorted(sigmas.index, key=lambda v: float(sigmas[v]))
     colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
     (ratio_ax, loss_ax), (boundary_ax, stuck_ax), (gap_ax, overlap_ax) = axes
     values = ((ratio_ax, "xi_ratio"), (loss_ax, "reduced_loss"), (boundary_ax, "boundary"))
     values += ((stuck_ax, "stuck_mass"), (gap_ax, "xi2_minus_xi1"))
     for v in variants:
-        sigma = main.loc[main["variant"] == v, "sigma"].iloc[0]
-        label = f"{v} (σ = {sigma:.4g})"
+        label = f"{v} (σ = {sigmas[v]:.4g})"
         part = main[(main["variant"] == v) & (main["time"] > 0)]
         mine = table[(table["variant"] == v) & (table["time"] > 0)]
         sample = mine[mine["source"].isin(["gd", "continuation"])].sort_values("time")

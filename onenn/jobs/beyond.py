@@ -49,8 +49,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: Logger)
 
 
 def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: Logger) -> None:
-    """The per-variant job of an experiment whose kind's table comes from its variants (``audit``,
-    ``full_matrix``): the kind's ``job`` (``onenn.plan.kinds``)."""
+    """The per-variant job of a kind whose table comes from its variants (``audit``, ``full_matrix``): its ``job``."""
     if kind_named(kind).table_source != "variants":
         raise ValueError(f"kind {kind!r} has no per-variant job: its table comes from {kind_named(kind).table_source}")
     kind_function(kind, "job")(settings, identity=identity, output=output, log=log)
