@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
@@ -115,11 +114,6 @@ def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping,
         ax.set_ylim(0, 1.02)
 
 
-LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
-SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
-UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
-
-
 #: symbols of settings in labels (docs/method.md); what a value of ``noise_blocks`` says (``all``: nothing)
 SYMBOLS = {"epsilon": "ε", "sigma": "σ", "lr": "η", "delta": "δ*"}
 NOISE_BLOCKS = {"all": "", "label": "label columns", "other": "other blocks"}
@@ -177,20 +171,6 @@ def final_against(
 def grouped(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> tuple[Grouping, dict[Any, Look]]:
     group = grouping(table, group_by)
     return group, looks(group.order, style.palette)
-
-
-def error_points(ax: Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs) -> None:
-    yerr = np.vstack([stats["mean"] - stats["lower"], stats["upper"] - stats["mean"]])
-    ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
-
-
-#: colours of the block-confined perturbations (the others take the palette)
-CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
-
-
-def init_label(values: dict) -> str | None:
-    label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
-    return label or None
 
 
 def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[str, str] | None:

@@ -14,26 +14,38 @@ import pandas as pd
 import seaborn as sns
 
 from onenn.analysis.drawing import (
-    CONFINED_COLOURS,
-    LOSS,
-    SEPARATED_ACCURACY,
-    UNIFORM_ACCURACY,
     Grouping,
     PlotStyle,
     band_panel,
-    error_points,
     fill_key,
     final_against,
     grouped,
-    init_label,
     is_number,
     looks,
     point,
+    setting_label,
     settings_label,
 )
 from onenn.analysis.tables import audit_trajectory, final_step, first_and_last, seed_stats, variant_order
 from onenn.base.columns import TEST_SETS
 from onenn.maths.family import XI_RATIO_BOUND
+
+#: the band panels of several figures: (test set, metric, y label, y scale)
+LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
+SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
+UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
+#: colours of the block-confined perturbations (the others take the palette)
+CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
+
+
+def init_label(values: dict) -> str | None:
+    label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
+    return label or None
+
+
+def error_points(ax: plt.Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs) -> None:
+    yerr = np.vstack([stats["mean"] - stats["lower"], stats["upper"] - stats["mean"]])
+    ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
 
 
 def bands(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str], panels: tuple, width: float) -> plt.Figure:

@@ -15,8 +15,7 @@ from onenn.plan.kinds import kind_named
 
 def save_variant_table(kind: str, table, info: dict, output: str) -> None:
     """A variant's ``table`` with ``info`` and the software in every row, its kind's ``id_columns`` first."""
-    for key, value in {**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")}.items():
-        table[key] = value
+    table = table.assign(**{**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")})
     first = list(kind_named(kind).id_columns)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
