@@ -105,9 +105,8 @@ def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping,
         )
         ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
     ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("SGD step")
+    ax.set(xlabel="SGD step", ylabel=label)
     ax.legend(title=group.title or group.column)
-    ax.set_ylabel(label)
     if scale == "log":
         ax.set_yscale("log")
     elif scale == "unit":
