@@ -204,7 +204,7 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
             np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"])
         )
         plain = mine[mine["source"] == "plain"].sort_values("time")
-        cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])  # and its largest change at half the nodes, swapped
+        cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])  # error: largest change, half nodes or seed swap
         others = [crossing_time(mine[mine["source"] == s]) for s in levels[1:2] + [AUDIT_SWAP]]
         cross_error = max((abs(c - cross) for c in others if np.isfinite(c)), default=np.nan)
         res = audit_resolution(mine)  # the largest relative changes of xi1/xi2 and the loss under the seed swap
