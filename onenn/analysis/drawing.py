@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
@@ -106,18 +105,12 @@ def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping,
         )
         ax.fill_between(part["step"], part["lower"], part["upper"], color=look.colour, alpha=0.2, lw=0)
     ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("SGD step")
+    ax.set(xlabel="SGD step", ylabel=label)
     ax.legend(title=group.title or group.column)
-    ax.set_ylabel(label)
     if scale == "log":
         ax.set_yscale("log")
     elif scale == "unit":
         ax.set_ylim(0, 1.02)
-
-
-LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
-SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
-UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
 
 
 #: symbols of settings in labels (docs/method.md); what a value of ``noise_blocks`` says (``all``: nothing)
@@ -179,32 +172,12 @@ def grouped(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> t
     return group, looks(group.order, style.palette)
 
 
-def error_points(ax: Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs) -> None:
-    yerr = np.vstack([stats["mean"] - stats["lower"], stats["upper"] - stats["mean"]])
-    ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
-
-
-#: colours of the block-confined perturbations (the others take the palette)
-CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
-
-
-def init_label(values: dict) -> str | None:
-    label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
-    return label or None
-
-
-def legends(fig: Figure) -> list[dict[str, Any]]:
-    """The title and the entries of every legend of ``fig``, axes by axes."""
-    return [
-        {"title": legend.get_title().get_text(), "entries": [t.get_text() for t in legend.get_texts()]}
-        for legend in (ax.get_legend() for ax in fig.axes)
-        if legend is not None
-    ]
-
-
 def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[str, str] | None:
-    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, its legends as JSON (chunk ``Legends``)."""
+    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, the title and the entries of every legend,
+    axes by axes, as JSON (chunk ``Legends``)."""
     title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
-    if fmt == "png":
-        return {"Title": title, "Legends": json.dumps(legends(fig))}
-    return {"Title": title} if fmt in ("pdf", "svg") else None
+    if fmt != "png":
+        return {"Title": title} if fmt in ("pdf", "svg") else None
+    found = [legend for legend in (ax.get_legend() for ax in fig.axes) if legend is not None]
+    legends = [{"title": x.get_title().get_text(), "entries": [t.get_text() for t in x.get_texts()]} for x in found]
+    return {"Title": title, "Legends": json.dumps(legends)}

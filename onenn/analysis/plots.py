@@ -3,8 +3,7 @@ groups its curves by the settings its variants vary (``group_by``), a look per g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 import matplotlib
 
@@ -15,26 +14,38 @@ import pandas as pd
 import seaborn as sns
 
 from onenn.analysis.drawing import (
-    CONFINED_COLOURS,
-    LOSS,
-    SEPARATED_ACCURACY,
-    UNIFORM_ACCURACY,
     Grouping,
     PlotStyle,
     band_panel,
-    error_points,
     fill_key,
     final_against,
     grouped,
-    init_label,
     is_number,
     looks,
     point,
+    setting_label,
     settings_label,
 )
-from onenn.analysis.tables import audit_trajectory, class_scaled, final_step, first_and_last, seed_stats, variant_order
+from onenn.analysis.tables import audit_trajectory, final_step, first_and_last, seed_stats, variant_order
 from onenn.base.columns import TEST_SETS
 from onenn.maths.family import XI_RATIO_BOUND
+
+#: the band panels of several figures: (test set, metric, y label, y scale)
+LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
+SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
+UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
+#: colours of the block-confined perturbations (the others take the palette)
+CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
+
+
+def init_label(values: dict) -> str | None:
+    label = ", ".join(f"noise in {v} blocks" if k == "noise_blocks" else setting_label(k, v) for k, v in values.items())
+    return label or None
+
+
+def error_points(ax: plt.Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs) -> None:
+    yerr = np.vstack([stats["mean"] - stats["lower"], stats["upper"] - stats["mean"]])
+    ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
 
 
 def bands(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str], panels: tuple, width: float) -> plt.Figure:
@@ -61,7 +72,8 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
     """Training loss against step, the same over (K−1)/K (Lemma 2), and the final separated accuracy next to 1/K."""
     group, look_of = grouped(table, style, group_by)
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(1.4 * style.width, style.height))
-    uniform = class_scaled(table[table["test_set"] == "uniform"], "test_loss")
+    uniform = table[table["test_set"] == "uniform"]
+    uniform = uniform.assign(test_loss_scaled=uniform["test_loss"] * uniform["K"] / (uniform["K"] - 1))
     band_panel(left, uniform, group, look_of, style.band_sd, ("uniform", "test_loss", "training loss", "log"))
     scaled = ("uniform", "test_loss_scaled", "training loss / ((K−1)/K)", "log")
     band_panel(middle, uniform, group, look_of, style.band_sd, scaled)
@@ -91,8 +103,7 @@ def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
     blocks = table.drop_duplicates("init").set_index("init")["noise_blocks"]
     shades = iter(sns.color_palette(style.palette, int((~blocks.isin(list(CONFINED_COLOURS))).sum())))
     look_of = looks(order, [CONFINED_COLOURS.get(blocks[label]) or next(shades) for label in order])
-    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
-    (acc_ax, norm_ax), (dist_ax, active_ax) = axes
+    fig, ((acc_ax, norm_ax), (dist_ax, active_ax)) = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
 
     x, series = (group_by[0], group_by[1:]) if group_by else ("init", [])
     by = list(dict.fromkeys(["init", *series, x]))
@@ -147,8 +158,7 @@ def theorem_regime(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str
     """SGD from W0 at several σ: separated accuracy, training loss, ξ1 (solid) and ξ2 (dashed) of Π(W) and the
     active distance to the family, against step, one colour per group (per σ)."""
     group, look_of = grouped(table, style, group_by)
-    fig, axes = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
-    (acc_ax, loss_ax), (xi_ax, dist_ax) = axes
+    fig, ((acc_ax, loss_ax), (xi_ax, dist_ax)) = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     band_panel(acc_ax, table, group, look_of, style.band_sd, SEPARATED_ACCURACY)
     band_panel(loss_ax, table, group, look_of, style.band_sd, LOSS)
     separated = table[table["test_set"] == "separated"]
@@ -255,8 +265,7 @@ def landscape(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = (
     mesh = heat.pcolormesh(xi1, xi2, loss, cmap=style.palette, shading="auto")
     fig.colorbar(mesh, ax=heat, label="L(ξ1, ξ2)")
     heat.plot(xi1, xi1 / XI_RATIO_BOUND, color="white", ls="--", lw=1, label="ξ1 = (7/15) ξ2")
-    heat.set_ylim(xi2.min(), xi2.max())
-    heat.set(xlabel="ξ1", ylabel="ξ2")
+    heat.set(xlabel="ξ1", ylabel="ξ2", ylim=(xi2.min(), xi2.max()))
     heat.legend(loc="lower right")
     surface = fig.add_subplot(1, 2, 2, projection="3d")
     X, Y = np.meshgrid(xi1, xi2)
@@ -270,14 +279,14 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     (docs/method.md §7); solid: the population flow, dashed: half the nodes, dotted: the weighted sample."""
     fig, axes = plt.subplots(3, 2, figsize=(style.width, 3 * style.height))
     main = audit_trajectory(table)
-    variants = sorted(main["variant"].unique(), key=lambda v: float(main.loc[main["variant"] == v, "sigma"].iloc[0]))
+    sigmas = main.groupby("variant")["sigma"].first()
+    variants = sorted(sigmas.index, key=lambda v: float(sigmas[v]))
     colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
     (ratio_ax, loss_ax), (boundary_ax, stuck_ax), (gap_ax, overlap_ax) = axes
     values = ((ratio_ax, "xi_ratio"), (loss_ax, "reduced_loss"), (boundary_ax, "boundary"))
     values += ((stuck_ax, "stuck_mass"), (gap_ax, "xi2_minus_xi1"))
     for v in variants:
-        sigma = main.loc[main["variant"] == v, "sigma"].iloc[0]
-        label = f"{v} (σ = {sigma:.4g})"
+        label = f"{v} (σ = {sigmas[v]:.4g})"
         part = main[(main["variant"] == v) & (main["time"] > 0)]
         mine = table[(table["variant"] == v) & (table["time"] > 0)]
         sample = mine[mine["source"].isin(["gd", "continuation"])].sort_values("time")
@@ -300,11 +309,10 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     ratio_ax.legend(fontsize="small")
     loss_ax.set(yscale="log", ylabel="reduced loss (dash-dot: C / log t)")
     boundary_ax.set(ylabel="boundary r = 1 − ξ2/ξ1", ylim=(-1.05, 1.05))
-    stuck_ax.set_yscale("log")
+    stuck_ax.set(yscale="log", ylabel="mass beyond r: P(t₍₁₎ < r)")
     late_mass = main.loc[main["time"] == main.groupby("variant")["time"].transform("max"), "stuck_mass"]
     if len(late_mass) and (late_mass > 0).all():  # from a decade below the end (earlier: e^-hundreds)
         stuck_ax.set_ylim(0.1 * float(late_mass.min()), 1.0)
-    stuck_ax.set_ylabel("mass beyond r: P(t₍₁₎ < r)")
     gap_ax.set_ylabel("ξ2 − ξ1")
     gap_ax.set_yscale("symlog", linthresh=1)
     overlap_ax.set_ylabel("ξ1: exact GD (dots) and gradient flow")
@@ -350,15 +358,3 @@ def figure(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
     if name not in FIGURES:
         raise ValueError(f"figure must be one of {', '.join(sorted(FIGURES))}; got {name!r}")
     return FIGURES[name](table, style, list(group_by))
-
-
-@contextmanager
-def draw(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> Iterator[plt.Figure]:
-    """``figure``, laid out, inside the style's seaborn context (where the caller saves it), closed on leaving."""
-    with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
-        fig = figure(name, table, style, group_by)
-        try:
-            fig.tight_layout()
-            yield fig
-        finally:
-            plt.close(fig)

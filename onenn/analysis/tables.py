@@ -20,22 +20,15 @@ RUN_TABLE_DESCRIPTIONS = {
 }
 
 
-def window_means(minibatch_loss: np.ndarray, saved_steps: np.ndarray) -> np.ndarray:
-    """Per saved step ``s_k``: the mean minibatch loss of the steps ``[s_{k−1}, s_k)``; at step 0 the first one's."""
-    out = np.empty(len(saved_steps))
-    for k, step in enumerate(saved_steps):
-        lo = int(saved_steps[k - 1]) if k > 0 else 0
-        hi = max(int(step), lo + 1)
-        out[k] = minibatch_loss[lo:hi].mean()
-    return out
-
-
 def run_table(
     metrics: pd.DataFrame, run_info: dict[str, Any], minibatch_loss: np.ndarray, saved_steps: np.ndarray
 ) -> pd.DataFrame:
-    """One run's metrics with its identity, its minibatch loss and its resolved settings."""
+    """One run's metrics with its identity, its resolved settings and its minibatch loss: per saved step ``s_k`` the
+    mean of the steps ``[s_{k−1}, s_k)`` (at step 0 the first one's)."""
     table = metrics.copy()
-    by_step = dict(zip(saved_steps.tolist(), window_means(minibatch_loss, saved_steps)))
+    starts = [0, *map(int, saved_steps[:-1])]
+    means = [minibatch_loss[lo : max(int(step), lo + 1)].mean() for lo, step in zip(starts, saved_steps)]
+    by_step = dict(zip(saved_steps.tolist(), means))
     table["minibatch_loss"] = table["step"].map(by_step).astype("float64")
     for key, value in run_info.items():
         if key not in table:
@@ -80,13 +73,6 @@ def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         out["ratio"] = np.where(out["start"] > 0, out["end"] / out["start"], np.nan)
     out["metric"] = value
-    return out
-
-
-def class_scaled(table: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Add ``{value}_scaled = value / ((K − 1)/K)``: Lemma 2's factor, so that curves of different K compare."""
-    out = table.copy()
-    out[f"{value}_scaled"] = out[value] * out["K"] / (out["K"] - 1)
     return out
 
 
@@ -218,8 +204,14 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
             np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"])
         )
         plain = mine[mine["source"] == "plain"].sort_values("time")
-        cross, cross_error = _crossing_and_error(mine, levels)
-        swap_gaps = _seed_swap_gaps(mine)
+        cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])  # error: largest change, half nodes or seed swap
+        others = [crossing_time(mine[mine["source"] == s]) for s in levels[1:2] + [AUDIT_SWAP]]
+        cross_error = max((abs(c - cross) for c in others if np.isfinite(c)), default=np.nan)
+        res = audit_resolution(mine)  # the largest relative changes of xi1/xi2 and the loss under the seed swap
+        swap = res[res["source"] == AUDIT_SWAP]
+        swap_gaps = (np.nan, np.nan)
+        if len(swap) and not swap["xi_ratio_change"].isna().all():
+            swap_gaps = (float(swap["xi_ratio_change"].max()), float(swap["reduced_loss_change"].max()))
         row = {"experiment": end["experiment"], "variant": variant} | {k: end[k] for k in ("sigma_rule", "sigma")}
         row |= {f"{c}_end": end[c] for c in END_COLUMNS} | {k: end.get(c, np.nan) for k, c in LATE_COLUMNS.items()}
         row |= {
@@ -241,23 +233,6 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         }
         rows.append(row)
     return normalise_types(pd.DataFrame(rows))
-
-
-def _crossing_and_error(mine: pd.DataFrame, levels: list[str]) -> tuple[float, float]:
-    """The main flow's ``crossing_time`` and its largest change at half the nodes and under the seed swap."""
-    cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])
-    others = [crossing_time(mine[mine["source"] == s]) for s in levels[1:2] + [AUDIT_SWAP]]
-    changes = [abs(c - cross) for c in others if np.isfinite(c)]
-    return cross, max(changes) if changes else np.nan
-
-
-def _seed_swap_gaps(mine: pd.DataFrame) -> tuple[float, float]:
-    """The largest relative change of ``xi1/xi2`` and of the loss under the seed swap (NaN without one)."""
-    res = audit_resolution(mine)
-    swap = res[res["source"] == AUDIT_SWAP]
-    if not len(swap) or swap["xi_ratio_change"].isna().all():
-        return np.nan, np.nan
-    return float(swap["xi_ratio_change"].max()), float(swap["reduced_loss_change"].max())
 
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:

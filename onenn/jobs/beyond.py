@@ -15,8 +15,7 @@ from onenn.plan.kinds import kind_named
 
 def save_variant_table(kind: str, table, info: dict, output: str) -> None:
     """A variant's ``table`` with ``info`` and the software in every row, its kind's ``id_columns`` first."""
-    for key, value in {**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")}.items():
-        table[key] = value
+    table = table.assign(**{**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")})
     first = list(kind_named(kind).id_columns)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
@@ -49,8 +48,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: Logger)
 
 
 def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: Logger) -> None:
-    """The per-variant job of an experiment whose kind's table comes from its variants (``audit``,
-    ``full_matrix``): the kind's ``job`` (``onenn.plan.kinds``)."""
+    """The per-variant job of a kind whose table comes from its variants (``audit``, ``full_matrix``): its ``job``."""
     if kind_named(kind).table_source != "variants":
         raise ValueError(f"kind {kind!r} has no per-variant job: its table comes from {kind_named(kind).table_source}")
     kind_function(kind, "job")(settings, identity=identity, output=output, log=log)

@@ -20,8 +20,7 @@ def claims_job(
     markdown_path: str,
     log: Logger,
 ) -> None:
-    """Score every claim of the claims file against the tables this run has; write the scorecard twice (Parquet
-    and Markdown)."""
+    """Score every claim of the claims file against this run's tables; write the scorecard as Parquet and Markdown."""
     from onenn.analysis.scorecard import scorecard
     from onenn.analysis.scorecard_page import to_markdown
     from onenn.plan.claims_file import load_claims

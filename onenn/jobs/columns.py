@@ -88,8 +88,7 @@ def descriptions(table: str) -> dict[str, str]:
 
 
 def table_columns(kind: str) -> dict[str, str]:
-    """The columns a table of ``kind`` (or of one of its runs or variants) must have, as ``load_checked_table`` takes
-    them; none for the kinds that compute their table."""
+    """What a table of ``kind`` (or of its runs, variants) must have for ``load_checked_table``; none if computed."""
     k = kind_named(kind)
     return {**dict.fromkeys(k.id_columns, ANY), **dict.fromkeys(k.number_columns, NUMBER)}
 

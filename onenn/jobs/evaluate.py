@@ -9,10 +9,6 @@ from onenn.jobs.columns import descriptions
 from onenn.jobs.inputs import load_prompt_set, load_run_record, load_weights
 from onenn.plan.kinds import EVAL_KEYS
 
-#: run-record entries that are no column of the tables: the fused check (a nested record, in the records of CUDA
-#: runs alone; onenn.training.gpu_check)
-RECORD_ONLY = ("fused_check",)
-
 
 def evaluate_job(
     settings: dict,
@@ -49,7 +45,7 @@ def evaluate_job(
         metrics = evaluate_binary(steps, W, sets, run["d"])
     else:
         metrics = evaluate_run(steps, W, sets, settings["K"], settings["loss"], settings["c"])
-    columns = {k: v for k, v in run.items() if k not in RECORD_ONLY}
+    columns = {k: v for k, v in run.items() if k != "fused_check"}  # no column: CUDA runs' nested gpu_check record
     info = {**columns, "delta": float(settings["delta"]), "test_size": int(settings["test_size"])}
     save_table(output, run_table(metrics, info, weights["minibatch_loss"], steps), descriptions(kind))
     log.info("evaluated %d saved steps on %s", len(steps), ", ".join(sets))

@@ -13,15 +13,24 @@ from onenn.jobs.inputs import load_checked_table
 def figure_job(
     figure: str, table_path: str, style: dict, outputs: Sequence[str], *, group_by: Sequence[str], log: Logger
 ) -> None:
-    """Draw figure ``figure`` of an experiment's table, grouped by ``group_by``, into every path of ``outputs``."""
+    """Draw figure ``figure`` of an experiment's table, grouped by ``group_by``, laid out in the style's seaborn
+    context, into every path of ``outputs``."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
     from onenn.analysis.drawing import PlotStyle, metadata
-    from onenn.analysis.plots import draw
+    from onenn.analysis.plots import figure as draw
 
     table = load_checked_table(table_path)
     style = PlotStyle(**style)
-    with draw(figure, table, style, group_by) as fig:
-        for path in outputs:
-            fmt = Path(path).suffix.lstrip(".")
-            meta = metadata(fmt, figure, fig, group_by)
-            write_with(path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, dpi=style.dpi, metadata=meta))
+    with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
+        fig = draw(figure, table, style, group_by)
+        try:
+            fig.tight_layout()
+            for path in outputs:
+                fmt = Path(path).suffix.lstrip(".")
+                kwargs = {"format": fmt, "dpi": style.dpi, "metadata": metadata(fmt, figure, fig, group_by)}
+                write_with(path, lambda tmp, kwargs=kwargs: fig.savefig(tmp, **kwargs))
+        finally:
+            plt.close(fig)
     log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))

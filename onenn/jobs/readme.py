@@ -104,8 +104,7 @@ def lemmas_job(
 
 
 #: the audit table's columns the late-time job reads
-LATE_COLUMNS = {"variant": ANY, "source": ANY, "time": NUMBER, "xi1": NUMBER, "xi2": NUMBER, "reduced_loss": NUMBER}
-LATE_COLUMNS |= {"N": NUMBER, "d": NUMBER}
+LATE_COLUMNS = {"variant": ANY, "source": ANY} | dict.fromkeys(("time", "xi1", "xi2", "reduced_loss", "N", "d"), NUMBER)
 
 
 def late_time_job(table_path: str, configs: str, output: str, *, log: Logger) -> None:

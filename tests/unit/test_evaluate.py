@@ -4,6 +4,7 @@ tests/reference.py and the losses' definitions; the reference losses' values aga
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from onenn.analysis import evaluate as E
@@ -119,3 +120,12 @@ def test_bad_losses_are_named():
         Loss("hinge", 0.0)(ell, np.zeros(2, int), y)
     with pytest.raises(ValueError, match="needs classes"):
         Loss("cross_entropy", 0.0)(ell, None, y)
+
+
+def test_a_runs_table_has_the_mean_minibatch_loss_since_the_previous_saved_step():
+    from onenn.analysis.tables import run_table
+
+    metrics = pd.DataFrame({"step": [0, 2, 5], "test_set": "uniform", "accuracy": 0.5})
+    table = run_table(metrics, {"experiment": "e", "variant": "v", "seed": 0}, np.arange(1.0, 6.0), np.array([0, 2, 5]))
+    assert table["minibatch_loss"].tolist() == [1.0, 1.5, 4.0]  # steps [0, 1), [0, 2), [2, 5) of losses 1 ... 5
+    assert list(table.columns[:3]) == ["experiment", "variant", "seed"]
