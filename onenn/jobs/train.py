@@ -58,7 +58,7 @@ def train_job(
     save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
     record = {**identity, **s.to_dict(), **versions(), **accelerator(), **code_provenance("onenn.jobs.train:train_job")}
     record |= {"device_used": result["device"], "diverged": diverged >= 0, "diverged_step": diverged, "seed": s.seed}
-    if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.gpu_check)
+    if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.train.check_once)
         record["fused_check"] = result["fused_check"]
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
