@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
@@ -24,19 +25,7 @@ from onenn.plan.validate import ConfigError, check_config
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "ConfigError",
-    "Loaded",
-    "Run",
-    "TrainResult",
-    "default_settings",
-    "evaluate",
-    "family_weights",
-    "load",
-    "population_flow",
-    "reduced_loss",
-    "train",
-]
+__all__ = ["ConfigError", "Loaded", "Run", "TrainResult", *API]  # noqa: PLE0604 (API: what onenn re-exports)
 
 log = logging.getLogger("onenn.api")
 
