@@ -14,8 +14,6 @@ from onenn.plan.kinds import EVAL_KEYS, kind_named
 
 #: keys of an experiment that are not run settings: those of every experiment, and the scaling kind's panels
 EXPERIMENT_KEYS = (*schema()["$defs"]["experiment"]["properties"], "panels")
-#: keys a variant may set that say how many runs it has, not what a run does: never a grouping of the curves
-NOT_GROUPED = PLAN_KEYS
 PAPER_EXPERIMENTS = paths.PAPER_EXPERIMENTS
 #: where a value was written in the config, such as ``("experiments", "convergence", "sweep", "N", 1)``
 KeyPath = tuple[str | int, ...]
@@ -92,7 +90,7 @@ def group_by(config: dict, experiment: str) -> list[str]:
     declared = [*(exp.get("sweep") or {}), *(k for entry in exp.get("variants") or [] for k in entry if k != "name")]
     resolved = [settings(config, experiment, v) for v in variants(config, experiment)]
     return [
-        k for k in dict.fromkeys(declared) if k not in NOT_GROUPED and len({format_value(s[k]) for s in resolved}) > 1
+        k for k in dict.fromkeys(declared) if k not in PLAN_KEYS and len({format_value(s[k]) for s in resolved}) > 1
     ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
-from onenn.base.settings import load_schema, lookup, schema
+from onenn.base.settings import PLAN_KEYS, load_schema, lookup, schema
 from onenn.plan import experiments as ex
 from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
@@ -142,18 +142,6 @@ def unknown_kind(config: Any, root: dict) -> set[str]:
     return {name for name, exp in exps.items() if not isinstance(exp, dict) or exp.get("kind") not in kinds}
 
 
-def schema_problems(config: Any, validator) -> list[Problem]:
-    problems, seen = [], set()
-    for error in validator.iter_errors(config):
-        key = (tuple(error.absolute_path), error.message)
-        if key not in seen:  # a $ref and an if/then may both say "not an object"
-            seen.add(key)
-            problems += schema_error_problems(validator, error)
-    skip = {("experiments", name) for name in unknown_kind(config, validator.schema)}
-    # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
-    return [p for p in problems if p.path[:2] not in skip or p.path[2:3] in ((), ("kind",))]
-
-
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
     """Every ``.nan``/``.inf`` in the config."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -163,51 +151,43 @@ def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
             yield from non_finite(v, (*path, k))
 
 
-def setting_problems(validator, path: KeyPath, key: str, value: Any, accepted: dict[str, dict]) -> list[Problem]:
-    """A sweep value or variant entry ``key: value``, checked against the setting's own schema."""
+def setting_problems(validator, at: KeyPath, key: str, value: Any, accepted: dict[str, dict]) -> list[Problem]:
+    """A sweep value or variant entry ``key: value`` at ``at``, checked against the setting's own schema."""
     if key not in accepted:
-        return [unknown((*path, key), "setting", key, sorted(accepted))]
+        return [unknown(at, "setting", key, sorted(accepted))]
     if isinstance(value, float) and not math.isfinite(value):
         return []  # reported by non_finite
-    return [Problem((*path, key), describe(e)) for e in validator.evolve(schema=accepted[key]).iter_errors(value)]
-
-
-def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accepted: dict[str, dict]) -> list[Problem]:
-    """Each value obeys the setting's schema, and no two give the same folder name (``0.1`` twice)."""
-    problems = []
-    seen: dict[str, int] = {}
-    for i, v in enumerate(values):
-        problems += [Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted)]
-        name = variant_name({key: v})
-        if name in seen:
-            message = f"{show(v)} gives the variant name {name!r} of {format_path((*path, seen[name]))}"
-            problems.append(Problem((*path, i), message + ": a duplicate value"))
-        seen.setdefault(name, i)
-    return problems
+    return [Problem(at, describe(e)) for e in validator.evolve(schema=accepted[key]).iter_errors(value)]
 
 
 def entry_problems(config: dict, validator, root: dict) -> list[Problem]:
-    """Keys and values of every sweep and variant entry."""
+    """Keys and values of every sweep and variant entry; no two values of a sweep give one folder name (``0.1`` twice)."""
     problems: list[Problem] = []
-    exps = config.get("experiments")
+    exps, skip = config.get("experiments"), unknown_kind(config, root)
+    experiment = root["properties"]["experiments"]["additionalProperties"]
     for name, exp in exps.items() if isinstance(exps, dict) else ():
-        if name in unknown_kind(config, root):
+        if name in skip:
             continue
-        experiment = root["properties"]["experiments"]["additionalProperties"]
         props = declared_properties(validator, experiment, exp)
         accepted = {k: v for k, v in props.items() if k not in ex.EXPERIMENT_KEYS}
         base: KeyPath = ("experiments", name)
         sweep = exp.get("sweep")
         for key, values in sweep.items() if isinstance(sweep, dict) else ():
+            at, seen = (*base, "sweep", key), {}
             if key not in accepted:
-                problems.append(unknown((*base, "sweep", key), "setting", key, sorted(accepted)))
-            elif isinstance(values, list):
-                problems += sweep_list_problems(validator, (*base, "sweep", key), key, values, accepted)
+                problems.append(unknown(at, "setting", key, sorted(accepted)))
+            for i, v in enumerate(values) if key in accepted and isinstance(values, list) else ():
+                problems += setting_problems(validator, (*at, i), key, v, accepted)
+                variant = variant_name({key: v})
+                if variant in seen:
+                    message = f"{show(v)} gives the variant name {variant!r} of {format_path((*at, seen[variant]))}"
+                    problems.append(Problem((*at, i), message + ": a duplicate value"))
+                seen.setdefault(variant, i)
         entries = exp.get("variants")
         for i, entry in enumerate(entries) if isinstance(entries, list) else ():
             for key, v in entry.items() if isinstance(entry, dict) else ():
                 if key != "name":
-                    problems += setting_problems(validator, (*base, "variants", i), key, v, accepted)
+                    problems += setting_problems(validator, (*base, "variants", i, key), key, v, accepted)
     return problems
 
 
@@ -240,17 +220,6 @@ def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> l
     return problems
 
 
-def mixture_weight_unused(name: str, exp: dict, found: list[Variant], resolved: list[dict]) -> list[Problem]:
-    """A non-zero ``c`` with a loss other than ``mixture`` would be silently ignored."""
-    problems = []
-    for v, s in zip(found, resolved, strict=True):
-        if s["c"] != 0 and s["loss"] != "mixture":
-            loss_at = format_path(origin(name, exp, v, "loss"))
-            message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r} (set by {loss_at})"
-            problems.append(Problem(origin(name, exp, v, "c"), message))
-    return problems
-
-
 def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
     """A figure of training experiments needs a training experiment whose variants differ in a setting it groups by."""
     figure, path = exp["figure"], ("experiments", name, "figure")
@@ -263,7 +232,7 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
     if len(found) < 2 or ex.group_by(config, name):
         return []
     message = f"figure {figure!r} groups its curves by the settings the variants vary, but the {len(found)} "
-    message += f"variants of experiments.{name} vary none it can group by (only {', '.join(ex.NOT_GROUPED)}); "
+    message += f"variants of experiments.{name} vary none it can group by (only {', '.join(PLAN_KEYS)}); "
     return [Problem(path, message + "sweep or vary a setting, or merge the variants")]
 
 
@@ -271,8 +240,18 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
     """Every problem of ``config`` (empty when it is valid), sorted by key path."""
     validator = StrictValidator(schema)
     infinite = list(non_finite(config))
+    problems, seen = [], set()
+    for error in validator.iter_errors(config):
+        key = (tuple(error.absolute_path), error.message)
+        if key not in seen:  # a $ref and an if/then may both say "not an object"
+            seen.add(key)
+            problems += schema_error_problems(validator, error)
     bad_paths = {p.path for p in infinite}
-    problems = infinite + [p for p in schema_problems(config, validator) if p.path not in bad_paths]
+    # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
+    skip = {("experiments", name) for name in unknown_kind(config, schema)}
+    problems = infinite + [
+        p for p in problems if p.path not in bad_paths and (p.path[:2] not in skip or p.path[2:3] in ((), ("kind",)))
+    ]
     if isinstance(config, dict):
         problems += entry_problems(config, validator, schema)
     if not problems:  # the runs can be resolved only from a config whose parts are valid
@@ -281,8 +260,11 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
             resolved = [ex.resolved_settings(config, name, v.overrides) for v in found]
             # the figure's grouping needs distinct variants
             problems += variant_problems(found, resolved, name) or figure_problems(config, name, exp)
-            if exp["kind"] == "train":
-                problems += mixture_weight_unused(name, exp, found, resolved)
+            for v, s in zip(found, resolved, strict=True):  # a non-zero c with another loss would be ignored
+                if exp["kind"] == "train" and s["c"] != 0 and s["loss"] != "mixture":
+                    message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r}"
+                    loss_at = format_path(origin(name, exp, v, "loss"))
+                    problems.append(Problem(origin(name, exp, v, "c"), f"{message} (set by {loss_at})"))
     return sorted(set(problems), key=lambda p: (format_path(p.path), p.message))
 
 
