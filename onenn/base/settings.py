@@ -12,8 +12,6 @@ import yaml
 
 #: the configuration's schema, beside the package in the repository (the workflow reads the same file)
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-#: the devices a training run may name: ``auto`` (CUDA where torch sees a GPU, else the CPU), ``cpu``, ``cuda``
-DEVICES = ("auto", "cpu", "cuda")
 #: settings that say how many runs a variant has, not what a run does: no job's, never a grouping of the curves
 PLAN_KEYS = ("seeds",)
 
@@ -49,6 +47,10 @@ def section(name: str, root: dict | None = None) -> dict[str, dict]:
     root = schema() if root is None else root
     props = lookup(root, name if name.startswith("#/") else f"#/$defs/{name}").get("properties", {})
     return {k: {**lookup(root, p["$ref"]), **p} if "$ref" in p else p for k, p in props.items()}
+
+
+#: the devices a training run may name (``auto``: CUDA where torch sees a GPU, else the CPU)
+DEVICES = tuple(section("train")["device"]["enum"])
 
 
 def job_keys(name: str) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ A run's settings are ``defaults``, then its experiment's keys, then its variant'
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from onenn.base import paths
@@ -38,12 +38,8 @@ class Variant:
     name: str
     overrides: dict[str, Any]
     where: KeyPath
-    paths: dict[str, KeyPath] = field(default_factory=dict)
-    name_path: KeyPath | None = None
-
-    @property
-    def named_at(self) -> KeyPath:
-        return self.name_path or self.where
+    paths: dict[str, KeyPath]
+    named_at: KeyPath
 
 
 def declared_variants(config: dict, experiment: str) -> list[Variant]:
@@ -56,15 +52,15 @@ def declared_variants(config: dict, experiment: str) -> list[Variant]:
     for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
         overrides = {k: v for k, (_, v) in zip(keys, picks)}
         paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
-        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths))
+        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths, (*base, "sweep")))
     for i, entry in enumerate(exp.get("variants") or []):
         overrides = {k: v for k, v in entry.items() if k != "name"}
         where = (*base, "variants", i)
         paths = {k: (*where, k) for k in overrides}
-        name_path = (*where, "name") if "name" in entry else None
-        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, name_path))
+        named_at = (*where, "name") if "name" in entry else where
+        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, named_at))
     if not sweep and not exp.get("variants"):
-        out.append(Variant("default", {}, base))
+        out.append(Variant("default", {}, base, {}, base))
     return out
 
 
