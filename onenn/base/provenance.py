@@ -18,7 +18,6 @@ from typing import Any
 
 #: the package whose modules are followed; imports of anything else (numpy, torch) are not
 PACKAGE = "onenn"
-#: the folder that holds the package
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 #: hex digits of a fingerprint
 DIGITS = 12
@@ -153,14 +152,11 @@ def params_by_kind(
     per_kind = {kind: fingerprints(*entries, *kind_entries(kind), LOG) for kind in kinds}
     modules = sorted({m for found in per_kind.values() for m in found})
 
-    def value(module: str) -> Callable[[Any], str]:
-        def of(wildcards: Any) -> str:
-            found = per_kind[kind_of(wildcards)]
-            return f"{module}={found[module]}" if module in found else ""
+    def value(module: str, wildcards: Any) -> str:
+        found = per_kind[kind_of(wildcards)]
+        return f"{module}={found[module]}" if module in found else ""
 
-        return of
-
-    return {param_name(m): value(m) for m in modules}
+    return {param_name(m): functools.partial(value, m) for m in modules}
 
 
 #: the packages whose versions a result records besides Python's: those that shape a number, and snakemake

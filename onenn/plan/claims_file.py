@@ -118,11 +118,10 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     check = claim["check"]
     given = [(path, claim)] + [((*path, "points", i), p) for i, p in enumerate(claim["points"]) if isinstance(p, dict)]
     problems = []
-    if check in VALUE_CHECKS:
-        if "value" not in claim and not all(isinstance(p, dict) and "value" in p for p in claim["points"]):
-            problems.append(Problem((*path, "value"), f"missing; check {check!r} compares with a value"))
-    else:
+    if check not in VALUE_CHECKS:
         problems += [Problem((*at, "value"), f"check {check!r} takes no value") for at, p in given if "value" in p]
+    elif "value" not in claim and not all(isinstance(p, dict) and "value" in p for p in claim["points"]):
+        problems.append(Problem((*path, "value"), f"missing; check {check!r} compares with a value"))
     for at, p in given:
         if p.get("value") == "reference" and kind != "scaling":
             problems.append(Problem((*at, "value"), "`reference` is a column of kind scaling's table only"))

@@ -137,9 +137,8 @@ def unknown_kind(config: Any, root: dict) -> set[str]:
     """Experiments whose kind is missing or unknown: what they accept is unknown, so only the kind is reported."""
     exps = config.get("experiments") if isinstance(config, dict) else None
     kinds = root["$defs"]["experiment"]["properties"]["kind"]["enum"]
-    if not isinstance(exps, dict):
-        return set()
-    return {name for name, exp in exps.items() if not isinstance(exp, dict) or exp.get("kind") not in kinds}
+    found = exps.items() if isinstance(exps, dict) else ()
+    return {name for name, exp in found if not isinstance(exp, dict) or exp.get("kind") not in kinds}
 
 
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
