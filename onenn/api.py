@@ -133,8 +133,7 @@ def train(
 
 
 def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
-    """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, one tidy table.
-    As the workflow's ``evaluate`` and ``table`` rules write it; see docs/guide.md."""
+    """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, as the workflow's table."""
     from onenn.analysis.tables import concat_tables
     from onenn.base.io import load_table
     from onenn.jobs.datasets import test_set_job
@@ -183,8 +182,7 @@ class Loaded:
 
 
 def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | None = None) -> Loaded:
-    """The tables, run records, headline table and scorecard of a finished run in ``results_dir``, checked as
-    the jobs read them; ``experiment`` (one or several): only those experiments."""
+    """The tables, run records, headline table and scorecard in ``results_dir``, checked; ``experiment``: only those."""
     import pandas as pd
 
     from onenn.jobs.inputs import load_checked_table

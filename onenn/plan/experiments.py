@@ -91,8 +91,7 @@ def group_by(config: dict, experiment: str) -> list[str]:
 
 
 def job_settings(config: dict, experiment: str, variant: str = "default") -> dict[str, Any]:
-    """What the job of one variant (a per-variant job of kind audit or full_matrix) depends on: its kind's settings
-    (and a scaling job's panels)."""
+    """What one variant's job (kinds audit, full_matrix) depends on: its kind's settings (a scaling job's: panels)."""
     exp = config["experiments"][experiment]
     kind = kind_named(exp["kind"])
     s = {**settings(config, experiment, variant), **({"panels": exp["panels"]} if "panels" in exp else {})}
