@@ -1,5 +1,5 @@
 """Each setting stated once, in ``workflow/schemas/config.schema.yaml``: a kind's job keys (``job_keys``) and the
-settings dataclasses' defaults (``schema_defaults``) come from there (docs/guide.md#configuration)."""
+settings dataclasses' defaults (``Settings``' ``schema``) come from there (docs/guide.md#configuration)."""
 
 from __future__ import annotations
 
@@ -58,24 +58,19 @@ def job_keys(name: str) -> tuple[str, ...]:
     return tuple(k for k in section(name) if k not in PLAN_KEYS and k != "panels")
 
 
-def schema_defaults(name: str):
-    """Give each field of the class it decorates (below ``@dataclass``) without a value the schema's default."""
-
-    def decorate(cls: type) -> type:
-        for key, prop in section(name).items():
-            if key in cls.__annotations__ and key not in vars(cls) and "default" in prop:
-                default = prop["default"]
-                setattr(cls, key, tuple(default) if isinstance(default, list) else default)
-        return cls
-
-    return decorate
-
-
 class Settings:
     """Mixin for a frozen dataclass: ``from_dict`` rejects unknown keys by name, ``to_dict`` is ``asdict``."""
 
     #: what the settings are, for the error message ("unknown <WHAT> [...]")
     WHAT: ClassVar[str] = "settings"
+
+    def __init_subclass__(cls, schema: str = "", **options: Any) -> None:
+        """``class X(Settings, schema="audit")``: each field without a value gets its default in ``$defs/audit``."""
+        super().__init_subclass__(**options)
+        for key, prop in section(schema).items() if schema else ():
+            if key in cls.__annotations__ and key not in vars(cls) and "default" in prop:
+                default = prop["default"]
+                setattr(cls, key, tuple(default) if isinstance(default, list) else default)
 
     @classmethod
     def from_dict(cls, values: dict) -> Self:

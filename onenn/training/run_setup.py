@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from onenn.base.settings import DEVICES, Settings, schema_defaults
+from onenn.base.settings import DEVICES, Settings
 from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.stream import stream_key
@@ -26,8 +26,7 @@ ENGINES = ("auto", "cpu", "gpu")
 
 
 @dataclass(frozen=True)
-@schema_defaults("train")
-class TrainSettings(Settings):
+class TrainSettings(Settings, schema="train"):
     """Everything one training run depends on. Names follow docs/method.md."""
 
     WHAT = "training settings"
