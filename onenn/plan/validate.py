@@ -87,22 +87,16 @@ STRICT_INTEGERS = Draft202012Validator.TYPE_CHECKER.redefine(
 StrictValidator = validators.extend(Draft202012Validator, type_checker=STRICT_INTEGERS)
 
 
-def applied_schemas(validator, schema: dict, instance: Any) -> Iterator[dict]:
-    """``schema`` and every schema applied in place to ``instance`` (``$ref``, ``allOf``, a matching ``if``)."""
-    yield schema
-    if "$ref" in schema:
-        yield from applied_schemas(validator, lookup(validator.schema, schema["$ref"]), instance)
-    for sub in schema.get("allOf", []):
-        yield from applied_schemas(validator, sub, instance)
-    if "if" in schema and validator.evolve(schema=schema["if"]).is_valid(instance):
-        yield from applied_schemas(validator, schema.get("then", {}), instance)
-
-
 def declared_properties(validator, schema: dict, instance: Any) -> dict[str, dict]:
-    """Every property ``schema`` declares for ``instance`` -> its schema (the first declaration wins)."""
-    out: dict[str, dict] = {}
-    for sub in applied_schemas(validator, schema, instance):
-        for key, prop in sub.get("properties", {}).items():
+    """Every property ``schema`` and the schemas it applies in place to ``instance`` (``$ref``, ``allOf``, a matching
+    ``if``) declare -> its schema (the first declaration wins)."""
+    out = dict(schema.get("properties", {}))
+    applied = [lookup(validator.schema, schema["$ref"])] if "$ref" in schema else []
+    applied += schema.get("allOf", [])
+    if "if" in schema and validator.evolve(schema=schema["if"]).is_valid(instance):
+        applied.append(schema.get("then", {}))
+    for sub in applied:
+        for key, prop in declared_properties(validator, sub, instance).items():
             out.setdefault(key, prop)
     return out
 
