@@ -82,12 +82,10 @@ def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
 
 def group_by(config: dict, experiment: str) -> list[str]:
     """The settings whose value differs between the experiment's variants: what its figure groups its curves by."""
-    exp = config["experiments"][experiment]
-    declared = [*(exp.get("sweep") or {}), *(k for entry in exp.get("variants") or [] for k in entry if k != "name")]
-    resolved = [settings(config, experiment, v) for v in variants(config, experiment)]
-    return [
-        k for k in dict.fromkeys(declared) if k not in PLAN_KEYS and len({format_value(s[k]) for s in resolved}) > 1
-    ]
+    found = declared_variants(config, experiment)
+    resolved = [resolved_settings(config, experiment, v.overrides) for v in found]
+    keys = dict.fromkeys(k for v in found for k in v.overrides)
+    return [k for k in keys if k not in PLAN_KEYS and len({format_value(s[k]) for s in resolved}) > 1]
 
 
 def job_settings(config: dict, experiment: str, variant: str = "default") -> dict[str, Any]:
