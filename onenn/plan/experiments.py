@@ -76,7 +76,6 @@ def resolved_settings(config: dict, experiment: str, overrides: dict[str, Any]) 
 
 
 def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
-    """The resolved settings of one variant of an experiment."""
     return resolved_settings(config, experiment, variants(config, experiment)[variant])
 
 
@@ -134,10 +133,7 @@ def table_inputs(config: dict, experiment: str) -> list[str]:
     """The files an experiment's table is made from (none for the kinds whose table job computes it)."""
     source = kind_named(config["experiments"][experiment]["kind"]).table_source
     if source == "runs":
-        return [
-            paths.RUN_METRICS.format(experiment=experiment, variant=v, seed=seed)
-            for v, seed in runs(config, experiment)
-        ]
+        return [paths.RUN_METRICS.format(experiment=experiment, variant=v, seed=s) for v, s in runs(config, experiment)]
     if source == "variants":
         return [paths.VARIANT_TABLE.format(experiment=experiment, variant=v) for v in variants(config, experiment)]
     return []
