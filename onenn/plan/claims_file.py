@@ -69,9 +69,8 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         return [unknown((*at, "column"), "column", column, list(columns))]
     problems = []
     if column in TEST_SET_COLUMNS and "test_set" not in quantity:
-        problems.append(
-            Problem((*at, "test_set"), f"missing; {column!r} is measured on a test set (uniform, separated)")
-        )
+        message = f"missing; {column!r} is measured on a test set (uniform, separated)"
+        problems.append(Problem((*at, "test_set"), message))
     if column in RUN_COLUMNS and "test_set" in quantity:
         problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
     if "over" in quantity and (column not in RUN_COLUMNS or quantity["over"] not in RUN_COLUMNS):

@@ -122,11 +122,8 @@ def table_settings(config: dict, experiment: str) -> dict[str, Any]:
 
 def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
     """Every ``(variant, seed)`` of an experiment."""
-    return [
-        (variant, seed)
-        for variant in variants(config, experiment)
-        for seed in range(int(settings(config, experiment, variant)["seeds"]))
-    ]
+    seeds = {v: int(settings(config, experiment, v)["seeds"]) for v in variants(config, experiment)}
+    return [(v, seed) for v, n in seeds.items() for seed in range(n)]
 
 
 def table_inputs(config: dict, experiment: str) -> list[str]:
@@ -178,8 +175,7 @@ def binary_set_path(test_set: str, s: dict[str, Any]) -> str:
     if test_set == "separated":
         return paths.BINARY_SEPARATED_SET.format(**where, delta=delta_name(s["delta"]), size=s["test_size"])
     if test_set not in paths.BINARY_SET_TEST_SETS:
-        raise ValueError(
-            f"test_set must be one of {', '.join(paths.BINARY_SET_TEST_SETS)}, separated; got {test_set!r}"
-        )
+        allowed = ", ".join(paths.BINARY_SET_TEST_SETS)
+        raise ValueError(f"test_set must be one of {allowed}, separated; got {test_set!r}")
     size = s["train_size"] if test_set == "train" else s["test_size"]
     return paths.BINARY_SET.format(**where, test_set=test_set, size=size)

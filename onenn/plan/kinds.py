@@ -46,9 +46,8 @@ class Kind:
         object.__setattr__(self, "summarise", self.summarise or f"{SUMMARY}:{self.name}_summary")
         object.__setattr__(self, "markdown", self.markdown or f"{PAGE}:{self.name}_markdown")
         if self.table_source not in TABLE_SOURCES:
-            raise ValueError(
-                f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {self.table_source!r}"
-            )
+            source = self.table_source
+            raise ValueError(f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {source!r}")
         if (self.job is None) != (self.table_source == "runs"):
             need = "no job (its runs are made by its rules)" if self.table_source == "runs" else "a job"
             raise ValueError(f"kind {self.name}: a kind whose table comes from {self.table_source} needs {need}")
