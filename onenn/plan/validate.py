@@ -194,20 +194,17 @@ def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
 def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> list[Problem]:
     """Distinct, valid folder names; no two variants with the same settings (``resolved``); at least one run."""
     problems = []
-    seen_names: dict[str, Variant] = {}
-    seen_settings: list[tuple[dict, Variant]] = []
-    for v, settings in zip(found, resolved, strict=True):
-        if v.name in seen_names:
-            message = f"variant name {v.name!r} is already used by {format_path(seen_names[v.name].named_at)}"
+    for i, (v, settings) in enumerate(zip(found, resolved, strict=True)):
+        named = next((w for w in found[:i] if w.name == v.name), None)  # the first of this name
+        if named is not None:
+            message = f"variant name {v.name!r} is already used by {format_path(named.named_at)}"
             problems.append(Problem(v.named_at, message + "; variant names are folders and must be distinct"))
         elif not re.match(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
-        seen_names.setdefault(v.name, v)
-        same = next((w for s, w in seen_settings if s == settings), None)
+        same = next((w for w, s in zip(found[:i], resolved) if s == settings), None)  # the first of these settings
         if same is not None and same.name != v.name:
             message = f"duplicate variant: {v.name!r} has the same settings as {same.name!r}"
             problems.append(Problem(v.where, f"{message} ({format_path(same.where)})"))
-        seen_settings.append((settings, v))
     if not found or all(int(s["seeds"]) < 1 for s in resolved):
         problems.append(Problem(("experiments", name), "the experiment has no runs (no variants or no seeds)"))
     return problems
