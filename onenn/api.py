@@ -148,11 +148,10 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
     s = result.settings
     tables = []
     with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp:
-        sets = {}
-        for name in names:
-            sets[name] = str(Path(tmp) / f"{name}.npz")
+        sets = {name: str(Path(tmp) / f"{name}.npz") for name in names}
+        for name, path in sets.items():
             delta = float(s["delta"]) if name == "separated" else None
-            test_set_job(name, s["test_size"], s["d"], s["N"], s["K"], delta, result.test_set_seed, sets[name], log)
+            test_set_job(name, s["test_size"], s["d"], s["N"], s["K"], delta, result.test_set_seed, path, log)
         for run in result.runs:
             folder = Path(tmp) / f"seed{run.seed}"
             folder.mkdir()

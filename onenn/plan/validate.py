@@ -73,10 +73,9 @@ def unknown(path: KeyPath, what: str, name: Any, allowed: Iterable[Any], known: 
     """``unknown setting 'stepz'; did you mean 'steps'? (allowed: ...)``, or the new name of a renamed key."""
     names = [str(a) for a in allowed]
     close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
     if isinstance(name, str) and RENAMED_KEYS.get(name) in names:
         hint = f"; it was renamed to {RENAMED_KEYS[name]!r}"
-    else:
-        hint = f"; did you mean {close[0]!r}?" if close else ""
     return Problem(path, f"unknown {what} {name!r}{hint} ({known}: {', '.join(names) or 'none'})")
 
 
