@@ -10,13 +10,13 @@ from typing import Any
 import yaml
 
 from onenn.base.claim import Claim, ClaimPoint, Quantity
+from onenn.base.columns import METRICS
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import KINDS as ALL_KINDS
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
 from onenn.plan.validate import unknown as unknown_name
 
-#: kind train: columns measured on a test set (``test_set`` required), and columns of the run's weights
-TEST_SET_COLUMNS = ("accuracy", "logit_error", "test_loss")
+#: kind train: besides the metrics measured on a test set (``test_set`` required), the columns of the run's weights
 RUN_COLUMNS = ("minibatch_loss", "xi1", "xi2", "dist_family", "dist_family_active", "label_norm")
 #: kind scaling: the estimated quantities (each with its standard error ``{column}_se``) and the point's columns
 SCALING_COLUMNS = ("ratio", "L_MC", "L_bin")
@@ -64,11 +64,11 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         one_row = "kind scaling has one row per point: only `column` applies"
         keys = ("test_set", "step", "of", "divide_by", "time")
         return problems + [Problem((*at, key), one_row) for key in keys if key in quantity]
-    columns = TEST_SET_COLUMNS + RUN_COLUMNS
+    columns = METRICS + RUN_COLUMNS
     if column not in columns:
         return [unknown((*at, "column"), "column", column, list(columns))]
     problems = []
-    if column in TEST_SET_COLUMNS and "test_set" not in quantity:
+    if column in METRICS and "test_set" not in quantity:
         message = f"missing; {column!r} is measured on a test set (uniform, separated)"
         problems.append(Problem((*at, "test_set"), message))
     if column in RUN_COLUMNS and "test_set" in quantity:
