@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
@@ -24,19 +25,7 @@ from onenn.plan.validate import ConfigError, check_config
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "ConfigError",
-    "Loaded",
-    "Run",
-    "TrainResult",
-    "default_settings",
-    "evaluate",
-    "family_weights",
-    "load",
-    "population_flow",
-    "reduced_loss",
-    "train",
-]
+__all__ = ["ConfigError", "Loaded", "Run", "TrainResult", *API]  # noqa: PLE0604 (API: what onenn re-exports)
 
 log = logging.getLogger("onenn.api")
 
@@ -144,8 +133,7 @@ def train(
 
 
 def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
-    """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, one tidy table.
-    As the workflow's ``evaluate`` and ``table`` rules write it; see docs/guide.md."""
+    """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, as the workflow's table."""
     from onenn.analysis.tables import concat_tables
     from onenn.base.io import load_table
     from onenn.jobs.datasets import test_set_job
@@ -160,11 +148,10 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
     s = result.settings
     tables = []
     with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp:
-        sets = {}
-        for name in names:
-            sets[name] = str(Path(tmp) / f"{name}.npz")
+        sets = {name: str(Path(tmp) / f"{name}.npz") for name in names}
+        for name, path in sets.items():
             delta = float(s["delta"]) if name == "separated" else None
-            test_set_job(name, s["test_size"], s["d"], s["N"], s["K"], delta, result.test_set_seed, sets[name], log)
+            test_set_job(name, s["test_size"], s["d"], s["N"], s["K"], delta, result.test_set_seed, path, log)
         for run in result.runs:
             folder = Path(tmp) / f"seed{run.seed}"
             folder.mkdir()
@@ -194,8 +181,7 @@ class Loaded:
 
 
 def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | None = None) -> Loaded:
-    """The tables, run records, headline table and scorecard of a finished run in ``results_dir``, checked as
-    the jobs read them; ``experiment`` (one or several): only those experiments."""
+    """The tables, run records, headline table and scorecard in ``results_dir``, checked; ``experiment``: only those."""
     import pandas as pd
 
     from onenn.jobs.inputs import load_checked_table

@@ -91,11 +91,8 @@ def check_described(columns: Iterable[str], descriptions: Mapping[str, str], tab
 
 def normalise_types(table: pd.DataFrame) -> pd.DataFrame:
     """Integers as int64, reals as float64, text as strings: stable Parquet types across runs."""
-    table = table.copy()
-    for col in table.columns:
-        kind = table[col].dtype.kind
-        table[col] = table[col].astype({"i": "int64", "u": "int64", "b": "bool", "f": "float64"}.get(kind, "string"))
-    return table
+    types = {"i": "int64", "u": "int64", "b": "bool", "f": "float64"}
+    return table.astype({col: types.get(table[col].dtype.kind, "string") for col in table.columns})
 
 
 def format_value(value: Any) -> str:

@@ -53,7 +53,6 @@ class CannotWrite(OSError):
 
 
 def checksum_path(path: str | os.PathLike) -> Path:
-    """Where the checksum of ``path`` lies: ``<path>.sha256``."""
     path = Path(path)
     return path.with_name(path.name + CHECKSUM_SUFFIX)
 

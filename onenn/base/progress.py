@@ -67,8 +67,7 @@ class Throttle:
         self.ended = False
 
     def tick(self, done: float, end: bool) -> tuple[float, float | None] | None:
-        """``(now, rate)`` where a line is due, else None; the rate is work per second since the first line (None at
-        the first line, or before any time has passed)."""
+        """``(now, rate)`` where a line is due, else None; rate: work per second since the first line (or None)."""
         now = self.clock()
         if self.ended or not (end or self.first is None or now - self.last >= self.every):
             return None

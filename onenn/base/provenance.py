@@ -18,7 +18,6 @@ from typing import Any
 
 #: the package whose modules are followed; imports of anything else (numpy, torch) are not
 PACKAGE = "onenn"
-#: the folder that holds the package
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 #: hex digits of a fingerprint
 DIGITS = 12
@@ -116,8 +115,7 @@ def closure(*entries: str, root: Path = SOURCE_ROOT) -> list[str]:
 
 
 def fingerprints(*entries: str, root: Path = SOURCE_ROOT) -> dict[str, str]:
-    """``{module: fingerprint}`` of every module of ``closure(*entries)``, sorted by module: the digest of its syntax
-    tree without docstrings (``DIGITS`` hex digits)."""
+    """``{module: fingerprint}`` of ``closure(*entries)``: the digest of each one's syntax tree without docstrings."""
     return {m: _source(m, root)[2] for m in closure(*entries, root=root)}
 
 
@@ -137,8 +135,7 @@ LOG = "onenn.jobs.logs"
 
 
 def params(*entries: str) -> dict[str, str]:
-    """``{code_onenn_losses: "onenn.maths.losses=0123456789ab", ...}``: a rule's ``params`` for the code of ``entries``
-    (``closure``) and the job log."""
+    """A rule's ``params`` for the code of ``entries`` and the job log: ``{code_onenn_x: "onenn.x=0123456789ab"}``."""
     return {param_name(m): f"{m}={h}" for m, h in fingerprints(*entries, LOG).items()}
 
 
@@ -153,14 +150,11 @@ def params_by_kind(
     per_kind = {kind: fingerprints(*entries, *kind_entries(kind), LOG) for kind in kinds}
     modules = sorted({m for found in per_kind.values() for m in found})
 
-    def value(module: str) -> Callable[[Any], str]:
-        def of(wildcards: Any) -> str:
-            found = per_kind[kind_of(wildcards)]
-            return f"{module}={found[module]}" if module in found else ""
+    def value(module: str, wildcards: Any) -> str:
+        found = per_kind[kind_of(wildcards)]
+        return f"{module}={found[module]}" if module in found else ""
 
-        return of
-
-    return {param_name(m): value(m) for m in modules}
+    return {param_name(m): functools.partial(value, m) for m in modules}
 
 
 #: the packages whose versions a result records besides Python's: those that shape a number, and snakemake
@@ -189,8 +183,7 @@ def versions() -> dict[str, str]:
 
 
 def accelerator() -> dict[str, str]:
-    """``{"gpu": "NVIDIA H200", "cuda": "12.8"}`` where this process has imported torch and initialised CUDA; else
-    both ``NO_GPU``."""
+    """``{"gpu": "NVIDIA H200", "cuda": "12.8"}`` where this process initialised CUDA through torch, else ``NO_GPU``."""
     torch = sys.modules.get("torch")
     try:
         if torch is not None and torch.cuda.is_initialized():
@@ -237,8 +230,7 @@ def _git(*args: str) -> str:
 
 @functools.cache
 def source() -> str:
-    """``git 0123456789ab`` (the checkout's commit; ``(modified)`` where onenn/, workflow/, Snakefile differ), else
-    ``onenn 0.1.0`` (the installed version)."""
+    """``git 0123456789ab`` (``(modified)``: onenn/, workflow/, Snakefile differ), else ``onenn 0.1.0`` (installed)."""
     try:
         if os.path.realpath(_git("rev-parse", "--show-toplevel")) == os.path.realpath(SOURCE_ROOT):
             commit = _git("rev-parse", "--short=12", "HEAD")

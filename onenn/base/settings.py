@@ -1,5 +1,5 @@
 """Each setting stated once, in ``workflow/schemas/config.schema.yaml``: a kind's job keys (``job_keys``) and the
-settings dataclasses' defaults (``schema_defaults``) come from there (docs/guide.md#configuration)."""
+settings dataclasses' defaults (``Settings``' ``schema``) come from there (docs/guide.md#configuration)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import yaml
 
 #: the configuration's schema, beside the package in the repository (the workflow reads the same file)
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-#: the devices a training run may name: ``auto`` (CUDA where torch sees a GPU, else the CPU), ``cpu``, ``cuda``
-DEVICES = ("auto", "cpu", "cuda")
 #: settings that say how many runs a variant has, not what a run does: no job's, never a grouping of the curves
 PLAN_KEYS = ("seeds",)
 
@@ -51,22 +49,13 @@ def section(name: str, root: dict | None = None) -> dict[str, dict]:
     return {k: {**lookup(root, p["$ref"]), **p} if "$ref" in p else p for k, p in props.items()}
 
 
+#: the devices a training run may name (``auto``: CUDA where torch sees a GPU, else the CPU)
+DEVICES = tuple(section("train")["device"]["enum"])
+
+
 def job_keys(name: str) -> tuple[str, ...]:
     """The settings the job of kind ``name`` (or the ``evaluation``) depends on, in the schema's order."""
     return tuple(k for k in section(name) if k not in PLAN_KEYS and k != "panels")
-
-
-def schema_defaults(name: str):
-    """Give each field of the class it decorates (below ``@dataclass``) without a value the schema's default."""
-
-    def decorate(cls: type) -> type:
-        for key, prop in section(name).items():
-            if key in cls.__annotations__ and key not in vars(cls) and "default" in prop:
-                default = prop["default"]
-                setattr(cls, key, tuple(default) if isinstance(default, list) else default)
-        return cls
-
-    return decorate
 
 
 class Settings:
@@ -74,6 +63,14 @@ class Settings:
 
     #: what the settings are, for the error message ("unknown <WHAT> [...]")
     WHAT: ClassVar[str] = "settings"
+
+    def __init_subclass__(cls, schema: str = "", **options: Any) -> None:
+        """``class X(Settings, schema="audit")``: each field without a value gets its default in ``$defs/audit``."""
+        super().__init_subclass__(**options)
+        for key, prop in section(schema).items() if schema else ():
+            if key in cls.__annotations__ and key not in vars(cls) and "default" in prop:
+                default = prop["default"]
+                setattr(cls, key, tuple(default) if isinstance(default, list) else default)
 
     @classmethod
     def from_dict(cls, values: dict) -> Self:

@@ -10,13 +10,13 @@ from typing import Any
 import yaml
 
 from onenn.base.claim import Claim, ClaimPoint, Quantity
+from onenn.base.columns import METRICS
 from onenn.plan import experiments as ex
 from onenn.plan.kinds import KINDS as ALL_KINDS
 from onenn.plan.validate import ConfigError, Problem, StrictValidator, load_schema, schema_error_problems
 from onenn.plan.validate import unknown as unknown_name
 
-#: kind train: columns measured on a test set (``test_set`` required), and columns of the run's weights
-TEST_SET_COLUMNS = ("accuracy", "logit_error", "test_loss")
+#: kind train: besides the metrics measured on a test set (``test_set`` required), the columns of the run's weights
 RUN_COLUMNS = ("minibatch_loss", "xi1", "xi2", "dist_family", "dist_family_active", "label_norm")
 #: kind scaling: the estimated quantities (each with its standard error ``{column}_se``) and the point's columns
 SCALING_COLUMNS = ("ratio", "L_MC", "L_bin")
@@ -34,11 +34,12 @@ SERIES_CHECKS = ("decays", "flat", "rising", "falling")
 
 #: ``unknown variant 'x'; did you mean 'y'? (known: ...)``
 unknown = functools.partial(unknown_name, known="known")
+Catalogue = dict[str, dict[str, Any]]
 
 
-def catalogue(*configs: dict) -> dict[str, dict[str, Any]]:
+def catalogue(*configs: dict) -> Catalogue:
     """Experiment -> its kind, variant names and panels, over every config given (the first one's kind wins)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: Catalogue = {}
     for config in configs:
         for name, exp in (config.get("experiments") or {}).items():
             entry = out.setdefault(name, {"kind": exp["kind"], "variants": [], "panels": []})
@@ -63,14 +64,13 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         one_row = "kind scaling has one row per point: only `column` applies"
         keys = ("test_set", "step", "of", "divide_by", "time")
         return problems + [Problem((*at, key), one_row) for key in keys if key in quantity]
-    columns = TEST_SET_COLUMNS + RUN_COLUMNS
+    columns = METRICS + RUN_COLUMNS
     if column not in columns:
         return [unknown((*at, "column"), "column", column, list(columns))]
     problems = []
-    if column in TEST_SET_COLUMNS and "test_set" not in quantity:
-        problems.append(
-            Problem((*at, "test_set"), f"missing; {column!r} is measured on a test set (uniform, separated)")
-        )
+    if column in METRICS and "test_set" not in quantity:
+        message = f"missing; {column!r} is measured on a test set (uniform, separated)"
+        problems.append(Problem((*at, "test_set"), message))
     if column in RUN_COLUMNS and "test_set" in quantity:
         problems.append(Problem((*at, "test_set"), f"{column!r} is a property of the weights, not of a test set"))
     if "over" in quantity and (column not in RUN_COLUMNS or quantity["over"] not in RUN_COLUMNS):
@@ -117,11 +117,10 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     check = claim["check"]
     given = [(path, claim)] + [((*path, "points", i), p) for i, p in enumerate(claim["points"]) if isinstance(p, dict)]
     problems = []
-    if check in VALUE_CHECKS:
-        if "value" not in claim and not all(isinstance(p, dict) and "value" in p for p in claim["points"]):
-            problems.append(Problem((*path, "value"), f"missing; check {check!r} compares with a value"))
-    else:
+    if check not in VALUE_CHECKS:
         problems += [Problem((*at, "value"), f"check {check!r} takes no value") for at, p in given if "value" in p]
+    elif "value" not in claim and not all(isinstance(p, dict) and "value" in p for p in claim["points"]):
+        problems.append(Problem((*path, "value"), f"missing; check {check!r} compares with a value"))
     for at, p in given:
         if p.get("value") == "reference" and kind != "scaling":
             problems.append(Problem((*at, "value"), "`reference` is a column of kind scaling's table only"))
@@ -160,7 +159,7 @@ def by_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
     return [] if claim["by"] in allowed else [unknown((*path, "by"), "column", claim["by"], list(allowed))]
 
 
-def claim_problems(i: int, claim: dict, known: dict[str, dict[str, Any]]) -> list[Problem]:
+def claim_problems(i: int, claim: dict, known: Catalogue) -> list[Problem]:
     path = ("claims", i)
     name = claim["experiment"]
     if claim.get("source", "paper") == "paper" and "figure" not in claim:
@@ -188,14 +187,12 @@ def problem_order(problem: Problem) -> tuple:
     return (str(problem.path[0]), problem.path[1] if len(problem.path) > 1 else -1, problem.location, problem.message)
 
 
-def check_claims(data: Any, known: dict[str, dict[str, Any]], schema: dict) -> list[Problem]:
+def check_claims(data: Any, known: Catalogue, schema: dict) -> list[Problem]:
     """Every problem of the claims file's contents (empty when it is valid), sorted by key path."""
     validator = StrictValidator(schema)
     problems = [p for e in validator.iter_errors(data) for p in schema_error_problems(validator, e)]
-    if problems:
-        return sorted(set(problems), key=problem_order)
     seen: dict[str, int] = {}
-    for i, claim in enumerate(data["claims"]):
+    for i, claim in enumerate(data["claims"]) if not problems else ():  # read only what the schema accepts
         if claim["id"] in seen:
             message = f"{claim['id']!r} is already the id of claims[{seen[claim['id']]}]"
             problems.append(Problem(("claims", i, "id"), message))
@@ -219,9 +216,7 @@ def to_point(point: str | dict, claim: dict) -> ClaimPoint:
 AS_WRITTEN = ("id", "paper", "experiment", "check", "by", "note", "source", "reason", "untested", "versus")
 
 
-def to_claim(
-    claim: dict, known: dict[str, dict[str, Any]], paper_test_size: int, paper_test_sizes: tuple[int, ...]
-) -> Claim:
+def to_claim(claim: dict, known: Catalogue, paper_test_size: int, paper_test_sizes: tuple[int, ...]) -> Claim:
     return Claim(
         **{key: claim[key] for key in AS_WRITTEN if key in claim},
         figure=int(claim.get("figure", 0)),
@@ -235,7 +230,7 @@ def to_claim(
     )
 
 
-def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path: str | Path) -> list[Claim]:
+def load_claims(path: str | Path, known: Catalogue, schema_path: str | Path) -> list[Claim]:
     """The claims of ``path``; raise ``ConfigError`` naming every problem by its key path."""
     data = yaml.safe_load(Path(path).read_text())
     problems = check_claims(data, known, load_schema(schema_path))
@@ -246,9 +241,7 @@ def load_claims(path: str | Path, known: dict[str, dict[str, Any]], schema_path:
     return [to_claim(c, known, int(assumed.get("prompts", 0)), sizes) for c in data["claims"]]
 
 
-def claim_experiments(
-    claims_file: str | Path, known: dict[str, dict[str, Any]], schema: str | Path, config: dict
-) -> list[str]:
+def claim_experiments(claims_file: str | Path, known: Catalogue, schema: str | Path, config: dict) -> list[str]:
     """The experiments the claims read that this run has, in the order of the claims: the claims rule's tables.
     Checks the claims file first (``ConfigError``), so a bad claim stops the plan before any job."""
     claims = load_claims(claims_file, known, schema)

@@ -4,7 +4,7 @@ A run's settings are ``defaults``, then its experiment's keys, then its variant'
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from onenn.base import paths
@@ -14,8 +14,6 @@ from onenn.plan.kinds import EVAL_KEYS, kind_named
 
 #: keys of an experiment that are not run settings: those of every experiment, and the scaling kind's panels
 EXPERIMENT_KEYS = (*schema()["$defs"]["experiment"]["properties"], "panels")
-#: keys a variant may set that say how many runs it has, not what a run does: never a grouping of the curves
-NOT_GROUPED = PLAN_KEYS
 PAPER_EXPERIMENTS = paths.PAPER_EXPERIMENTS
 #: where a value was written in the config, such as ``("experiments", "convergence", "sweep", "N", 1)``
 KeyPath = tuple[str | int, ...]
@@ -40,12 +38,8 @@ class Variant:
     name: str
     overrides: dict[str, Any]
     where: KeyPath
-    paths: dict[str, KeyPath] = field(default_factory=dict)
-    name_path: KeyPath | None = None
-
-    @property
-    def named_at(self) -> KeyPath:
-        return self.name_path or self.where
+    paths: dict[str, KeyPath]
+    named_at: KeyPath
 
 
 def declared_variants(config: dict, experiment: str) -> list[Variant]:
@@ -58,15 +52,15 @@ def declared_variants(config: dict, experiment: str) -> list[Variant]:
     for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
         overrides = {k: v for k, (_, v) in zip(keys, picks)}
         paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
-        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths))
+        out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths, (*base, "sweep")))
     for i, entry in enumerate(exp.get("variants") or []):
         overrides = {k: v for k, v in entry.items() if k != "name"}
         where = (*base, "variants", i)
         paths = {k: (*where, k) for k in overrides}
-        name_path = (*where, "name") if "name" in entry else None
-        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, name_path))
+        named_at = (*where, "name") if "name" in entry else where
+        out.append(Variant(entry.get("name") or variant_name(overrides), overrides, where, paths, named_at))
     if not sweep and not exp.get("variants"):
-        out.append(Variant("default", {}, base))
+        out.append(Variant("default", {}, base, {}, base))
     return out
 
 
@@ -82,23 +76,19 @@ def resolved_settings(config: dict, experiment: str, overrides: dict[str, Any]) 
 
 
 def settings(config: dict, experiment: str, variant: str) -> dict[str, Any]:
-    """The resolved settings of one variant of an experiment."""
     return resolved_settings(config, experiment, variants(config, experiment)[variant])
 
 
 def group_by(config: dict, experiment: str) -> list[str]:
     """The settings whose value differs between the experiment's variants: what its figure groups its curves by."""
-    exp = config["experiments"][experiment]
-    declared = [*(exp.get("sweep") or {}), *(k for entry in exp.get("variants") or [] for k in entry if k != "name")]
-    resolved = [settings(config, experiment, v) for v in variants(config, experiment)]
-    return [
-        k for k in dict.fromkeys(declared) if k not in NOT_GROUPED and len({format_value(s[k]) for s in resolved}) > 1
-    ]
+    found = declared_variants(config, experiment)
+    resolved = [resolved_settings(config, experiment, v.overrides) for v in found]
+    keys = dict.fromkeys(k for v in found for k in v.overrides)
+    return [k for k in keys if k not in PLAN_KEYS and len({format_value(s[k]) for s in resolved}) > 1]
 
 
 def job_settings(config: dict, experiment: str, variant: str = "default") -> dict[str, Any]:
-    """What the job of one variant (a per-variant job of kind audit or full_matrix) depends on: its kind's settings
-    (and a scaling job's panels)."""
+    """What one variant's job (kinds audit, full_matrix) depends on: its kind's settings (a scaling job's: panels)."""
     exp = config["experiments"][experiment]
     kind = kind_named(exp["kind"])
     s = {**settings(config, experiment, variant), **({"panels": exp["panels"]} if "panels" in exp else {})}
@@ -132,21 +122,15 @@ def table_settings(config: dict, experiment: str) -> dict[str, Any]:
 
 def runs(config: dict, experiment: str) -> list[tuple[str, int]]:
     """Every ``(variant, seed)`` of an experiment."""
-    return [
-        (variant, seed)
-        for variant in variants(config, experiment)
-        for seed in range(int(settings(config, experiment, variant)["seeds"]))
-    ]
+    seeds = {v: int(settings(config, experiment, v)["seeds"]) for v in variants(config, experiment)}
+    return [(v, seed) for v, n in seeds.items() for seed in range(n)]
 
 
 def table_inputs(config: dict, experiment: str) -> list[str]:
     """The files an experiment's table is made from (none for the kinds whose table job computes it)."""
     source = kind_named(config["experiments"][experiment]["kind"]).table_source
     if source == "runs":
-        return [
-            paths.RUN_METRICS.format(experiment=experiment, variant=v, seed=seed)
-            for v, seed in runs(config, experiment)
-        ]
+        return [paths.RUN_METRICS.format(experiment=experiment, variant=v, seed=s) for v, s in runs(config, experiment)]
     if source == "variants":
         return [paths.VARIANT_TABLE.format(experiment=experiment, variant=v) for v in variants(config, experiment)]
     return []
@@ -191,8 +175,7 @@ def binary_set_path(test_set: str, s: dict[str, Any]) -> str:
     if test_set == "separated":
         return paths.BINARY_SEPARATED_SET.format(**where, delta=delta_name(s["delta"]), size=s["test_size"])
     if test_set not in paths.BINARY_SET_TEST_SETS:
-        raise ValueError(
-            f"test_set must be one of {', '.join(paths.BINARY_SET_TEST_SETS)}, separated; got {test_set!r}"
-        )
+        allowed = ", ".join(paths.BINARY_SET_TEST_SETS)
+        raise ValueError(f"test_set must be one of {allowed}, separated; got {test_set!r}")
     size = s["train_size"] if test_set == "train" else s["test_size"]
     return paths.BINARY_SET.format(**where, test_set=test_set, size=size)

@@ -6,21 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from onenn.base.columns import AUDIT_FIRST, BINARY_RUN_METRICS, FULL_MATRIX_FIRST, ID_COLUMNS, METRICS
+from onenn.base.paths import PAPER_EXPERIMENTS
 from onenn.base.settings import job_keys
 
 #: settings a training job depends on, and those only its evaluation depends on (reach them through the params)
 TRAIN_KEYS = job_keys("train")
 EVAL_KEYS = job_keys("evaluation")
-#: the figures of training experiments: each groups its curves by the settings the variants vary
-TRAIN_FIGURES = (
-    "convergence",
-    "distribution_shift",
-    "number_of_classes",
-    "diagonal_init",
-    "loss_function",
-    "theorem_regime",
-    "sweep",
-)
+#: the figures of training experiments, each grouping its curves by the settings the variants vary: those of the
+#: paper's training experiments (named as they are), the theorem's regime, and any experiment's sweep
+TRAIN_FIGURES = (*(e for e in PAPER_EXPERIMENTS if e != "scaling_identity"), "theorem_regime", "sweep")
 #: where a table comes from: its runs' metrics or its variants' tables (concatenated), or its settings (computed)
 TABLE_SOURCES = ("runs", "variants", "settings")
 #: the modules of the kinds' functions
@@ -46,9 +40,8 @@ class Kind:
         object.__setattr__(self, "summarise", self.summarise or f"{SUMMARY}:{self.name}_summary")
         object.__setattr__(self, "markdown", self.markdown or f"{PAGE}:{self.name}_markdown")
         if self.table_source not in TABLE_SOURCES:
-            raise ValueError(
-                f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {self.table_source!r}"
-            )
+            source = self.table_source
+            raise ValueError(f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {source!r}")
         if (self.job is None) != (self.table_source == "runs"):
             need = "no job (its runs are made by its rules)" if self.table_source == "runs" else "a job"
             raise ValueError(f"kind {self.name}: a kind whose table comes from {self.table_source} needs {need}")

@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
-from onenn.base.settings import load_schema, lookup, schema
+from onenn.base.settings import PLAN_KEYS, load_schema, lookup, schema
 from onenn.plan import experiments as ex
 from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
@@ -73,10 +73,9 @@ def unknown(path: KeyPath, what: str, name: Any, allowed: Iterable[Any], known: 
     """``unknown setting 'stepz'; did you mean 'steps'? (allowed: ...)``, or the new name of a renamed key."""
     names = [str(a) for a in allowed]
     close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
     if isinstance(name, str) and RENAMED_KEYS.get(name) in names:
         hint = f"; it was renamed to {RENAMED_KEYS[name]!r}"
-    else:
-        hint = f"; did you mean {close[0]!r}?" if close else ""
     return Problem(path, f"unknown {what} {name!r}{hint} ({known}: {', '.join(names) or 'none'})")
 
 
@@ -87,22 +86,16 @@ STRICT_INTEGERS = Draft202012Validator.TYPE_CHECKER.redefine(
 StrictValidator = validators.extend(Draft202012Validator, type_checker=STRICT_INTEGERS)
 
 
-def applied_schemas(validator, schema: dict, instance: Any) -> Iterator[dict]:
-    """``schema`` and every schema applied in place to ``instance`` (``$ref``, ``allOf``, a matching ``if``)."""
-    yield schema
-    if "$ref" in schema:
-        yield from applied_schemas(validator, lookup(validator.schema, schema["$ref"]), instance)
-    for sub in schema.get("allOf", []):
-        yield from applied_schemas(validator, sub, instance)
-    if "if" in schema and validator.evolve(schema=schema["if"]).is_valid(instance):
-        yield from applied_schemas(validator, schema.get("then", {}), instance)
-
-
 def declared_properties(validator, schema: dict, instance: Any) -> dict[str, dict]:
-    """Every property ``schema`` declares for ``instance`` -> its schema (the first declaration wins)."""
-    out: dict[str, dict] = {}
-    for sub in applied_schemas(validator, schema, instance):
-        for key, prop in sub.get("properties", {}).items():
+    """Every property ``schema`` and the schemas it applies in place to ``instance`` (``$ref``, ``allOf``, a matching
+    ``if``) declare -> its schema (the first declaration wins)."""
+    out = dict(schema.get("properties", {}))
+    applied = [lookup(validator.schema, schema["$ref"])] if "$ref" in schema else []
+    applied += schema.get("allOf", [])
+    if "if" in schema and validator.evolve(schema=schema["if"]).is_valid(instance):
+        applied.append(schema.get("then", {}))
+    for sub in applied:
+        for key, prop in declared_properties(validator, sub, instance).items():
             out.setdefault(key, prop)
     return out
 
@@ -137,21 +130,8 @@ def unknown_kind(config: Any, root: dict) -> set[str]:
     """Experiments whose kind is missing or unknown: what they accept is unknown, so only the kind is reported."""
     exps = config.get("experiments") if isinstance(config, dict) else None
     kinds = root["$defs"]["experiment"]["properties"]["kind"]["enum"]
-    if not isinstance(exps, dict):
-        return set()
-    return {name for name, exp in exps.items() if not isinstance(exp, dict) or exp.get("kind") not in kinds}
-
-
-def schema_problems(config: Any, validator) -> list[Problem]:
-    problems, seen = [], set()
-    for error in validator.iter_errors(config):
-        key = (tuple(error.absolute_path), error.message)
-        if key not in seen:  # a $ref and an if/then may both say "not an object"
-            seen.add(key)
-            problems += schema_error_problems(validator, error)
-    skip = {("experiments", name) for name in unknown_kind(config, validator.schema)}
-    # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
-    return [p for p in problems if p.path[:2] not in skip or p.path[2:3] in ((), ("kind",))]
+    found = exps.items() if isinstance(exps, dict) else ()
+    return {name for name, exp in found if not isinstance(exp, dict) or exp.get("kind") not in kinds}
 
 
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
@@ -163,51 +143,43 @@ def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
             yield from non_finite(v, (*path, k))
 
 
-def setting_problems(validator, path: KeyPath, key: str, value: Any, accepted: dict[str, dict]) -> list[Problem]:
-    """A sweep value or variant entry ``key: value``, checked against the setting's own schema."""
+def setting_problems(validator, at: KeyPath, key: str, value: Any, accepted: dict[str, dict]) -> list[Problem]:
+    """A sweep value or variant entry ``key: value`` at ``at``, checked against the setting's own schema."""
     if key not in accepted:
-        return [unknown((*path, key), "setting", key, sorted(accepted))]
+        return [unknown(at, "setting", key, sorted(accepted))]
     if isinstance(value, float) and not math.isfinite(value):
         return []  # reported by non_finite
-    return [Problem((*path, key), describe(e)) for e in validator.evolve(schema=accepted[key]).iter_errors(value)]
-
-
-def sweep_list_problems(validator, path: KeyPath, key: str, values: list, accepted: dict[str, dict]) -> list[Problem]:
-    """Each value obeys the setting's schema, and no two give the same folder name (``0.1`` twice)."""
-    problems = []
-    seen: dict[str, int] = {}
-    for i, v in enumerate(values):
-        problems += [Problem((*path, i), p.message) for p in setting_problems(validator, (), key, v, accepted)]
-        name = variant_name({key: v})
-        if name in seen:
-            message = f"{show(v)} gives the variant name {name!r} of {format_path((*path, seen[name]))}"
-            problems.append(Problem((*path, i), message + ": a duplicate value"))
-        seen.setdefault(name, i)
-    return problems
+    return [Problem(at, describe(e)) for e in validator.evolve(schema=accepted[key]).iter_errors(value)]
 
 
 def entry_problems(config: dict, validator, root: dict) -> list[Problem]:
-    """Keys and values of every sweep and variant entry."""
+    """Keys and values of every sweep and variant entry; no two values of a sweep give one folder name (``0.1`` twice)."""
     problems: list[Problem] = []
-    exps = config.get("experiments")
+    exps, skip = config.get("experiments"), unknown_kind(config, root)
+    experiment = root["properties"]["experiments"]["additionalProperties"]
     for name, exp in exps.items() if isinstance(exps, dict) else ():
-        if name in unknown_kind(config, root):
+        if name in skip:
             continue
-        experiment = root["properties"]["experiments"]["additionalProperties"]
         props = declared_properties(validator, experiment, exp)
         accepted = {k: v for k, v in props.items() if k not in ex.EXPERIMENT_KEYS}
         base: KeyPath = ("experiments", name)
         sweep = exp.get("sweep")
         for key, values in sweep.items() if isinstance(sweep, dict) else ():
+            at, seen = (*base, "sweep", key), {}
             if key not in accepted:
-                problems.append(unknown((*base, "sweep", key), "setting", key, sorted(accepted)))
-            elif isinstance(values, list):
-                problems += sweep_list_problems(validator, (*base, "sweep", key), key, values, accepted)
+                problems.append(unknown(at, "setting", key, sorted(accepted)))
+            for i, v in enumerate(values) if key in accepted and isinstance(values, list) else ():
+                problems += setting_problems(validator, (*at, i), key, v, accepted)
+                variant = variant_name({key: v})
+                if variant in seen:
+                    message = f"{show(v)} gives the variant name {variant!r} of {format_path((*at, seen[variant]))}"
+                    problems.append(Problem((*at, i), message + ": a duplicate value"))
+                seen.setdefault(variant, i)
         entries = exp.get("variants")
         for i, entry in enumerate(entries) if isinstance(entries, list) else ():
             for key, v in entry.items() if isinstance(entry, dict) else ():
                 if key != "name":
-                    problems += setting_problems(validator, (*base, "variants", i), key, v, accepted)
+                    problems += setting_problems(validator, (*base, "variants", i, key), key, v, accepted)
     return problems
 
 
@@ -221,33 +193,19 @@ def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
 def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> list[Problem]:
     """Distinct, valid folder names; no two variants with the same settings (``resolved``); at least one run."""
     problems = []
-    seen_names: dict[str, Variant] = {}
-    seen_settings: list[tuple[dict, Variant]] = []
-    for v, settings in zip(found, resolved, strict=True):
-        if v.name in seen_names:
-            message = f"variant name {v.name!r} is already used by {format_path(seen_names[v.name].named_at)}"
+    for i, (v, settings) in enumerate(zip(found, resolved, strict=True)):
+        named = next((w for w in found[:i] if w.name == v.name), None)  # the first of this name
+        if named is not None:
+            message = f"variant name {v.name!r} is already used by {format_path(named.named_at)}"
             problems.append(Problem(v.named_at, message + "; variant names are folders and must be distinct"))
         elif not re.match(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
-        seen_names.setdefault(v.name, v)
-        same = next((w for s, w in seen_settings if s == settings), None)
+        same = next((w for w, s in zip(found[:i], resolved) if s == settings), None)  # the first of these settings
         if same is not None and same.name != v.name:
             message = f"duplicate variant: {v.name!r} has the same settings as {same.name!r}"
             problems.append(Problem(v.where, f"{message} ({format_path(same.where)})"))
-        seen_settings.append((settings, v))
     if not found or all(int(s["seeds"]) < 1 for s in resolved):
         problems.append(Problem(("experiments", name), "the experiment has no runs (no variants or no seeds)"))
-    return problems
-
-
-def mixture_weight_unused(name: str, exp: dict, found: list[Variant], resolved: list[dict]) -> list[Problem]:
-    """A non-zero ``c`` with a loss other than ``mixture`` would be silently ignored."""
-    problems = []
-    for v, s in zip(found, resolved, strict=True):
-        if s["c"] != 0 and s["loss"] != "mixture":
-            loss_at = format_path(origin(name, exp, v, "loss"))
-            message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r} (set by {loss_at})"
-            problems.append(Problem(origin(name, exp, v, "c"), message))
     return problems
 
 
@@ -263,7 +221,7 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
     if len(found) < 2 or ex.group_by(config, name):
         return []
     message = f"figure {figure!r} groups its curves by the settings the variants vary, but the {len(found)} "
-    message += f"variants of experiments.{name} vary none it can group by (only {', '.join(ex.NOT_GROUPED)}); "
+    message += f"variants of experiments.{name} vary none it can group by (only {', '.join(PLAN_KEYS)}); "
     return [Problem(path, message + "sweep or vary a setting, or merge the variants")]
 
 
@@ -271,8 +229,18 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
     """Every problem of ``config`` (empty when it is valid), sorted by key path."""
     validator = StrictValidator(schema)
     infinite = list(non_finite(config))
+    problems, seen = [], set()
+    for error in validator.iter_errors(config):
+        key = (tuple(error.absolute_path), error.message)
+        if key not in seen:  # a $ref and an if/then may both say "not an object"
+            seen.add(key)
+            problems += schema_error_problems(validator, error)
     bad_paths = {p.path for p in infinite}
-    problems = infinite + [p for p in schema_problems(config, validator) if p.path not in bad_paths]
+    # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
+    skip = {("experiments", name) for name in unknown_kind(config, schema)}
+    problems = infinite + [
+        p for p in problems if p.path not in bad_paths and (p.path[:2] not in skip or p.path[2:3] in ((), ("kind",)))
+    ]
     if isinstance(config, dict):
         problems += entry_problems(config, validator, schema)
     if not problems:  # the runs can be resolved only from a config whose parts are valid
@@ -281,8 +249,11 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
             resolved = [ex.resolved_settings(config, name, v.overrides) for v in found]
             # the figure's grouping needs distinct variants
             problems += variant_problems(found, resolved, name) or figure_problems(config, name, exp)
-            if exp["kind"] == "train":
-                problems += mixture_weight_unused(name, exp, found, resolved)
+            for v, s in zip(found, resolved, strict=True):  # a non-zero c with another loss would be ignored
+                if exp["kind"] == "train" and s["c"] != 0 and s["loss"] != "mixture":
+                    message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r}"
+                    loss_at = format_path(origin(name, exp, v, "loss"))
+                    problems.append(Problem(origin(name, exp, v, "c"), f"{message} (set by {loss_at})"))
     return sorted(set(problems), key=lambda p: (format_path(p.path), p.message))
 
 

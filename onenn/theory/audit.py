@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.progress import EVERY, FlowProgress, StepProgress
-from onenn.base.settings import Settings, schema_defaults
+from onenn.base.settings import Settings
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.dynamics import Trajectory, gradient_descent, gradient_flow, log_times
@@ -57,8 +57,7 @@ POPULATION_SWAP = "population_swap"
 
 
 @dataclass(frozen=True)
-@schema_defaults("audit")
-class AuditSettings(Settings):
+class AuditSettings(Settings, schema="audit"):
     """One audit run. The sample: ``n_plain`` plain prompts and ``n_max x n_gap`` stratified ones."""
 
     WHAT = "audit settings"

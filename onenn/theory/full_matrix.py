@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.base.settings import Settings, schema_defaults
+from onenn.base.settings import Settings
 from onenn.maths.family import diagnostics
 from onenn.maths.prompts import nearest_neighbour, sphere
 from onenn.maths.steps import log_spaced_steps
@@ -69,8 +69,7 @@ def embed_active(A: np.ndarray, d: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-@schema_defaults("full_matrix")
-class FullMatrixSettings(Settings):
+class FullMatrixSettings(Settings, schema="full_matrix"):
     WHAT = "full-matrix settings"
 
     d: int

@@ -7,15 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from onenn.base.settings import Settings, schema_defaults
+from onenn.base.settings import Settings
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.loss import loss_landscape
 from onenn.theory.reduced.sampling import sample_inner_products
 
 
 @dataclass(frozen=True)
-@schema_defaults("landscape")
-class LandscapeSettings(Settings):
+class LandscapeSettings(Settings, schema="landscape"):
     """The reduced loss on the grid ``xi1_range x xi2_range`` (``grid`` points each way), on a plain sample."""
 
     WHAT = "landscape settings"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.base.settings import Settings, schema_defaults
+from onenn.base.settings import Settings
 from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.steps import check_saved_steps, log_spaced_steps
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-@schema_defaults("binary")
-class BinarySettings(Settings):
+class BinarySettings(Settings, schema="binary"):
     """Everything one binary training run depends on. ``W0 = diag(0, −sigma) + epsilon·G``."""
 
     WHAT = "binary training settings"

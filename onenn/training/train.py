@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onenn.base.settings import DEVICES, Settings, schema_defaults
+from onenn.base.settings import DEVICES, Settings
 from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.steps import log_spaced_steps
@@ -31,8 +31,7 @@ ENGINES = ("auto", "cpu", "gpu")
 
 
 @dataclass(frozen=True)
-@schema_defaults("train")
-class TrainSettings(Settings):
+class TrainSettings(Settings, schema="train"):
     """Everything one training run depends on. Names follow docs/method.md."""
 
     WHAT = "training settings"
