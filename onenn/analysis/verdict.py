@@ -224,8 +224,7 @@ def is_chance_test(points: list[Measured], claim: Claim) -> bool:
 
 
 def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """Why a *differs* or an *agrees in direction* (docs/claims.md, Why a row differs): explained, marginal or not
-    explained; else empty."""
+    """Why a failed test (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
     if verdict == "agrees":
         return ""
     if claim.reason:
@@ -235,8 +234,7 @@ def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
-    """Over the rows that count: their number m, the expected failures ``m·(1 − LEVEL)``, those whose level test
-    fails (*differs* or *agrees in direction*), and P(that many or more)."""
+    """Over the rows that count: m, the expected failures ``m·(1 − LEVEL)``, the rows not *agrees*, P(that many or more)."""
     tested = card[card["chance"] & (card["verdict"] != "not run")]
     m = len(tested)
     failed = int((tested["verdict"] != "agrees").sum())
