@@ -50,9 +50,9 @@ DESCRIPTIONS = {
     "points": "how many points the claim has",
     "points_run": "how many of them this run has",
     "verdict": "`agrees`, `agrees in direction`, `differs` or `not run` (docs/claims.md)",
-    "reading": "what a *differs* reads as (e.g. `still rising`)",
-    "why": "a *differs*: `explained` (a reason in docs/claims.md), `marginal` (χ² within its 99.73% limit) or "
-    "`not explained`",
+    "reading": "what a *differs* reads as (e.g. `still rising`); an *agrees in direction*: what held, what failed",
+    "why": "a *differs* or *agrees in direction*: `explained` (a reason in docs/claims.md), `marginal` (χ² within its "
+    "99.73% limit) or `not explained`",
     "reason": "the anchor of the claim's reason in docs/claims.md, where it has one",
     "post_hoc": "why the row is post-hoc (a hypothesis chosen after seeing a run); empty otherwise",
     "chance": "counted in the chance line: a level test with a spread on our side, run, not post-hoc",

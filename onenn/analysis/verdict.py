@@ -73,7 +73,11 @@ def judge_equal(points: list[Measured], claim: Claim) -> dict[str, Any]:
         for m, s in zip(points, spreads)
     )
     verdict = "agrees" if statistic <= limit else "agrees in direction" if beyond else "differs"
-    return {"verdict": verdict, "statistic": statistic, "dof": len(points), "limit": limit}
+    reading = ""
+    if verdict == "agrees in direction":  # what held, then what failed (docs/claims.md)
+        side = "above" if points[0].paper > points[0].baseline else "below"
+        reading = f"{side} {', '.join(dict.fromkeys(f'{m.baseline:g}' for m in points))}; differs at the level"
+    return {"verdict": verdict, "reading": reading, "statistic": statistic, "dof": len(points), "limit": limit}
 
 
 def judge_constant(points: list[Measured], claim: Claim) -> dict[str, Any]:
@@ -220,8 +224,8 @@ def is_chance_test(points: list[Measured], claim: Claim) -> bool:
 
 
 def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """Why a *differs* (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
-    if verdict != "differs":
+    """Why a failed test (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
+    if verdict == "agrees":
         return ""
     if claim.reason:
         return "explained"
@@ -230,9 +234,9 @@ def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
-    """Over the rows that count: their number m, the expected *differs* ``m·(1 − LEVEL)``, those that do, and P(that many or more)."""
+    """Over the rows that count: m, the expected failures ``m·(1 − LEVEL)``, the rows not *agrees*, P(that many or more)."""
     tested = card[card["chance"] & (card["verdict"] != "not run")]
     m = len(tested)
-    differs = int((tested["verdict"] == "differs").sum())
+    failed = int((tested["verdict"] != "agrees").sum())
     p_false = 1.0 - LEVEL
-    return m, m * p_false, differs, float(binom.sf(differs - 1, m, p_false)) if m else math.nan
+    return m, m * p_false, failed, float(binom.sf(failed - 1, m, p_false)) if m else math.nan

@@ -137,15 +137,17 @@ def test_equal_agrees_within_two_combined_spreads(z, verdict):
 
 
 @pytest.mark.parametrize(
-    "ours, verdict",
-    [(0.98, "agrees"), (0.8, "agrees in direction"), (0.4, "differs"), (0.2, "differs")],
+    "ours, verdict, reading",
+    [(0.98, "agrees", ""), (0.8, "agrees in direction", "above 0.33; differs at the level"), (0.4, "differs", "")]
+    + [(0.2, "differs", "")],
 )
-def test_agrees_in_direction_needs_the_paper_side_of_the_baseline_by_two_spreads(ours, verdict):
+def test_agrees_in_direction_needs_the_paper_side_of_the_baseline_by_two_spreads(ours, verdict, reading):
     """Paper 1.0 from a baseline of 0.33, our sd 0.05 (no other spread): 0.98 is 0.4 sd from 1; 0.8 is 4 sd from 1
-    but 9.4 beyond the baseline on the paper's side; 0.4 only 1.4 beyond it; 0.2 on the other side."""
+    (χ² = 16 > 9: not explained) but 9.4 beyond the baseline on the paper's side; 0.4 only 1.4 beyond it; 0.2 on the
+    other side."""
     table = train_table({"v": last_step(*seeds_with(ours, 0.05))}, "dist_family_active")
-    c = claim("equal", [ClaimPoint("v", value=1.0, baseline=0.33)])
-    assert one(scorecard([c], {"exp": table}))["verdict"] == verdict
+    row = one(scorecard([claim("equal", [ClaimPoint("v", value=1.0, baseline=0.33)])], {"exp": table}))
+    assert (row["verdict"], row["reading"], row["why"]) == (verdict, reading, "" if ours > 0.9 else "not explained")
 
 
 def test_several_points_are_judged_together_by_chi_square():
@@ -576,21 +578,23 @@ def test_points_on_one_test_set_share_its_sampling_error():
     assert row["statistic"] == pytest.approx((0.05 / 0.015) ** 2, rel=1e-9)
 
 
-def test_the_page_says_how_many_differs_chance_alone_gives():
-    """m rows tested at the level: m·(1 − LEVEL) false "differs" expected; the probability of k or more is the
-    binomial tail, summed here term by term."""
-    table = train_table(
-        {v: last_step(*seeds_with(1.0 + 0.1 * i, 0.05)) for i, v in enumerate("abc")}, "dist_family_active"
-    )
-    claims = [claim("equal", [ClaimPoint(v, value=1.0)]) for v in "abc"] + [claim("increasing", list("abc"))]
-    card = scorecard(claims, {"exp": table})
-    m, expected, differs, p = expected_by_chance(card)
-    q = 1.0 - LEVEL
-    assert (m, differs) == (3, 2)  # z = 0, 2.0·√2 > 2, 4·√2; the ordering has no level
-    assert expected == pytest.approx(3 * q)
-    assert p == pytest.approx(sum(math.comb(3, k) * q**k * (1 - q) ** (3 - k) for k in (2, 3)))
+def test_the_chance_line_counts_every_failed_level_test_whatever_its_verdict_reads():
+    """14 level tests (sd 0.05 against 1.0), 3 fail: 1.4 and 0.4 differ (z = 8, −12), 0.8 from a baseline 0.33 agrees
+    in direction (z = −4, 9.4 beyond it). Expected 14 × 4.550026% = 0.637; P(3 or more) = 1 − Σ_{k<3} C(14, k) qᵏ
+    (1 − q)^(14−k) = 0.0235129 (by hand)."""
+    means = {f"v{i}": 1.0 for i in range(11)} | {"high": 1.4, "low": 0.4, "direction": 0.8}
+    table = train_table({v: last_step(*seeds_with(x, 0.05)) for v, x in means.items()}, "dist_family_active")
+    points = {v: ClaimPoint(v, value=1.0, baseline=0.33 if v == "direction" else None) for v in means}
+    card = scorecard([replace(claim("equal", [p]), id=v) for v, p in points.items()], {"exp": table})
+    m, expected, failed, p = expected_by_chance(card)
+    q = 0.04550026389635842  # 1 − erf(√2)
+    assert (m, failed) == (14, 3) and expected == pytest.approx(14 * q)
+    assert p == pytest.approx(1 - sum(math.comb(14, k) * q**k * (1 - q) ** (14 - k) for k in range(3)), rel=1e-9)
+    assert p == pytest.approx(0.0235129, abs=1e-7)
     text = to_markdown(card, {"exp": table})
-    assert f"{3 * q:.2f} of them read *differs*" in text
+    assert "agrees 11, agrees in direction 1, differs 2, not run 0" in text
+    assert "0.64 of them read *differs* on average (m × 4.55%); 3 do; the probability of 3 or more by chance" in text
+    assert "| agrees in direction: above 0.33; differs at the level (not explained) |" in text
 
 
 def test_our_own_rows_are_listed_apart_from_the_papers():
