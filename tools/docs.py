@@ -38,7 +38,7 @@ WHOLE = re.compile(
 TALLY = re.compile(r"(?P<verdict>[a-z][a-z ]*?) (?P<count>\d+)(?:,|\.|$)")
 CHANCE = re.compile(
     r"Chance: (?P<m>\d+) of these rows are tests at the (?P<level>[\d.]+)% level; .*?"
-    r"chance alone would make (?P<expected>[\d.]+) of them read \*differs\* on average .*?; "
+    r"chance alone would make (?P<expected>[\d.]+) of them fail on average .*?; "
     r"(?:none does\.|(?P<differs>\d+) do; the probability of \d+ or more by chance alone is (?P<p>[\d.e+-]+)\.)"
 )
 
@@ -64,7 +64,7 @@ class Tally:
     counts: dict[str, int]
     tests: int | None = None  # rows that are tests at a level
     level: str | None = None
-    expected: float | None = None  # differs expected by chance alone
+    expected: float | None = None  # failures expected by chance alone
     differs: int | None = None
     p: str | None = None  # probability of that many or more by chance alone
 
@@ -140,7 +140,7 @@ def chance_clause(t: Tally) -> str:
     p = f" (the probability of {t.differs} or more by chance alone: {t.p})" if t.differs and t.p else ""
     return (
         f"; the page counts {t.tests} of them as tests at the {t.level}% level, of which chance alone would make "
-        f"{t.expected:.2f} read *differs*: {observed}{p}"
+        f"{t.expected:.2f} fail their level test: {observed}{p}"
     )
 
 

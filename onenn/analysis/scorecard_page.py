@@ -61,10 +61,10 @@ def chance_line(card: pd.DataFrame) -> str:
     observed = f"{differs} do; {chance}." if differs else "none does."
     return (
         f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
-        f"chance alone would make {expected:.2f} of them read *differs* on average "
+        f"chance alone would make {expected:.2f} of them fail on average "
         f"(m × {100 * (1 - LEVEL):.2f}%); {observed} Counted: the level tests (checks equal and constant) with a "
         f"spread on our side at one point at least, not post-hoc: {', '.join(counted)}. The other rows cannot "
-        "read *differs* by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
+        "fail by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
     )
 
 

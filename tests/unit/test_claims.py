@@ -593,7 +593,7 @@ def test_the_chance_line_counts_every_failed_level_test_whatever_its_verdict_rea
     assert p == pytest.approx(0.0235129, abs=1e-7)
     text = to_markdown(card, {"exp": table})
     assert "agrees 11, agrees in direction 1, differs 2, not run 0" in text
-    assert "0.64 of them read *differs* on average (m × 4.55%); 3 do; the probability of 3 or more by chance" in text
+    assert "0.64 of them fail on average (m × 4.55%); 3 do; the probability of 3 or more by chance" in text
     assert "| agrees in direction: above 0.33; differs at the level (not explained) |" in text
 
 
