@@ -204,11 +204,12 @@ def page(steps: pd.DataFrame) -> str:
             "Each inequality of the binary paper's convergence proof (Lemmas 7–12, the review's Jensen step in "
             "Lemma 9's proof, Eq. C.18) at every recorded point of the population flow, its rate ξ̇ from the "
             "population quadrature at the audit's nodes (docs/method.md §7.6 for the readings). Margin: the slack "
-            "over |left side|, positive where the inequality holds. Reading L: ξ̇ of the project's loss (½ in the "
-            "square loss); 2L: of the loss without the ½. The proof's region: before the flow first crosses "
-            "ξ1/ξ2 = 7/15. 'At half the nodes': the same points, the rate from the quadrature at half its nodes in "
-            "each variable. GD: exact gradient descent on the weighted sample (t ≤ 1000), its rate its own step "
-            "over η. Lemmas 8 and 10 are evaluated at the largest C_d for which they hold along the whole flow."
+            "over |left side|, positive where the inequality holds. Reading L, the text's: ξ̇ of the loss with the "
+            "½ (the binary loss the multiclass paper recalls has it, and A.1's closed form of ξ2's step is −∂L/∂ξ2 "
+            "of it); 2L, a sensitivity check: of the loss without the ½. The proof's region: before the flow first "
+            "crosses ξ1/ξ2 = 7/15. 'At half the nodes': the same points, the rate from the quadrature at half its "
+            "nodes in each variable. GD: exact gradient descent on the weighted sample (t ≤ 1000), its rate its own "
+            "step over η. Lemmas 8 and 10 are evaluated at the largest C_d for which they hold along the whole flow."
         ),
         "",
     ]
