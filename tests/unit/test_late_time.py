@@ -180,3 +180,22 @@ def test_the_far_answer_does_not_move_when_the_solver_tolerance_tightens_a_hundr
     assert np.all(gaps[1] > 0) and np.all(np.diff(gaps[1]) < 0)
     np.testing.assert_allclose(gaps[0], gaps[2], rtol=1e-6)
     np.testing.assert_allclose(gaps[1], gaps[2], rtol=1e-6)
+
+
+def test_the_boundary_layer_share_is_what_the_layer_would_take_from_xi2s_rate():
+    """``-p(r)/(2 xi1)`` (written afresh with scipy.stats) added to the late loss changes ``-dL/dxi2 = p(r)/(2 xi1)``
+    by ``-share`` (central differences in ``xi2``); at the audit's point at ``t = 10^12`` it is about 0.6%."""
+    from onenn.theory.reduced.late_time import boundary_layer_share
+
+    def p(r: float) -> float:
+        return N * density(r) * cdf(r) ** (N - 1)
+
+    def layer(xi1: float, xi2: float) -> float:
+        return -0.5 * p(1.0 - xi2 / xi1) / xi1
+
+    for xi1, xi2 in ((7976.27, 7976.27 / 1.168525), (3.675e6, 3.675e6 / 1.03), (500.0, 420.0)):
+        h = 1e-4 * xi1
+        rate = 0.5 * p(1.0 - xi2 / xi1) / xi1
+        change = -(layer(xi1, xi2 + h) - layer(xi1, xi2 - h)) / (2 * h)
+        assert change / rate == pytest.approx(-boundary_layer_share(xi1, xi2, N, D), rel=1e-5)
+    assert boundary_layer_share(7976.27, 7976.27 / 1.168525, N, D) == pytest.approx(0.0057, abs=1e-4)

@@ -46,6 +46,14 @@ def _log_p(v: float, N: int, d: int) -> float:
     return math.log(N) + log_f + (N - 1) * math.log(cdf)
 
 
+def boundary_layer_share(xi1: float, xi2: float, N: int, d: int) -> float:
+    """What the late flow leaves out, relative: the boundary layer ``-p(r)/(2 xi1)`` of the loss (docs/audit.md)
+    lowers xi2's rate ``p(r)/(2 xi1)`` by the share ``(log p)'(r)/xi1 = (f'/f + (N-1) f/F)(r)/xi1``."""
+    r = 1.0 - xi2 / xi1
+    log_f_slope = -(d - 3) * r / (1.0 - r * r)
+    return float(log_f_slope + (N - 1) * inner_product_density(r, d) / inner_product_cdf(r, d)) / xi1
+
+
 def _exp(x: float) -> float:
     """``exp(x)``, capped at ``exp(700)``: a solver's trial step far off the path must not overflow."""
     return math.exp(min(x, 700.0))
