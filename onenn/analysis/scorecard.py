@@ -19,10 +19,11 @@ from onenn.analysis.verdict import (
     is_chance_test,
     is_level,
     metric_bound,
-    ratio,
+    ours_spread,
     sampling_error,
     verdicts_at_test_sizes,
     why_differs,
+    wilson,
 )
 from onenn.base.claim import Claim, ClaimPoint
 from onenn.base.columns import se_column, variant_name
@@ -110,6 +111,8 @@ def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None, colu
         value = last - first
     else:
         value = first if q.step == "first" else last
+    if q.at_least is not None:
+        value = (value >= q.at_least).astype(float)
     frame = pd.DataFrame({"value": value, "last": last, "test_size": runs["test_size"].first()})
     return frame.rename_axis("seed").reset_index()
 
@@ -206,16 +209,19 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     return found, missing
 
 
-#: check -> how the row picks the point it shows, the one farthest from agreeing (default: the largest |z|; an
-#: ordering shows none)
-SHOWN = {
-    "above": (min, lambda m: m.z),
-    "below": (max, lambda m: m.z),
-    "decays": (max, lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf),  # the smallest fall
-    "rising": (min, lambda m: ratio(m.mean, m.sd)),
-    "falling": (max, lambda m: ratio(m.mean, m.sd)),
-    "flat": (max, lambda m: abs(m.mean)),
-}
+def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
+    """How far a point is from agreeing, the row shows the largest: by its z where the row prints one (|z|, or
+    against the bound's side); else in the quantity's own units, by how far it misses the rule's margin of 2 sd
+    (the bound, or a slope's 0; flat: ``resolution + 2 sd``); decays: the smallest fall, last / first."""
+    side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
+    if claim.check == "decays":
+        return m.series[-1] / m.series[0] if m.series[0] else math.inf
+    if claim.check == "flat":
+        return abs(m.mean) - claim.resolution - 2.0 * m.sd
+    if side is None or with_z:
+        return abs(m.z) if side is None else -side * m.z
+    return 2.0 * ours_spread(m) - side * (m.mean - (m.paper if claim.check in ("above", "below") else 0.0))
+
 
 #: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
 WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
@@ -230,6 +236,10 @@ def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) ->
     if check in SLOPE_CHECKS:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
+    if check == "share":
+        low, high = wilson(m)
+        share = f"{round(m.mean * m.n)} of {m.n} seeds, Wilson interval {number(low)}–{number(high)}"
+        return f"{m.label}: {share} vs {number(m.paper)} (z = {m.z:+.2f})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
     return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
@@ -272,8 +282,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     with_z = claim.check not in ("decays", *SLOPE_CHECKS)
     with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in found)
     if claim.check not in ("increasing", "decreasing"):
-        pick, key = SHOWN.get(claim.check, (max, lambda m: abs(m.z)))
-        worst = pick(found, key=key)
+        worst = max(found, key=lambda m: shortfall(m, claim, with_z))
         row |= {column: getattr(worst, name) for column, name in WORST.items()}
         row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
     detail = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in found)

@@ -110,6 +110,19 @@ def judge_bound(points: list[Measured], claim: Claim) -> dict[str, Any]:
     return {"verdict": "agrees" if all(sign * m.z > 2.0 for m in points) else "differs"}
 
 
+def wilson(m: Measured) -> tuple[float, float]:
+    """The Wilson score interval at ``LEVEL`` (z = 2) of the share ``m.mean`` of ``m.n`` seeds."""
+    n, half = m.n + 4.0, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
+    return (m.n * m.mean + 2.0 - half) / n, (m.n * m.mean + 2.0 + half) / n
+
+
+def judge_share(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """The score test of the share against the value: |z| ≤ 2, the value inside the Wilson interval."""
+    for m in points:
+        m.z = ratio(m.mean - m.paper, math.sqrt(m.paper * (1.0 - m.paper) / m.n))
+    return {"verdict": "agrees" if all(abs(m.z) <= 2.0 for m in points) else "differs"}
+
+
 def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     """Falling at every saved step of the last decade, and at the end more than 2 sd below the start."""
     for m in points:
@@ -132,7 +145,13 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 #: check -> its judge
-JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
+JUDGES = {
+    "equal": judge_equal,
+    "constant": judge_constant,
+    "below": judge_bound,
+    "above": judge_bound,
+    "share": judge_share,
+}
 JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order}
 JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
@@ -156,7 +175,7 @@ TEST_SET_METRICS = ("accuracy", "logit_error", "test_loss")
 def is_level(claim: Claim) -> bool:
     """A test-set metric's value at one step: it carries the test set's sampling error (docs/claims.md)."""
     q = claim.quantity
-    return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", *SLOPE_CHECKS)
+    return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", "share", *SLOPE_CHECKS)
 
 
 def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
