@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
 #: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the other
-#: checks' chance is not 1 − LEVEL: docs/claims.md, How many "differs" chance alone gives)
+#: checks' chance is not 1 − LEVEL: docs/claims.md, How many failures chance alone gives)
 CHANCE_CHECKS = ("equal", "constant")
 SLOPE_CHECKS = ("flat", "rising", "falling")
 #: a "differs" whose χ² is within the limit at three standard deviations (99.73%) reads "marginal"
@@ -234,11 +234,11 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
     return out
 
 
-# --- how many "differs" chance alone gives ------------------------------------------------------------------------
+# --- how many failures chance alone gives --------------------------------------------------------------------------
 
 
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:
-    """Whether the row counts in the chance line (docs/claims.md, How many "differs" chance alone gives)."""
+    """Whether the row counts in the chance line (docs/claims.md, How many failures chance alone gives)."""
     return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
 
 
