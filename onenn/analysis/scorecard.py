@@ -23,7 +23,6 @@ from onenn.analysis.verdict import (
     sampling_error,
     verdicts_at_test_sizes,
     why_differs,
-    wilson,
 )
 from onenn.base.claim import Claim, ClaimPoint
 from onenn.base.columns import se_column, variant_name
@@ -210,11 +209,11 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
 
 
 def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
-    """How far a point is from agreeing, the row shows the largest: by its z where the row prints one (|z|, or
-    against the bound's side); else in the quantity's own units, by how far it misses the rule's margin of 2 sd
-    (the bound, or a slope's 0; flat: ``resolution + 2 sd``); decays: the smallest fall, last / first."""
+    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side);
+    else in the quantity's units, by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: the
+    resolution + 2 sd)."""
     side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
-    if claim.check == "decays":
+    if claim.check == "decays":  # the smallest fall, last / first
         return m.series[-1] / m.series[0] if m.series[0] else math.inf
     if claim.check == "flat":
         return abs(m.mean) - claim.resolution - 2.0 * m.sd
@@ -236,10 +235,10 @@ def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) ->
     if check in SLOPE_CHECKS:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
-    if check == "share":
-        low, high = wilson(m)
-        share = f"{round(m.mean * m.n)} of {m.n} seeds, Wilson interval {number(low)}–{number(high)}"
-        return f"{m.label}: {share} vs {number(m.paper)} (z = {m.z:+.2f})"
+    if check == "share":  # Wilson's score interval at z = 2, (k + 2 ∓ 2·√(k(n − k)/n + 1))/(n + 4)
+        k, half = m.mean * m.n, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
+        interval = f"Wilson interval {number((k + 2.0 - half) / (m.n + 4))}–{number((k + 2.0 + half) / (m.n + 4))}"
+        return f"{m.label}: {round(k)} of {m.n} seeds, {interval} vs {number(m.paper)} (z = {m.z:+.2f})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
     return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"

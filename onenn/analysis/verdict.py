@@ -110,14 +110,8 @@ def judge_bound(points: list[Measured], claim: Claim) -> dict[str, Any]:
     return {"verdict": "agrees" if all(sign * m.z > 2.0 for m in points) else "differs"}
 
 
-def wilson(m: Measured) -> tuple[float, float]:
-    """The Wilson score interval at ``LEVEL`` (z = 2) of the share ``m.mean`` of ``m.n`` seeds."""
-    n, half = m.n + 4.0, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
-    return (m.n * m.mean + 2.0 - half) / n, (m.n * m.mean + 2.0 + half) / n
-
-
 def judge_share(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """The score test of the share against the value: |z| ≤ 2, the value inside the Wilson interval."""
+    """The score test of the share against the value: |z| ≤ 2, the value inside Wilson's interval at z = 2."""
     for m in points:
         m.z = ratio(m.mean - m.paper, math.sqrt(m.paper * (1.0 - m.paper) / m.n))
     return {"verdict": "agrees" if all(abs(m.z) <= 2.0 for m in points) else "differs"}
@@ -145,14 +139,8 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 #: check -> its judge
-JUDGES = {
-    "equal": judge_equal,
-    "constant": judge_constant,
-    "below": judge_bound,
-    "above": judge_bound,
-    "share": judge_share,
-}
-JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order}
+JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
+JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order, "share": judge_share}
 JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
