@@ -71,6 +71,13 @@ def test_the_full_run_trains_125_runs():
     assert ex.experiment_names(CONFIG, kind="scaling") == ["scaling_identity"]
 
 
+def test_epsilon_2_seeds_is_experiment_5s_epsilon_2_run_over_16_seeds():
+    """Our row of the share of seeds that learn at ε = 2 reads experiment 5's run at ε = 2, over 16 seeds, not 3."""
+    (ours,) = resolved("epsilon_2_seeds")
+    five = ex.settings(CONFIG, "diagonal_init", "epsilon=2")
+    assert {**ours, "seeds": 3} == five and ours["seeds"] == 16
+
+
 def test_quick_preset_covers_every_experiment():
     quick = yaml.safe_load((ROOT / "workflow/presets/quick.yaml").read_text())
     assert set(quick["experiments"]) == set(CONFIG["experiments"])
