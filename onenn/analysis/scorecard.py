@@ -19,7 +19,7 @@ from onenn.analysis.verdict import (
     is_chance_test,
     is_level,
     metric_bound,
-    ratio,
+    ours_spread,
     sampling_error,
     verdicts_at_test_sizes,
     why_differs,
@@ -110,6 +110,8 @@ def per_seed(rows: pd.DataFrame, claim: Claim, rescaled_time: float | None, colu
         value = last - first
     else:
         value = first if q.step == "first" else last
+    if q.at_least is not None:
+        value = (value >= q.at_least).astype(float)
     frame = pd.DataFrame({"value": value, "last": last, "test_size": runs["test_size"].first()})
     return frame.rename_axis("seed").reset_index()
 
@@ -206,16 +208,19 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     return found, missing
 
 
-#: check -> how the row picks the point it shows, the one farthest from agreeing (default: the largest |z|; an
-#: ordering shows none)
-SHOWN = {
-    "above": (min, lambda m: m.z),
-    "below": (max, lambda m: m.z),
-    "decays": (max, lambda m: m.series[-1] / m.series[0] if m.series[0] else math.inf),  # the smallest fall
-    "rising": (min, lambda m: ratio(m.mean, m.sd)),
-    "falling": (max, lambda m: ratio(m.mean, m.sd)),
-    "flat": (max, lambda m: abs(m.mean)),
-}
+def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
+    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side);
+    else in the quantity's units, by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: the
+    resolution + 2 sd)."""
+    side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
+    if claim.check == "decays":  # the smallest fall, last / first
+        return m.series[-1] / m.series[0] if m.series[0] else math.inf
+    if claim.check == "flat":
+        return abs(m.mean) - claim.resolution - 2.0 * m.sd
+    if side is None or with_z:
+        return abs(m.z) if side is None else -side * m.z
+    return 2.0 * ours_spread(m) - side * (m.mean - (m.paper if claim.check in ("above", "below") else 0.0))
+
 
 #: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
 WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
@@ -230,6 +235,10 @@ def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) ->
     if check in SLOPE_CHECKS:
         label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
         return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
+    if check == "share":  # Wilson's score interval at z = 2, (k + 2 ∓ 2·√(k(n − k)/n + 1))/(n + 4)
+        k, half = m.mean * m.n, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
+        interval = f"Wilson interval {number((k + 2.0 - half) / (m.n + 4))}–{number((k + 2.0 + half) / (m.n + 4))}"
+        return f"{m.label}: {round(k)} of {m.n} seeds, {interval} vs {number(m.paper)} (z = {m.z:+.2f})"
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
     return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
@@ -272,8 +281,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     with_z = claim.check not in ("decays", *SLOPE_CHECKS)
     with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in found)
     if claim.check not in ("increasing", "decreasing"):
-        pick, key = SHOWN.get(claim.check, (max, lambda m: abs(m.z)))
-        worst = pick(found, key=key)
+        worst = max(found, key=lambda m: shortfall(m, claim, with_z))
         row |= {column: getattr(worst, name) for column, name in WORST.items()}
         row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
     detail = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in found)

@@ -74,7 +74,8 @@ INTRODUCTION = (
     "combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the paper's sampling error "
     "at the test size assumed for it, half its printed precision), and the verdict by the rule of docs/claims.md. A "
     "slope row (change per decade of steps) shows the slope ± sd over seeds and no z: its sign is read by the rule's "
-    "sign rule. Where a claim covers several points, the row shows the one farthest from agreeing and the test is χ² "
+    "sign rule. Where a claim covers several points, the row shows the one farthest from agreeing (by its z where the "
+    "row shows one, else by how far it misses the rule's margin in the quantity's own units) and the test is χ² "
     "over all of them; every point is listed below. Our own rows (questions of this project, not the paper's) follow, "
     "scored by the same rule."
 )

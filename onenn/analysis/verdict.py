@@ -110,6 +110,13 @@ def judge_bound(points: list[Measured], claim: Claim) -> dict[str, Any]:
     return {"verdict": "agrees" if all(sign * m.z > 2.0 for m in points) else "differs"}
 
 
+def judge_share(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """The score test of the share against the value: |z| ≤ 2, the value inside Wilson's interval at z = 2."""
+    for m in points:
+        m.z = ratio(m.mean - m.paper, math.sqrt(m.paper * (1.0 - m.paper) / m.n))
+    return {"verdict": "agrees" if all(abs(m.z) <= 2.0 for m in points) else "differs"}
+
+
 def judge_decays(points: list[Measured], claim: Claim) -> dict[str, Any]:
     """Falling at every saved step of the last decade, and at the end more than 2 sd below the start."""
     for m in points:
@@ -133,7 +140,7 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 #: check -> its judge
 JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
-JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order}
+JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order, "share": judge_share}
 JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
@@ -156,7 +163,7 @@ TEST_SET_METRICS = ("accuracy", "logit_error", "test_loss")
 def is_level(claim: Claim) -> bool:
     """A test-set metric's value at one step: it carries the test set's sampling error (docs/claims.md)."""
     q = claim.quantity
-    return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", *SLOPE_CHECKS)
+    return q.column in TEST_SET_METRICS and q.of == "value" and claim.check not in ("decays", "share", *SLOPE_CHECKS)
 
 
 def metric_bound(column: str, loss: str = "square", c: float = 0.0, K: int = 2) -> float | None:
@@ -215,7 +222,7 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
     return out
 
 
-# --- how many failures chance alone gives -------------------------------------------------------------------------
+# --- how many failures chance alone gives --------------------------------------------------------------------------
 
 
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:

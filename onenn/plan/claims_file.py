@@ -26,7 +26,7 @@ TRAIN_BY = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr"
 #: the kinds of experiment the scorecard reads (``Kind.scored``)
 SCORED_KINDS = tuple(kind.name for kind in ALL_KINDS.values() if kind.scored)
 #: checks that compare with a value of the paper, and checks that judge our numbers alone
-VALUE_CHECKS = ("equal", "below", "above")
+VALUE_CHECKS = ("equal", "below", "above", "share")
 ORDER_CHECKS = ("increasing", "decreasing")
 #: checks that read the whole series of saved steps (no ``step``, no ``of``): the fall, and the slope per decade
 SERIES_CHECKS = ("decays", "flat", "rising", "falling")
@@ -78,6 +78,8 @@ def quantity_problems(path: tuple, kind: str, quantity: dict, check: str) -> lis
         problems.append(Problem((*at, "over"), message))
     if "over" in quantity and "divide_by" in quantity:
         problems.append(Problem((*at, "over"), "give `over` or `divide_by`, not both"))
+    if ("at_least" in quantity) != (check == "share"):
+        problems.append(Problem((*at, "at_least"), "check `share` and `at_least` (what a seed must reach) go together"))
     of_steps = quantity.get("of", "value") != "value"  # the first and the last step, not one
     if of_steps and "step" in quantity:
         problems.append(Problem((*at, "step"), f"`of: {quantity['of']}` uses the first and the last step; drop `step`"))

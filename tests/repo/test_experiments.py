@@ -65,10 +65,17 @@ def test_scaling_identity_points_and_prompts():
     assert panels["grid"] == {"xi": [[1, 2], [2, 5], [3, 6], [5, 8]], "K": [2, 3, 5, 10], "prompts": 40_000}
 
 
-def test_the_full_run_trains_109_runs():
-    """3·8 + 2·6 + 4·4 + 9·3 + 6·3 = 97 training runs (docs/method.md §6), and theorem_regime's 3·4."""
-    assert sum(len(ex.runs(CONFIG, e)) for e in ex.experiment_names(CONFIG, kind="train")) == 109
+def test_the_full_run_trains_125_runs():
+    """3·8 + 2·6 + 4·4 + 9·3 + 6·3 = 97 training runs (docs/method.md §6), theorem_regime's 3·4 and epsilon_2_seeds' 16."""
+    assert sum(len(ex.runs(CONFIG, e)) for e in ex.experiment_names(CONFIG, kind="train")) == 125
     assert ex.experiment_names(CONFIG, kind="scaling") == ["scaling_identity"]
+
+
+def test_epsilon_2_seeds_is_experiment_5s_epsilon_2_run_over_16_seeds():
+    """Our row of the share of seeds that learn at ε = 2 reads experiment 5's run at ε = 2, over 16 seeds, not 3."""
+    (ours,) = resolved("epsilon_2_seeds")
+    five = ex.settings(CONFIG, "diagonal_init", "epsilon=2")
+    assert {**ours, "seeds": 3} == five and ours["seeds"] == 16
 
 
 def test_quick_preset_covers_every_experiment():

@@ -216,6 +216,36 @@ def test_below_needs_more_than_two_spreads_of_room(ours, verdict):
     assert one(scorecard([claim("below", [ClaimPoint("v", value=1.0)])], {"exp": table}))["verdict"] == verdict
 
 
+def test_the_row_shows_the_point_farthest_from_agreeing_by_the_rules_own_distance():
+    """A bound on the weights (no z printed), below 7/15: a at 1.114 ± 0.00011 misses the rule's margin by
+    1.114 + 2·0.00011 − 7/15 = 0.64755, b at 1.037 ± 0.000065 by 0.57046: a is shown (by z, 5885 against 8774, b
+    would be). Below 1, c at 0.5 ± 0.3 fails (0.5 + 0.6 > 1) and d at 0.99 ± 0.001 agrees (0.992 < 1): c is shown,
+    though d lies nearer the bound."""
+    far = {"a": last_step(*seeds_with(1.114, 0.00011)), "b": last_step(*seeds_with(1.037, 0.000065))}
+    bound = claim("below", [ClaimPoint(v, value=7 / 15) for v in far])
+    assert one(scorecard([bound], {"exp": train_table(far, "dist_family_active")}))["ours_mean"] == pytest.approx(1.114)
+    near = {"c": last_step(*seeds_with(0.5, 0.3)), "d": last_step(*seeds_with(0.99, 0.001))}
+    row = one(
+        scorecard(
+            [claim("below", [ClaimPoint(v, value=1.0) for v in near])], {"exp": train_table(near, "dist_family_active")}
+        )
+    )
+    assert (row["ours_mean"], row["verdict"]) == (pytest.approx(0.5), "differs")
+
+
+@pytest.mark.parametrize("value, verdict", [(0.618, "agrees"), (0.44, "agrees"), (0.438, "differs"), (0.9, "differs")])
+def test_a_share_of_seeds_agrees_when_the_value_is_inside_its_wilson_interval(value, verdict):
+    """11 of 16 seeds at 0.9 or more: Wilson's interval at z = 2 is (13 ∓ 2·√(16·(11/16)·(5/16) + 1))/20 =
+    0.43935 .. 0.86065; the score test's z at 0.618 is (0.6875 − 0.618)/√(0.618·0.382/16) = +0.572."""
+    table = train_table({"v": last_step(*[0.95] * 11, *[0.6] * 5)}, "accuracy")
+    c = claim("share", [ClaimPoint("v", value=value)], "accuracy", test_set="separated", at_least=0.9)
+    row = one(scorecard([c], {"exp": table}))
+    assert (row["ours_mean"], row["n"], row["verdict"]) == (11 / 16, 16, verdict)
+    assert "11 of 16 seeds, Wilson interval 0.4393–0.8607" in row["detail"] and "share of seeds" in row["quantity"]
+    if value == 0.618:
+        assert row["z"] == pytest.approx(0.5722, abs=1e-4)
+
+
 def test_decays_needs_a_fall_at_every_step_of_the_last_decade():
     steps = (0, 5, 10, 20, 50, 100)  # the last decade: steps 10 .. 100
     falling = train_table({"v": [[1.0, 1.2, 0.5, 0.3, 0.2, 0.1]] * 2}, "logit_error", steps=steps)
@@ -280,7 +310,7 @@ def test_the_scorecard_has_one_typed_row_per_claim_and_a_markdown_page():
 def test_the_repositorys_claims_name_real_experiments_columns_and_variants(known):
     claims = load_claims(CLAIMS, known, SCHEMA)
     assert {c.figure for c in claims if c.source == "paper"} == {1, 2, 3, 4, 5, 6}
-    assert {c.experiment for c in claims if c.source == "ours"} == {"theorem_regime"}
+    assert {c.experiment for c in claims if c.source == "ours"} == {"theorem_regime", "epsilon_2_seeds"}
     assert all(c.paper_test_size == 4096 for c in claims)
     assert len({c.id for c in claims}) == len(claims)
     for c in claims:
@@ -347,6 +377,11 @@ def test_a_valid_claim_has_no_problem(known, schema):
         ({"vaule": 1.0}, "claims[0].vaule: unknown key 'vaule'; did you mean 'value'?"),
         ({"check": "equals"}, "claims[0].check: 'equals' is not one of"),
         ({"post_hoc": True}, "claims[0].post_hoc: `post_hoc: true` and `post_hoc_reason` go together"),
+        ({"check": "share"}, "claims[0].quantity.at_least: check `share` and `at_least`"),
+        (
+            {"quantity": {"column": "accuracy", "test_set": "separated", "at_least": 0.9}},
+            "claims[0].quantity.at_least: check `share` and `at_least`",
+        ),
         ({"versus": "epsilon=0.7"}, "claims[0].versus: unknown variant 'epsilon=0.7'"),
         ({"versus": "epsilon=0"}, "claims[0].versus: 'epsilon=0' is also a point of the claim"),
         (
@@ -698,5 +733,6 @@ def test_the_repositorys_reasons_are_headings_of_docs_claims(known):
     claims = load_claims(CLAIMS, known, SCHEMA)
     reasons = {c.reason for c in claims if c.reason}
     assert reasons and reasons <= anchors, reasons - anchors
-    assert [c.id for c in claims if c.post_hoc] == ["theorem_distance_to_family_falling"]
+    post_hoc = ["theorem_ratio_bound", "theorem_distance_to_family_falling", "epsilon_2_share_that_learns"]
+    assert [c.id for c in claims if c.post_hoc] == post_hoc
     assert {c.paper_test_sizes for c in claims} == {(2000, 10000)}

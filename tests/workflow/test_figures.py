@@ -140,6 +140,7 @@ def legend_entries() -> dict[str, set[str]]:
     return {
         "convergence": {str(n) for n in sweep("convergence", "N")},
         "theorem_regime": {str(s) for s in sweep("theorem_regime", "sigma")},
+        "epsilon_2_seeds": set(ex.variants(CONFIG, "epsilon_2_seeds")),  # one variant: the legend names it
         "distribution_shift": {str(k) for k in sweep("distribution_shift", "K")},
         "number_of_classes": {str(k) for k in sweep("number_of_classes", "K")} | {"chance 1/K"},
         "diagonal_init": {f"ε={e:g}" for e in sweep("diagonal_init", "epsilon")}

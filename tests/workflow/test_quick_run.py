@@ -53,7 +53,7 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
 
 
 #: the experiments beyond the paper's six, in config.yaml's order (docs/method.md §7, and Theorem 1's regime)
-OURS = ("theorem_regime", "binary_sgd", "landscape", "audit", "full_matrix")
+OURS = ("theorem_regime", "epsilon_2_seeds", "binary_sgd", "landscape", "audit", "full_matrix")
 
 
 def test_quick_preset_writes_the_headline_table(quick_run):
