@@ -10,7 +10,6 @@ import pandas as pd
 
 from onenn.analysis.markdown import markdown_table, number
 from onenn.analysis.tables import AUDIT_SWAP
-from onenn.theory.reduced.late_time import boundary_layer_share
 
 #: the tolerance the resolution test is held to at late times: relative change of xi1/xi2 and of the loss between
 #: the two finest resolutions
@@ -153,10 +152,9 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         worst_text = ", ".join(f"{q} {v:.2g}" for q, v in worst.items())
         lines += [markdown_table(header, body), ""]
         first, last = comp.iloc[0], comp.iloc[-1]
-        share = [boundary_layer_share(float(r["xi1"]), float(r["xi1"] / r["xi_ratio"]), N, d) for r in (first, last)]
         verdict = f"Largest relative difference: {worst_text}: {'within' if ok else 'NOT within'} the tolerance."
-        layer = f"The boundary layer's share of ξ2's rate: {share[0]:.2g} at t = {first['time']:.3g}, "
-        layer += f"{share[1]:.2g} at t = {last['time']:.3g}."
+        layer = f"The boundary layer's share of ξ2's rate: {first['layer_share']:.2g} at t = {first['time']:.3g}, "
+        layer += f"{last['layer_share']:.2g} at t = {last['time']:.3g}."
         lines += [f"{verdict} {layer}", ""]
         far_parts.append((variant, far_rows))
     if far_parts:

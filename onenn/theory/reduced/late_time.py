@@ -121,7 +121,7 @@ FAR_DECADES = (20.0, 30.0, 40.0, 60.0, 100.0, 200.0, 300.0, 1000.0, 3000.0)
 
 def comparison(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
     """The late flow from the population flow's point at ``COMPARE_FROM``, at its recorded times from there on:
-    ``xi1``, ``xi1/xi2`` and ``loss * xi1`` of both, and their relative differences."""
+    ``xi1``, ``xi1/xi2`` and ``loss * xi1`` of both, their relative differences, and the boundary layer's share."""
     part = main[main["time"] >= COMPARE_FROM].sort_values("time")
     start = part.iloc[0]
     late = late_flow(float(start["xi1"]), float(start["xi2"]), float(start["time"]), np.log10(part["time"]), N, d)
@@ -131,6 +131,7 @@ def comparison(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
     out = pd.DataFrame({k: np.asarray(v) for k, v in columns.items()})
     for q in ("xi1", "xi_ratio", "loss_xi1"):
         out[f"{q}_change"] = np.abs(out[f"{q}_late"] / out[q] - 1.0)
+    out["layer_share"] = [boundary_layer_share(x1, x2, N, d) for x1, x2 in zip(part["xi1"], part["xi2"], strict=True)]
     return out
 
 
