@@ -171,9 +171,8 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
 
 
 def distinct_variants(results: list[TrainResult]) -> list[TrainResult]:
-    """``results``, of which no two of one experiment and variant differ in a setting (their runs would be pooled as
-    seeds of one): unnamed ones (``default``) are named by the settings that differ, as the workflow names a sweep's
-    variants; named ones that differ, or a seed twice, raise ``ConfigError``."""
+    """``results``, no two of one experiment and variant differing in a setting (never pooled as seeds of one): unnamed
+    ones named by the settings that differ, as a sweep's variants; named ones that differ, or a seed twice, refused."""
     for rename in (True, False):  # and once more: a name given here may be one given by the user
         groups: dict[tuple[str, str], list[int]] = {}
         for i, r in enumerate(results):
@@ -183,23 +182,17 @@ def distinct_variants(results: list[TrainResult]) -> list[TrainResult]:
             values = {k: {format_value(r.settings[k]) for r in mine} for k in mine[0].settings if k not in PLAN_KEYS}
             differ = [k for k, v in values.items() if len(v) > 1]
             names = [variant_name({k: r.settings[k] for k in differ}) for r in mine]
-            seeds = [seed for r in mine for seed in r.seeds]
+            seeds, named = [seed for r in mine for seed in r.seeds], ", ".join(dict.fromkeys(names))
             if differ and rename and variant == "default":
-                named = ", ".join(dict.fromkeys(names))
                 log.warning("%s: the unnamed results differ in %s: variants %s", experiment, ", ".join(differ), named)
                 for i, name in zip(members, names):
-                    results[i] = renamed(results[i], name)
+                    runs = tuple(replace(run, record={**run.record, "variant": name}) for run in results[i].runs)
+                    results[i] = replace(results[i], variant=name, runs=runs)
             elif differ or len(set(seeds)) < len(seeds):
-                names = " and ".join(f"train(..., variant={name!r})" for name in dict.fromkeys(names))
-                why = f"differ in {', '.join(differ)}: name each, {names}" if differ else f"repeat a seed: {seeds}"
-                problem = Problem((experiment,), f"the results of variant {variant!r} {why}")
-                raise ConfigError([problem], what="results to evaluate")
+                name_them = f"name each, train(..., variant=...): {named}"
+                why = f"differ in {', '.join(differ)}: {name_them}" if differ else f"repeat a seed: {seeds}"
+                raise ConfigError([Problem((experiment,), f"the results of variant {variant!r} {why}")], what="results")
     return results
-
-
-def renamed(result: TrainResult, variant: str) -> TrainResult:
-    runs = tuple(replace(run, record={**run.record, "variant": variant}) for run in result.runs)
-    return replace(result, variant=variant, runs=runs)
 
 
 @dataclass(frozen=True)

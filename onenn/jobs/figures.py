@@ -19,17 +19,19 @@ def figure_job(
 
     matplotlib.use("Agg")  # the job chooses the backend (files, no screen); the library leaves it to its user
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     from onenn.analysis.drawing import PlotStyle, metadata
     from onenn.analysis.plots import figure as draw
 
     style = PlotStyle(**style)
     fig = draw(figure, load_checked_table(table_path), style, group_by)
-    try:
-        for path in outputs:
-            fmt = Path(path).suffix.lstrip(".")
-            kwargs = {"format": fmt, "dpi": style.dpi, "metadata": metadata(fmt, figure, fig, group_by)}
-            write_with(path, lambda tmp, kwargs=kwargs: fig.savefig(tmp, **kwargs))
+    try:  # saved in the style it is drawn in: a 3D axis (landscape) reads it when drawn
+        with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
+            for path in outputs:
+                fmt = Path(path).suffix.lstrip(".")
+                kwargs = {"format": fmt, "dpi": style.dpi, "metadata": metadata(fmt, figure, fig, group_by)}
+                write_with(path, lambda tmp, kwargs=kwargs: fig.savefig(tmp, **kwargs))
     finally:
         plt.close(fig)
     log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))

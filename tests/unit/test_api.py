@@ -137,9 +137,11 @@ def test_unnamed_results_that_differ_in_a_setting_are_named_by_it_never_pooled(u
 
 def test_named_results_that_differ_or_repeat_a_seed_are_refused(unnamed):
     low, high, wide = unnamed
-    with pytest.raises(ConfigError, match=r"variant 'v' differ in lr: name each, train\(\.\.\., variant='lr=0.05'\)"):
+    with pytest.raises(
+        ConfigError, match=r"variant 'v' differ in lr: name each, train\(\.\.\., variant=\.\.\.\): lr=0.05, lr=0.2$"
+    ):
         api.evaluate([dataclasses.replace(low, variant="v"), dataclasses.replace(high, variant="v")])
-    with pytest.raises(ConfigError, match=r"variant 'lr=0.2' differ in d, lr: .* variant='d=4\+lr=0.05'"):
+    with pytest.raises(ConfigError, match=r"variant 'lr=0.2' differ in d, lr: .*: d=3\+lr=0.2, d=4\+lr=0.05$"):
         api.evaluate([low, high, dataclasses.replace(wide, variant="lr=0.2")])  # a name as the unnamed get
     with pytest.raises(ConfigError, match=r"the results of variant 'default' repeat a seed: \[0, 0\]"):
         api.evaluate([low, low])
