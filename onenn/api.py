@@ -7,7 +7,7 @@ import logging
 import tempfile
 from collections.abc import Iterable
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +15,12 @@ import numpy as np
 
 from onenn import API
 from onenn.base import paths
-from onenn.base.columns import TEST_SETS
+from onenn.base.columns import TEST_SETS, format_value, variant_name
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
-from onenn.base.settings import schema, section
+from onenn.base.settings import PLAN_KEYS, schema, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
-from onenn.plan.validate import ConfigError, check_config
+from onenn.plan.validate import ConfigError, Problem, check_config
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,7 +144,7 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
     if set(asked) - set(TEST_SETS) or not names:
         raise ValueError(f"test_set must be one or more of {', '.join(TEST_SETS)}; got {test_set!r}")
     if not isinstance(result, TrainResult):
-        return concat_tables(evaluate(one, test_set) for one in result)
+        return concat_tables(evaluate(one, test_set) for one in distinct_variants(list(result)))
     s = result.settings
     tables = []
     with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp:
@@ -168,6 +168,31 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
             )
             tables.append(load_table(folder / "metrics.parquet"))
     return tables[0] if len(tables) == 1 else concat_tables(tables)
+
+
+def distinct_variants(results: list[TrainResult]) -> list[TrainResult]:
+    """``results``, no two of one experiment and variant differing in a setting (never pooled as seeds of one): unnamed
+    ones named by the settings that differ, as a sweep's variants; named ones that differ, or a seed twice, refused."""
+    for rename in (True, False):  # and once more: a name given here may be one given by the user
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, r in enumerate(results):
+            groups.setdefault((r.experiment, r.variant), []).append(i)
+        for (experiment, variant), members in groups.items():
+            mine = [results[i] for i in members]
+            values = {k: {format_value(r.settings[k]) for r in mine} for k in mine[0].settings if k not in PLAN_KEYS}
+            differ = [k for k, v in values.items() if len(v) > 1]
+            names = [variant_name({k: r.settings[k] for k in differ}) for r in mine]
+            seeds, named = [seed for r in mine for seed in r.seeds], ", ".join(dict.fromkeys(names))
+            if differ and rename and variant == "default":
+                log.warning("%s: the unnamed results differ in %s: variants %s", experiment, ", ".join(differ), named)
+                for i, name in zip(members, names):
+                    runs = tuple(replace(run, record={**run.record, "variant": name}) for run in results[i].runs)
+                    results[i] = replace(results[i], variant=name, runs=runs)
+            elif differ or len(set(seeds)) < len(seeds):
+                name_them = f"name each, train(..., variant=...): {named}"
+                why = f"differ in {', '.join(differ)}: {name_them}" if differ else f"repeat a seed: {seeds}"
+                raise ConfigError([Problem((experiment,), f"the results of variant {variant!r} {why}")], what="results")
+    return results
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ import torch
 # interpreter, which has to be switched on before triton is first imported (nothing else in the tests imports
 # triton). With a GPU they run it compiled, on CUDA (the GPU check, tests/gpu/check.sh, runs them there too).
 os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")
+# The tests draw into files, as the figure jobs do (the library leaves the backend to its user): Agg, not a window
+os.environ.setdefault("MPLBACKEND", "Agg")
 
 
 @pytest.fixture

@@ -6,9 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -34,6 +31,8 @@ from onenn.maths.family import XI_RATIO_BOUND
 LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
 SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
 UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
+#: the config's ``plots`` at their defaults: ``figure``'s style unless told
+STYLE = PlotStyle()
 #: colours of the block-confined perturbations (the others take the palette)
 CONFINED_COLOURS = {"label": "tab:red", "other": "tab:orange"}
 
@@ -353,8 +352,12 @@ FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure
 }
 
 
-def figure(name: str, table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
-    """Figure ``name`` of an experiment's table, its curves grouped by the settings ``group_by``."""
+def figure(name: str, table: pd.DataFrame, style: PlotStyle = STYLE, group_by: Sequence[str] = ()) -> plt.Figure:
+    """Figure ``name`` of an experiment's table, its curves grouped by the settings ``group_by``, drawn in the
+    style's seaborn context and laid out (``tight_layout``: saved, its labels are whole), as the workflow's."""
     if name not in FIGURES:
         raise ValueError(f"figure must be one of {', '.join(sorted(FIGURES))}; got {name!r}")
-    return FIGURES[name](table, style, list(group_by))
+    with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
+        fig = FIGURES[name](table, style, list(group_by))
+        fig.tight_layout()
+    return fig

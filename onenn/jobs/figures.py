@@ -15,22 +15,23 @@ def figure_job(
 ) -> None:
     """Draw figure ``figure`` of an experiment's table, grouped by ``group_by``, laid out in the style's seaborn
     context, into every path of ``outputs``."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # the job chooses the backend (files, no screen); the library leaves it to its user
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     from onenn.analysis.drawing import PlotStyle, metadata
     from onenn.analysis.plots import figure as draw
 
-    table = load_checked_table(table_path)
     style = PlotStyle(**style)
-    with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
-        fig = draw(figure, table, style, group_by)
-        try:
-            fig.tight_layout()
+    fig = draw(figure, load_checked_table(table_path), style, group_by)
+    try:  # saved in the style it is drawn in: a 3D axis (landscape) reads it when drawn
+        with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
             for path in outputs:
                 fmt = Path(path).suffix.lstrip(".")
                 kwargs = {"format": fmt, "dpi": style.dpi, "metadata": metadata(fmt, figure, fig, group_by)}
                 write_with(path, lambda tmp, kwargs=kwargs: fig.savefig(tmp, **kwargs))
-        finally:
-            plt.close(fig)
+    finally:
+        plt.close(fig)
     log.info("drew %s into %s", figure, ", ".join(map(str, outputs)))

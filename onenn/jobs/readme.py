@@ -82,6 +82,9 @@ def lemmas_job(
 ) -> None:
     """The convergence proof's inequalities along an audit experiment's trajectories (its variants' audit
     ``settings``): the page and the figure of each inequality's two sides at Lemma 12's threshold."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # as the figure job: the job chooses the backend, the library does not
     import matplotlib.pyplot as plt
 
     from onenn.analysis.inequalities_page import figure, figure_variant, first_in_region, page

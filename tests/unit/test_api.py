@@ -109,6 +109,51 @@ def test_load_reads_a_finished_runs_files(trained, tmp_path):
         api.load(tmp_path / "nowhere")
 
 
+@pytest.fixture(scope="module")
+def unnamed():
+    """Three unnamed results (variant ``default``), one seed each: lr 0.05 and 0.2 at d = 3, lr 0.05 at d = 4."""
+    return [api.train(**(SMALL | s), seed=0, progress=False) for s in ({}, {"lr": 0.2}, {"d": 4})]
+
+
+def test_unnamed_results_that_differ_in_a_setting_are_named_by_it_never_pooled(unnamed, caplog):
+    """Pooled, lr 0.05 and 0.2 would be two seeds of ``default``: they are variants ``lr=0.05`` and ``lr=0.2``,
+    each with its own run's rows, as the workflow names a sweep over lr; with d too, both settings name them."""
+    low, high, _ = unnamed
+    table = api.evaluate([low, high])
+    assert "api: the unnamed results differ in lr: variants lr=0.05, lr=0.2" in caplog.text
+    assert table.groupby("variant")["lr"].unique().to_dict() == {"lr=0.05": [0.05], "lr=0.2": [0.2]}
+    for result, name in ((low, "lr=0.05"), (high, "lr=0.2")):
+        mine = table[table["variant"] == name].drop(columns="variant").reset_index(drop=True)
+        alone = concat_tables([api.evaluate(result)]).drop(columns="variant")  # in the table's order
+        pd.testing.assert_frame_equal(mine, alone, check_exact=True)
+    assert low.variant == "default"  # the results given are left as they were
+    three = api.evaluate(unnamed).drop_duplicates("variant").set_index("variant")[["d", "lr"]]
+    assert three.to_dict("index") == {
+        "d=3+lr=0.05": {"d": 3, "lr": 0.05},
+        "d=3+lr=0.2": {"d": 3, "lr": 0.2},
+        "d=4+lr=0.05": {"d": 4, "lr": 0.05},
+    }
+
+
+def test_named_results_that_differ_or_repeat_a_seed_are_refused(unnamed):
+    low, high, wide = unnamed
+    with pytest.raises(
+        ConfigError, match=r"variant 'v' differ in lr: name each, train\(\.\.\., variant=\.\.\.\): lr=0.05, lr=0.2$"
+    ):
+        api.evaluate([dataclasses.replace(low, variant="v"), dataclasses.replace(high, variant="v")])
+    with pytest.raises(ConfigError, match=r"variant 'lr=0.2' differ in d, lr: .*: d=3\+lr=0.2, d=4\+lr=0.05$"):
+        api.evaluate([low, high, dataclasses.replace(wide, variant="lr=0.2")])  # a name as the unnamed get
+    with pytest.raises(ConfigError, match=r"the results of variant 'default' repeat a seed: \[0, 0\]"):
+        api.evaluate([low, low])
+
+
+def test_seeds_of_one_setting_in_several_results_are_pooled(trained):
+    """The same settings and variant, seed 0 and seed 1 trained apart: one variant of two seeds, as one call."""
+    apart = [dataclasses.replace(trained, runs=(run,)) for run in trained.runs]
+    pd.testing.assert_frame_equal(api.evaluate(apart), api.evaluate(trained), check_exact=True)
+    assert set(api.evaluate(apart)["variant"]) == {"v"}
+
+
 def test_the_family_in_one_call():
     assert np.array_equal(onenn.family_weights(2.0, 5.0, d=3, K=2), np.diag([2.0, 2.0, 2.0, 0.0, 0.0, -5.0]))
 

@@ -6,6 +6,9 @@ import copy
 import dataclasses
 import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -357,3 +360,34 @@ def test_a_variant_has_one_colour_and_one_marker_in_every_panel(case):
         assert len(markers) == 1 and markers <= set(Line2D.filled_markers), f"{variant} has markers {markers}"
         looks[variant] = (colours.pop(), markers.pop())
     assert len(set(looks.values())) == len(looks), looks
+
+
+# --- in a notebook: the library leaves the backend alone, and a figure saved plainly is whole ---------------------
+
+KEEPS_THE_BACKEND = """
+import matplotlib
+matplotlib.use("svg")  # any backend but Agg, as Jupyter's inline one
+import onenn.analysis.inequalities_page, onenn.analysis.plots
+print(matplotlib.get_backend())
+"""
+
+
+def test_importing_the_figures_leaves_matplotlibs_backend_as_it_was():
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    out = subprocess.run(
+        [sys.executable, "-c", KEEPS_THE_BACKEND], check=False, cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["svg"]
+
+
+def test_a_figure_comes_laid_out_its_labels_inside_it():
+    """Without a style (the default) and saved without ``bbox_inches``, every axis label lies inside the figure."""
+    fig = figure("sweep", synthetic_table(with_experiment(sweep={"d": [4, 8]}), "new"), group_by=["d"])
+    renderer = fig.canvas.get_renderer()
+    labels = [text for ax in fig.axes for text in (ax.xaxis.label, ax.yaxis.label) if text.get_text()]
+    assert "SGD step" in {text.get_text() for text in labels}
+    for text in labels:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1, text.get_text()
+    plt.close(fig)
