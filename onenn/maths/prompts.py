@@ -15,8 +15,7 @@ LABELS = ("gaussian", "rademacher")
 #: the arrays of a multiclass and of a binary prompt set's file (onenn.jobs.inputs.load_prompt_set checks them)
 SET_ARRAYS = ("x", "classes", "nn")
 BINARY_SET_ARRAYS = ("x", "y", "nn")
-#: the draws the separated sampler gives a context point (``separate``), and the chance of failing ``largest_delta``
-#: allows a set
+#: the draws ``separate`` gives a context point, and the chance that a set fails ``largest_delta`` allows
 MAX_ROUNDS, FAILURE = 10_000, 1e-3
 
 

@@ -264,7 +264,6 @@ def palette_problems(config: dict) -> list[Problem]:
     palette, path = config["plots"].get("palette", "viridis"), ("plots", "palette")
     if palette in matplotlib.colormaps and palette.lower() != "jet":  # seaborn refuses jet
         return []
-    landscape = next((n for n, e in config["experiments"].items() if e["figure"] == "landscape"), None)
     import seaborn
 
     try:
@@ -274,10 +273,9 @@ def palette_problems(config: dict) -> list[Problem]:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         allowed = "a seaborn palette such as 'deep' or a matplotlib colormap such as 'viridis'"
         return [Problem(path, f"unknown palette {palette!r}{hint} (allowed: {allowed})")]
-    if landscape is None:
-        return []
+    landscape = [f"experiments.{n}.figure" for n, e in config["experiments"].items() if e["figure"] == "landscape"]
     message = f"{palette!r} is a seaborn palette, not a matplotlib colormap, which figure 'landscape' draws with"
-    return [Problem(path, f"{message} (experiments.{landscape}.figure); use a colormap such as 'viridis'")]
+    return [Problem(path, f"{message} ({landscape[0]}); use a colormap such as 'viridis'")] if landscape else []
 
 
 def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str]]:
@@ -295,15 +293,11 @@ def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str
     for key, n in [(k, n) for k, n in arrays.items() if n > limit][:1]:
         memory = f"more than this machine's memory ({limit / 2**30:.3g} GiB)"
         yield key, n, f"{show(s[key])} gives a run an array of {n / 2**30:.3g} GiB ({ARRAYS[key]}), {memory}"
-    # up to a right angle (delta 2) half of all draws are far enough
-    if s["delta"] > 2 and s["delta"] > (bound := largest_delta(s["d"], s["test_size"] * s["N"])):
-        at = f"d={s['d']}, N={s['N']}, test_size={s['test_size']}"
-        message = f"{show(s['delta'])} is more than the separated sampler reaches at {at}: at most "
-        yield (
-            "delta",
-            -bound,
-            message + f"{math.floor(bound * 1e3) / 1e3} ({MAX_ROUNDS} draws a point; docs/method.md §3.2)",
-        )
+    bound = largest_delta(s["d"], s["test_size"] * s["N"]) if s["delta"] > 2 else 4  # to 2 (a right angle): p >= 1/2
+    if s["delta"] > bound:
+        at, most = f"d={s['d']}, N={s['N']}, test_size={s['test_size']}", math.floor(bound * 1e3) / 1e3
+        message = f"{show(s['delta'])} is more than the separated sampler reaches at {at}: at most {most} "
+        yield "delta", -bound, message + f"(each context point gets {MAX_ROUNDS} draws; docs/method.md §3.2)"
 
 
 def check_config(config: Any, schema: dict) -> list[Problem]:
