@@ -134,7 +134,12 @@ BAD_CONFIGS = [
         "plots.palette",
         "'deep' is a seaborn palette, not a matplotlib colormap, which figure 'landscape' draws with",
     ),
-    ("alias_bomb", alias_bomb, "experiments.convergence.description", "expands to 435848050 values through YAML"),
+    (
+        "alias_bomb",
+        alias_bomb,
+        "experiments.convergence.description",
+        "holds 435848050 values once its YAML aliases (*name)",
+    ),
     ("no_experiments", lambda c: c.__setitem__("experiments", {}), "experiments", "{} should be non-empty"),
     (
         "experiment_name",

@@ -163,15 +163,18 @@ def expanded_size(value: Any, memo: dict[int, float]) -> float:
 
 
 def too_large(config: Any) -> list[Problem]:
-    """The innermost key of the config holding more than ``MAX_VALUES`` values once its aliases are expanded."""
+    """The innermost, largest part of the config over ``MAX_VALUES`` values once its aliases are expanded."""
     path, node, memo, seen = (), config, {}, set()
     if expanded_size(config, memo) <= MAX_VALUES:
         return []
-    while isinstance(node, dict) and id(node) not in seen:
+    while isinstance(node, dict) and id(node) not in seen:  # into the largest part
         seen.add(id(node))
-        path, node = next(((*path, k), v) for k, v in node.items() if expanded_size(v, memo) > MAX_VALUES)
-    size = "itself" if memo[id(node)] == math.inf else f"{memo[id(node)]:.0f} values"
-    message = f"expands to {size} through YAML aliases (*name); a configuration may hold at most {MAX_VALUES}"
+        key, part = max(node.items(), key=lambda kv: expanded_size(kv[1], memo), default=(None, None))
+        if expanded_size(part, memo) <= MAX_VALUES:
+            break
+        path, node = (*path, key), part
+    what = "contains itself" if memo[id(node)] == math.inf else f"holds {memo[id(node)]:.0f} values"
+    message = f"{what} once its YAML aliases (*name) are expanded; a configuration may hold at most {MAX_VALUES}"
     return [Problem(path, message)]
 
 

@@ -181,3 +181,18 @@ def test_the_largest_delta_is_the_separated_samplers(d):
             else:
                 assert reached, (delta, seed)
     assert largest_delta(3, 64 * 4) == pytest.approx(4 * (1 - -np.expm1(np.log(1e-3 / 256) / 10_000)), abs=1e-3)
+
+
+def test_a_config_that_contains_itself_is_refused_before_any_walk():
+    c = copy.deepcopy(CONFIG)
+    c["plots"]["x"] = loop = []
+    loop.append(loop)  # YAML: x: &x [*x]
+    assert [str(p) for p in check_config(c, SCHEMA)] == [
+        "plots.x: contains itself once its YAML aliases (*name) are expanded; a configuration may hold at most 100000"
+    ]
+
+
+def test_a_seaborn_palette_is_accepted_where_no_figure_needs_a_colormap():
+    c = bad_config(delete("experiments", "landscape"))
+    c["plots"]["palette"] = "deep"
+    assert check_config(c, SCHEMA) == []
