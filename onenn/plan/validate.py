@@ -30,9 +30,9 @@ LEAF_KEYWORDS = {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimu
 LEAF_KEYWORDS |= {"minLength", "minItems", "minProperties"}
 #: the values a config may hold once its YAML aliases are expanded (the shipped one: a few hundred)
 MAX_VALUES = 100_000
-#: the arrays of one run that grow the most, by the setting that sizes each (onenn.training.cpu, onenn.analysis.evaluate)
+#: the arrays of a run that grow the most, by the setting that sizes each (onenn.training.train and .cpu, the sets)
 ARRAYS = {"d": "the saved weights", "steps": "every step's loss", "epochs": "every step's loss"}
-ARRAYS |= {"batch": "a block of 16 minibatches", "test_size": "a test set in float64", "train_size": "the training set"}
+ARRAYS |= {"batch": "a block of 16 minibatches", "test_size": "a test set", "train_size": "the training set"}
 
 
 @dataclass(frozen=True, order=True)
@@ -289,9 +289,9 @@ def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str
     s = {**{k: p["default"] for k, p in section(kind, root).items() if "default" in p}, **s}
     size, D, T = (4 if s["dtype"] == "float32" else 8), s["d"] + (s["K"] if kind == "train" else 1) + 1, s["N"] + 1
     steps = s["steps"] if kind == "train" else s["epochs"] * -(-s["train_size"] // s["batch"])
-    arrays = {"d": s["n_eval"] * D * D * size, "steps" if kind == "train" else "epochs": steps * size}
-    arrays |= {"batch": 16 * D * T * s["batch"] * size, "test_size": s["test_size"] * T * D * 8}  # a block of 16
-    arrays |= {"train_size": s["train_size"] * T * D * size} if kind == "binary" else {}
+    arrays = {"d": s["n_eval"] * D * D * 8, "steps" if kind == "train" else "epochs": steps * 8}  # in float64
+    arrays |= {"batch": 16 * D * T * s["batch"] * size, "test_size": s["test_size"] * T * s["d"] * 8}
+    arrays |= {"train_size": s["train_size"] * T * s["d"] * 8} if kind == "binary" else {}
     limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     for key, n in [(k, n) for k, n in arrays.items() if n > limit][:1]:
         memory = f"more than this machine's memory ({limit / 2**30:.3g} GiB)"
