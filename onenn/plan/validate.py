@@ -141,24 +141,21 @@ def unknown_kind(config: Any, root: dict) -> set[str]:
     return {name for name, exp in found if not isinstance(exp, dict) or exp.get("kind") not in kinds}
 
 
-def items(value: Any) -> Iterable[tuple[Any, Any]]:
-    return value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-
-
 def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
     """Every ``.nan``/``.inf`` in the config."""
     if isinstance(value, float) and not math.isfinite(value):
         yield Problem(path, f"{value!r} is not a finite number")
-    for k, v in items(value):
-        yield from non_finite(v, (*path, k))
+    elif isinstance(value, dict | list):
+        for k, v in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from non_finite(v, (*path, k))
 
 
 def expanded_size(value: Any, memo: dict[int, float]) -> float:
     """The values in ``value`` once YAML's aliases (shared objects) are expanded, in time linear in the distinct
     objects (``inf``: one that contains itself)."""
     if isinstance(value, dict | list) and id(value) not in memo:
-        memo[id(value)] = math.inf
-        memo[id(value)] = 1 + sum(expanded_size(v, memo) for _, v in items(value))
+        memo[id(value)], parts = math.inf, value.values() if isinstance(value, dict) else value
+        memo[id(value)] = 1 + sum(expanded_size(v, memo) for v in parts)
     return memo.get(id(value), 1)
 
 
