@@ -43,6 +43,18 @@ def delete(*path) -> Callable[[dict], None]:
     return edit
 
 
+def alias_bomb(c: dict) -> None:
+    """9 nested levels of 9 aliases each (``&a [x, x, ...]``, ``&b [*a, *a, ...]``, ...): 9**9 strings expanded."""
+    node = ["x"] * 9
+    for _ in range(8):
+        node = [node] * 9  # one object, 9 times: yaml.safe_dump writes it as an anchor and aliases
+    conv(c)["description"] = node
+
+
+def plots(key, value) -> Callable[[dict], None]:
+    return lambda c: c["plots"].__setitem__(key, value)
+
+
 #: (id, edit of a valid config, the only problem's key path, a fragment of its message)
 BAD_CONFIGS = [
     ("K_below_2", setting("K", 1), "defaults.K", "1 is less than the minimum of 2"),
@@ -67,6 +79,16 @@ BAD_CONFIGS = [
         "experiments.convergence.delta",
         "less than or equal to the minimum of 0",
     ),
+    (
+        "delta_beyond_the_sampler",  # docs/method.md §3.2: 10000 draws a point reach at most 3.696 at d=8
+        setting("delta", 3.999),
+        "defaults.delta",
+        "3.999 is more than the separated sampler reaches at d=8, N=64, test_size=4096: at most 3.695",
+    ),
+    ("d_memory", setting("d", 10**6), "defaults.d", "gives a run an array of 3.58e+05 GiB (the saved weights)"),
+    ("batch_memory", setting("batch", 10**9), "defaults.batch", "GiB (a block of 16 minibatches), more than"),
+    ("test_size_memory", setting("test_size", 10**9), "defaults.test_size", "GiB (a test set), more than"),
+    ("steps_memory", experiment("steps", 10**12), "experiments.convergence.steps", "(every step's loss), more than"),
     ("loss_typo", setting("loss", "sqare"), "defaults.loss", "'sqare' is not one of ['square'"),
     ("device_gpu", setting("device", "gpu"), "defaults.device", "'gpu' is not one of ['auto', 'cpu', 'cuda']"),
     ("dtype_half", setting("dtype", "float16"), "defaults.dtype", "is not one of ['float32', 'float64']"),
@@ -104,12 +126,32 @@ BAD_CONFIGS = [
     ("test_set_seed_negative", lambda c: c["test_sets"].__setitem__("seed", -1), "test_sets.seed", "minimum of 0"),
     ("dpi_string", lambda c: c["plots"].__setitem__("dpi", "high"), "plots.dpi", "'high' is not of type 'integer'"),
     ("plot_context", lambda c: c["plots"].__setitem__("context", "slides"), "plots.context", "'slides' is not one"),
+    ("palette_unknown", plots("palette", "no_such_palette"), "plots.palette", "unknown palette 'no_such_palette' ("),
+    ("palette_typo", plots("palette", "virids"), "plots.palette", "unknown palette 'virids'; did you mean 'viridis'?"),
+    (
+        "palette_not_a_colormap",  # seaborn's palette, but figure landscape draws with a matplotlib colormap
+        plots("palette", "deep"),
+        "plots.palette",
+        "'deep' is a seaborn palette, not a matplotlib colormap, which figure 'landscape' draws with",
+    ),
+    (
+        "alias_bomb",
+        alias_bomb,
+        "experiments.convergence.description",
+        "holds 435848050 values once its YAML aliases (*name)",
+    ),
     ("no_experiments", lambda c: c.__setitem__("experiments", {}), "experiments", "{} should be non-empty"),
     (
         "experiment_name",
         lambda c: c["experiments"].__setitem__("Conv", conv(c)),
         "experiments.Conv",
         "invalid name 'Conv': must match",
+    ),
+    (
+        "experiment_name_newline",  # `$` matches before a final newline
+        lambda c: c["experiments"].__setitem__("newexp\n", c["experiments"].pop("convergence")),
+        "experiments.'newexp\\n'",
+        "invalid name 'newexp\\n': must match",
     ),
     (
         "experiment_null",
@@ -122,6 +164,12 @@ BAD_CONFIGS = [
         experiment("kind", "trian"),
         "experiments.convergence.kind",
         "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape', 'full_matrix']",
+    ),
+    (
+        "figure_unknown",
+        experiment("figure", "no_such_figure"),
+        "experiments.convergence.figure",
+        "'no_such_figure' is not one of ['convergence', 'scaling_identity',",
     ),
     (
         "missing_figure",
@@ -188,6 +236,12 @@ BAD_CONFIGS = [
         "experiments.convergence.variants[0].name",
         "does not match",
     ),  # a cluster job gets its wildcards as comma-separated pairs
+    (
+        "variant_name_newline",
+        variants({"name": "a\n", "epsilon": 1.0}),
+        "experiments.convergence.variants[0].name",
+        "'a\\n' does not match",
+    ),
     (
         "variant_name_taken_by_sweep",
         variants({"N": 32}),

@@ -15,6 +15,8 @@ LABELS = ("gaussian", "rademacher")
 #: the arrays of a multiclass and of a binary prompt set's file (onenn.jobs.inputs.load_prompt_set checks them)
 SET_ARRAYS = ("x", "classes", "nn")
 BINARY_SET_ARRAYS = ("x", "y", "nn")
+#: the draws ``separate`` gives a context point, and the chance that a set fails ``largest_delta`` allows
+MAX_ROUNDS, FAILURE = 10_000, 1e-3
 
 
 def sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:
@@ -45,7 +47,7 @@ def uniform_prompts(prompts: int, d: int, N: int, K: int, rng: np.random.Generat
 
 
 def separate(
-    x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+    x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = MAX_ROUNDS
 ) -> np.ndarray:
     """The separated construction with margin ``δ*`` (docs/method.md §3.2), in place on ``x``; returns ``nn`` (n,).
     ``classes`` ``None`` (scalar labels) makes every other context point count (the binary paper's Appendix B)."""
@@ -67,8 +69,20 @@ def separate(
     raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
 
 
+def largest_delta(d: int, points: int) -> float:
+    """The largest margin ``separate`` reaches for ``points`` kept-away context points on ``S^{d-1}`` but with chance
+    ``FAILURE``: a point is redrawn until ``‖x_j − x_q‖² = 2 − 2 cos θ >= δ``, so it is still too close after
+    ``MAX_ROUNDS`` draws with chance ``(1 − p)^MAX_ROUNDS``, ``p = P(θ >= θ_δ)``, ``θ`` of density ∝ ``sin^{d−2} θ``
+    on (0, π); the set fails with chance at most ``points`` times that."""
+    theta = np.linspace(0.0, np.pi, 2**16 + 2)[1:-1]
+    weight = np.exp((d - 2) * np.log(np.sin(theta)))
+    tail = np.cumsum(weight[::-1])[::-1] / weight.sum()  # P(θ' >= θ)
+    p_min = -np.expm1(np.log(FAILURE / points) / MAX_ROUNDS)
+    return float(2.0 - 2.0 * np.cos(theta[tail >= p_min].max()))
+
+
 def separated_prompts(
-    prompts: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator, max_rounds: int = 10_000
+    prompts: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator, max_rounds: int = MAX_ROUNDS
 ) -> dict[str, np.ndarray]:
     """Uniform prompts made separated with margin ``δ*`` (``separate``): the multiclass separated test set."""
     drawn = uniform_prompts(prompts, d, N, K, rng)

@@ -15,7 +15,8 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
-from onenn.base.settings import PLAN_KEYS, load_schema, lookup, schema
+from onenn.base.settings import PLAN_KEYS, load_schema, lookup, schema, section
+from onenn.maths.prompts import MAX_ROUNDS, largest_delta
 from onenn.plan import experiments as ex
 from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
@@ -27,6 +28,11 @@ RENAMED_KEYS = {"n_record": "n_eval"}
 #: the keywords of a setting's own schema, whose errors quote its description
 LEAF_KEYWORDS = {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern"}
 LEAF_KEYWORDS |= {"minLength", "minItems", "minProperties"}
+#: the values a config may hold once its YAML aliases are expanded (the shipped one: a few hundred)
+MAX_VALUES = 100_000
+#: the arrays of a run that grow the most, by the setting that sizes each (onenn.training.train and .cpu, the sets)
+ARRAYS = {"d": "the saved weights", "steps": "every step's loss", "epochs": "every step's loss"}
+ARRAYS |= {"batch": "a block of 16 minibatches", "test_size": "a test set", "train_size": "the training set"}
 
 
 @dataclass(frozen=True, order=True)
@@ -60,7 +66,8 @@ def format_path(path: KeyPath) -> str:
     """``("experiments", "x", "sweep", "N", 1) -> "experiments.x.sweep.N[1]"``."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        name = part if str(part).isprintable() else repr(part)  # a key with a newline: 'a\n'
+        out += f"[{part}]" if isinstance(part, int) else (f".{name}" if out else str(name))
     return out or "(top level)"
 
 
@@ -143,6 +150,31 @@ def non_finite(value: Any, path: KeyPath = ()) -> Iterator[Problem]:
             yield from non_finite(v, (*path, k))
 
 
+def expanded_size(value: Any, memo: dict[int, float]) -> float:
+    """The values in ``value`` once YAML's aliases (shared objects) are expanded, in time linear in the distinct
+    objects (``inf``: one that contains itself)."""
+    if isinstance(value, dict | list) and id(value) not in memo:
+        memo[id(value)], parts = math.inf, value.values() if isinstance(value, dict) else value
+        memo[id(value)] = 1 + sum(expanded_size(v, memo) for v in parts)
+    return memo.get(id(value), 1)
+
+
+def too_large(config: Any) -> list[Problem]:
+    """The innermost, largest part of the config over ``MAX_VALUES`` values once its aliases are expanded."""
+    path, node, memo, seen = (), config, {}, set()
+    if expanded_size(config, memo) <= MAX_VALUES:
+        return []
+    while isinstance(node, dict) and id(node) not in seen:  # into the largest part
+        seen.add(id(node))
+        key, part = max(node.items(), key=lambda kv: expanded_size(kv[1], memo), default=(None, None))
+        if expanded_size(part, memo) <= MAX_VALUES:
+            break
+        path, node = (*path, key), part
+    what = "contains itself" if memo[id(node)] == math.inf else f"holds {memo[id(node)]:.0f} values"
+    message = f"{what} once its YAML aliases (*name) are expanded; a configuration may hold at most {MAX_VALUES}"
+    return [Problem(path, message)]
+
+
 def setting_problems(validator, at: KeyPath, key: str, value: Any, accepted: dict[str, dict]) -> list[Problem]:
     """A sweep value or variant entry ``key: value`` at ``at``, checked against the setting's own schema."""
     if key not in accepted:
@@ -198,7 +230,7 @@ def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> l
         if named is not None:
             message = f"variant name {v.name!r} is already used by {format_path(named.named_at)}"
             problems.append(Problem(v.named_at, message + "; variant names are folders and must be distinct"))
-        elif not re.match(NAME_PATTERN, v.name):
+        elif not re.fullmatch(NAME_PATTERN, v.name):
             problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
         same = next((w for w, s in zip(found[:i], resolved) if s == settings), None)  # the first of these settings
         if same is not None and same.name != v.name:
@@ -225,8 +257,53 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
     return [Problem(path, message + "sweep or vary a setting, or merge the variants")]
 
 
+def palette_problems(config: dict) -> list[Problem]:
+    """The palette as the figures take it: seaborn's ``color_palette``, and a colormap for figure ``landscape``."""
+    import matplotlib  # here, not for every plan; seaborn (slower) only for a name that is not a colormap
+
+    palette, path = config["plots"].get("palette", "viridis"), ("plots", "palette")
+    if palette in matplotlib.colormaps and palette.lower() != "jet":  # seaborn refuses jet
+        return []
+    import seaborn
+
+    try:
+        seaborn.color_palette(palette, 1)
+    except ValueError:
+        close = difflib.get_close_matches(palette, [c for c in matplotlib.colormaps if c != palette], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        allowed = "a seaborn palette such as 'deep' or a matplotlib colormap such as 'viridis'"
+        return [Problem(path, f"unknown palette {palette!r}{hint} (allowed: {allowed})")]
+    landscape = [f"experiments.{n}.figure" for n, e in config["experiments"].items() if e["figure"] == "landscape"]
+    message = f"{palette!r} is a seaborn palette, not a matplotlib colormap, which figure 'landscape' draws with"
+    return [Problem(path, f"{message} ({landscape[0]}); use a colormap such as 'viridis'")] if landscape else []
+
+
+def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str]]:
+    """``(setting, how bad, message)`` where a run of kind train or binary of settings ``s`` cannot run: the first of
+    its largest arrays (``ARRAYS``) over this machine's memory; a margin the separated sampler does not reach."""
+    if kind not in ("train", "binary"):
+        return
+    s = {**{k: p["default"] for k, p in section(kind, root).items() if "default" in p}, **s}
+    size, D, T = (4 if s["dtype"] == "float32" else 8), s["d"] + (s["K"] if kind == "train" else 1) + 1, s["N"] + 1
+    steps = s["steps"] if kind == "train" else s["epochs"] * -(-s["train_size"] // s["batch"])
+    arrays = {"d": s["n_eval"] * D * D * 8, "steps" if kind == "train" else "epochs": steps * 8}  # in float64
+    arrays |= {"batch": 16 * D * T * s["batch"] * size, "test_size": s["test_size"] * T * s["d"] * 8}
+    arrays |= {"train_size": s["train_size"] * T * s["d"] * 8} if kind == "binary" else {}
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for key, n in [(k, n) for k, n in arrays.items() if n > limit][:1]:
+        memory = f"more than this machine's memory ({limit / 2**30:.3g} GiB)"
+        yield key, n, f"{show(s[key])} gives a run an array of {n / 2**30:.3g} GiB ({ARRAYS[key]}), {memory}"
+    bound = largest_delta(s["d"], s["test_size"] * s["N"]) if s["delta"] > 2 else 4  # to 2 (a right angle): p >= 1/2
+    if s["delta"] > bound:
+        at, most = f"d={s['d']}, N={s['N']}, test_size={s['test_size']}", math.floor(bound * 1e3) / 1e3
+        message = f"{show(s['delta'])} is more than the separated sampler reaches at {at}: at most {most} "
+        yield "delta", -bound, message + f"(each context point gets {MAX_ROUNDS} draws; docs/method.md §3.2)"
+
+
 def check_config(config: Any, schema: dict) -> list[Problem]:
     """Every problem of ``config`` (empty when it is valid), sorted by key path."""
+    if aliased := too_large(config):  # before any walk of the expanded tree
+        return aliased
     validator = StrictValidator(schema)
     infinite = list(non_finite(config))
     problems, seen = [], set()
@@ -244,6 +321,7 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
     if isinstance(config, dict):
         problems += entry_problems(config, validator, schema)
     if not problems:  # the runs can be resolved only from a config whose parts are valid
+        worst: dict[KeyPath, tuple[float, str]] = {}  # of the variants' limits, the worst at each key path
         for name, exp in config["experiments"].items():
             found = ex.declared_variants(config, name)
             resolved = [ex.resolved_settings(config, name, v.overrides) for v in found]
@@ -254,6 +332,10 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
                     message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r}"
                     loss_at = format_path(origin(name, exp, v, "loss"))
                     problems.append(Problem(origin(name, exp, v, "c"), f"{message} (set by {loss_at})"))
+                for key, bad, message in run_limits(exp["kind"], s, schema):
+                    if bad > worst.get(at := origin(name, exp, v, key), (-math.inf,))[0]:
+                        worst[at] = (bad, message)
+        problems += [Problem(at, message) for at, (_, message) in worst.items()] + palette_problems(config)
     return sorted(set(problems), key=lambda p: (format_path(p.path), p.message))
 
 

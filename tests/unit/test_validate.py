@@ -6,9 +6,11 @@ of these configs (the catalogue: tests/bad_configs.py) through Snakemake and che
 import copy
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from onenn.base.settings import section
+from onenn.maths.prompts import largest_delta, separated_prompts
 from onenn.plan import experiments as ex
 from onenn.plan import kinds
 from onenn.plan.validate import NAME_PATTERN, ConfigError, check_config, load_schema, validate_config
@@ -144,6 +146,7 @@ def test_a_new_kind_is_a_schema_entry():
     schema["properties"]["experiments"]["additionalProperties"]["allOf"].append(
         {"if": {"required": ["kind"], "properties": {"kind": {"const": "toy"}}}, "then": {"$ref": "#/$defs/toy"}}
     )
+    schema["$defs"]["experiment"]["properties"]["figure"]["enum"].append("toy")
     c = copy.deepcopy(CONFIG)
     c["experiments"]["toy"] = {"kind": "toy", "figure": "toy", "prompts": 100, "sweep": {"K": [2, 3]}}
     assert check_config(c, schema) == []
@@ -157,3 +160,39 @@ def test_a_new_kind_is_a_schema_entry():
         "experiments.toy.sweep.K[0]: 1 is less than the minimum of 2 (classes)",
         "experiments.toy.sweep.lr: unknown setting 'lr' (allowed: K, prompts)",
     ]
+
+
+def test_the_figure_names_are_those_drawn():
+    from onenn.analysis.plots import FIGURES
+
+    assert SCHEMA["$defs"]["experiment"]["properties"]["figure"]["enum"] == list(FIGURES)
+
+
+@pytest.mark.parametrize("d", [3, 8, 16])
+def test_the_largest_delta_is_the_separated_samplers(d):
+    """Just below the bound the sampler reaches the margin, a little above it fails (5 seeds each)."""
+    bound = largest_delta(d, 64 * 4)
+    for delta, reached in ((bound - 0.005, True), (bound + (0.004 if d == 3 else 0.1), False)):
+        for seed in range(5):
+            try:
+                separated_prompts(64, d, 4, 2, delta, np.random.default_rng(seed))
+            except RuntimeError:
+                assert not reached, (delta, seed)
+            else:
+                assert reached, (delta, seed)
+    assert largest_delta(3, 64 * 4) == pytest.approx(4 * (1 - -np.expm1(np.log(1e-3 / 256) / 10_000)), abs=1e-3)
+
+
+def test_a_config_that_contains_itself_is_refused_before_any_walk():
+    c = copy.deepcopy(CONFIG)
+    c["plots"]["x"] = loop = []
+    loop.append(loop)  # YAML: x: &x [*x]
+    assert [str(p) for p in check_config(c, SCHEMA)] == [
+        "plots.x: contains itself once its YAML aliases (*name) are expanded; a configuration may hold at most 100000"
+    ]
+
+
+def test_a_seaborn_palette_is_accepted_where_no_figure_needs_a_colormap():
+    c = bad_config(delete("experiments", "landscape"))
+    c["plots"]["palette"] = "deep"
+    assert check_config(c, SCHEMA) == []

@@ -12,6 +12,7 @@ from tests.bad_configs import BAD_CONFIGS, bad_config
 from tests.workflow.helpers import copy_workflow
 
 THROUGH_SNAKEMAKE = ["K_below_2", "sweep_value_bound", "unknown_experiment_key", "variant_names_collide", "lr_nan"]
+THROUGH_SNAKEMAKE += ["alias_bomb", "palette_unknown", "experiment_name_newline"]  # the file as Snakemake reads it
 
 
 def run_with_config(workdir: Path, config: dict) -> subprocess.CompletedProcess:
