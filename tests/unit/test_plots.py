@@ -92,6 +92,7 @@ def test_group_by_is_what_the_variants_vary_in_declared_order():
         "diagonal_init": ["epsilon", "noise_blocks"],
         "loss_function": ["loss", "c"],
         "theorem_regime": ["sigma"],
+        "epsilon_2_seeds": [],  # one variant: nothing varies
         "binary_sgd": ["N", "d", "sigma", "epsilon"],
         "landscape": [],
         "audit": ["sigma"],
