@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 #: the probability mass of a normal within two standard deviations: |z| ≤ 2 for one point
 LEVEL = math.erf(math.sqrt(2.0))
 VERDICTS = ("agrees", "agrees in direction", "differs", "not run")
-#: the level tests: a true claim reads "differs" with probability 1 − LEVEL where our value has a spread (the other
+#: the level tests: a true claim fails one with probability 1 − LEVEL where our value has a spread (the other
 #: checks' chance is not 1 − LEVEL: docs/claims.md, How many failures chance alone gives)
 CHANCE_CHECKS = ("equal", "constant")
 SLOPE_CHECKS = ("flat", "rising", "falling")
