@@ -79,6 +79,11 @@ def interleaved_medians(runs: dict[str, tuple[Callable[[], object], int, int]], 
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def document(title: str, *blocks: str) -> str:
+    """A benchmark's Markdown file: the title, then the blocks (a note, a table), a blank line after each."""
+    return "\n\n".join([f"# {title}", *blocks]) + "\n"
+
+
 # --- engine -------------------------------------------------------------------------------------------------------
 def time_config(s: TrainSettings, steps: int, reps: int) -> dict[str, float]:
     """The engine, the floor and the engine's parts of a multiclass configuration."""
@@ -138,9 +143,9 @@ def engine(args: argparse.Namespace) -> str:
         f"1 thread; process CPU time, median of {args.reps} interleaved repetitions of {args.steps} steps; load "
         f"average {load:.2f} at the start. floor: the step's draws alone (binary: the fixed set's source alone)."
     )
-    lines = ["# CPU engine benchmark (`python -m tools.bench engine`)", "", note, "", markdown_table(header, rows), ""]
-    lines += ["Where the engine's time goes (µs per step):", "", markdown_table(parts_header, parts)]
-    return "\n".join(lines) + "\n"
+    title = "CPU engine benchmark (`python -m tools.bench engine`)"
+    where = "Where the engine's time goes (µs per step):"
+    return document(title, note, markdown_table(header, rows), where, markdown_table(parts_header, parts))
 
 
 # --- audit --------------------------------------------------------------------------------------------------------
@@ -174,20 +179,14 @@ def audit(args: argparse.Namespace) -> str:
         (f"population nodes, F inverse ({y.size} values)", ms["interp numpy"], ms["interp compiled"]),
         ("population evaluation (population_loss_grad)", float("nan"), ms["population"]),
     ]
-    lines = [
-        "# The audit's hot spots: numpy against compiled",
-        "",
-        (
-            f"`python -m tools.bench audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
-            f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
-            f"{os.getloadavg()[0]:.2f} after."
-        ),
-        "",
-        "| evaluation | numpy ms | compiled ms | numpy / compiled |",
-        "|---|---:|---:|---:|",
-        *(f"| {what} | {_ms(a)} | {b:.3f} | {_ms(a / b, 2)} |" for what, a, b in timed),
-    ]
-    return "\n".join(lines) + "\n"
+    note = (
+        f"`python -m tools.bench audit` on {processors()}; 1 thread; process CPU time, median of {args.reps} "
+        f"interleaved repetitions; ms per evaluation at (xi1, xi2) = {POINT}; load average {load:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after."
+    )
+    table = ["| evaluation | numpy ms | compiled ms | numpy / compiled |", "|---|---:|---:|---:|"]
+    table += [f"| {what} | {_ms(a)} | {b:.3f} | {_ms(a / b, 2)} |" for what, a, b in timed]
+    return document("The audit's hot spots: numpy against compiled", note, "\n".join(table))
 
 
 # --- run ----------------------------------------------------------------------------------------------------------
@@ -306,10 +305,10 @@ def report(title: str, rules: dict[str, RuleTotals], usage: RunUsage | None, loa
     """The Markdown file: title, machine, date (and the load average when the run started), the table."""
     started = "" if load is None else f" Load average {load:.2f} when the run started."
     machine = f"{processors()}, Python {platform.python_version()}"
-    lines = [f"# {title}", "", f"Machine: {machine}. Written {time.strftime('%Y-%m-%d %H:%M:%S')}.{started}", ""]
+    blocks = [f"Machine: {machine}. Written {time.strftime('%Y-%m-%d %H:%M:%S')}.{started}"]
     if usage and usage.exit_status != 0:
-        lines += [f"**Snakemake exited with status {usage.exit_status}: the run is not complete.**", ""]
-    return "\n".join([*lines, run_table(rules, usage), ""])
+        blocks.append(f"**Snakemake exited with status {usage.exit_status}: the run is not complete.**")
+    return document(title, *blocks, run_table(rules, usage))
 
 
 def run(args: argparse.Namespace) -> str:

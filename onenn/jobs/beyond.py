@@ -5,19 +5,9 @@ from __future__ import annotations
 import time
 from logging import Logger
 
-from onenn.base.columns import normalise_types
-from onenn.base.io import save_table
 from onenn.base.progress import EVERY
-from onenn.base.provenance import code_provenance, versions
-from onenn.jobs.columns import descriptions, kind_function
+from onenn.jobs.columns import kind_function, save_kind_table
 from onenn.plan.kinds import kind_named
-
-
-def save_variant_table(kind: str, table, info: dict, output: str) -> None:
-    """A variant's ``table`` with ``info`` and the software in every row, its kind's ``id_columns`` first."""
-    table = table.assign(**{**info, **versions(), **code_provenance(f"onenn.jobs.beyond:{kind}_job")})
-    first = list(kind_named(kind).id_columns)
-    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
 
 def audit_job(settings: dict, *, identity: dict, output: str, log: Logger, progress_every: float = EVERY) -> None:
@@ -29,7 +19,7 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: Logger, progr
     s = AuditSettings.from_dict(settings)
     table = run_audit(s, log, progress_every=progress_every)
     info = {**identity, **{k: v for k, v in s.to_dict().items() if k != "sigma"}, "sigma_rule": str(s.sigma)}
-    save_variant_table("audit", table, info, output)
+    save_kind_table("audit", table, output, info)
     end = table[table["source"] == "population"].iloc[-1]
     message = "end (time %.3g): xi1=%.4g xi2=%.4g ratio=%.4f (7/15=%.4f) loss=%.4g"
     log.info(message, end["time"], end["xi1"], end["xi2"], end["xi_ratio"], XI_RATIO_BOUND, end["reduced_loss"])
@@ -42,7 +32,7 @@ def full_matrix_job(settings: dict, *, identity: dict, output: str, log: Logger)
     s = FullMatrixSettings.from_dict(settings)
     started = time.perf_counter()
     table = full_matrix_vs_reduced(s)
-    save_variant_table("full_matrix", table, {**identity, **s.to_dict()}, output)
+    save_kind_table("full_matrix", table, output, {**identity, **s.to_dict()})
     message = "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g"
     log.info(message, s.steps, time.perf_counter() - started, table["xi_gap"].max(), table["dist_family_active"].max())
 

@@ -14,8 +14,10 @@ from onenn.base.columns import (
     METRICS,
     first_wins,
     metric_descriptions,
+    normalise_types,
     setting_description,
 )
+from onenn.base.io import save_table
 from onenn.jobs.inputs import ANY, NUMBER
 from onenn.maths.family import DIAGNOSTICS_DESCRIPTIONS
 from onenn.plan.kinds import EVAL_KEYS, kind_named
@@ -85,6 +87,14 @@ def descriptions(table: str) -> dict[str, str]:
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}; got {table!r}")
     return TABLES[table]()
+
+
+def save_kind_table(kind: str, table, output: str, info: dict) -> None:
+    """A table of ``kind``'s job with ``info`` and the software that made it (the versions, the job's code) in every
+    row, the kind's ``id_columns`` first."""
+    table = table.assign(**{**info, **provenance.versions(), **provenance.code_provenance(kind_named(kind).job)})
+    first = list(kind_named(kind).id_columns)
+    save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))
 
 
 def table_columns(kind: str) -> dict[str, str]:

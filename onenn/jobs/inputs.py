@@ -20,11 +20,13 @@ PathLike = str | os.PathLike
 REAL, INTEGER = "f", "iu"
 
 
-def require_arrays(path: PathLike, arrays: Mapping[str, np.ndarray], names: Sequence[str]) -> None:
+def load_named(path: PathLike, names: Sequence[str]) -> dict[str, np.ndarray]:
+    arrays = load_arrays(path, verify=False)
     missing = [n for n in names if n not in arrays]
     if missing:
         held, expected = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
         raise DamagedFile(path, f"{missing_ones(missing, 'array')} (it holds {held}; expected {expected})")
+    return arrays
 
 
 def missing_ones(names: Sequence[str], noun: str) -> str:
@@ -91,8 +93,7 @@ def load_run_record(
 def load_weights(path: PathLike, record: Mapping[str, Any], D: int) -> dict[str, np.ndarray]:
     """A run's saved weights checked against its ``record``: ``WEIGHTS_ARRAYS``, steps 0 to the last (or to
     before divergence), finite ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
-    arrays = load_arrays(path, verify=False)
-    require_arrays(path, arrays, WEIGHTS_ARRAYS)
+    arrays = load_named(path, WEIGHTS_ARRAYS)
     saved_name, W_name, loss_name = WEIGHTS_ARRAYS
     saved_steps = checked_array(path, arrays, saved_name, INTEGER, (None,), "(S,)")
     W = checked_array(path, arrays, W_name, REAL, (len(saved_steps), D, D), "(S, D, D)")
@@ -124,8 +125,7 @@ def load_prompt_set(
 ) -> dict[str, np.ndarray]:
     """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``) with arrays ``names``: ``x`` finite,
     labels in ``[0, K)`` (or finite reals when ``K`` is ``None``), 1-NN index in ``[0, N)``."""
-    arrays = load_arrays(path, verify=False)
-    require_arrays(path, arrays, names)
+    arrays = load_named(path, names)
     x_name, labels_name, nn_name = names
     x = checked_array(path, arrays, x_name, REAL, (n, N + 1, d), "(n, N+1, d)")
     require_finite(path, x_name, x)

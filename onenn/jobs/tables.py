@@ -5,22 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from logging import Logger
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from onenn.base.columns import normalise_types
 from onenn.base.io import save_table
-from onenn.base.provenance import code_provenance, versions
-from onenn.jobs.columns import LANDSCAPE_SETTING_COLUMNS, descriptions, kind_function, table_columns
+from onenn.jobs.columns import LANDSCAPE_SETTING_COLUMNS, descriptions, kind_function, save_kind_table, table_columns
 from onenn.jobs.inputs import load_checked_table
 from onenn.plan.kinds import kind_named
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-
-def with_software(table: pd.DataFrame, job: str) -> pd.DataFrame:
-    """``table`` with the software that made it in every row: the versions and the code of ``job``."""
-    return normalise_types(table.assign(**versions(), **code_provenance(job)))
 
 
 def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: Logger) -> None:
@@ -28,7 +18,7 @@ def scaling_job(settings: dict[str, Any], *, experiment: str, output: str, log: 
     from onenn.theory.scaling import scaling_table
 
     table = scaling_table(settings, experiment)
-    save_table(output, with_software(table, "onenn.jobs.tables:scaling_job"), descriptions("scaling"))
+    save_kind_table("scaling", table, output, {})
     message = "%s xi=(%g, %g) K=%d prompts=%d: ratio %.4f [%.4f, %.4f], (K-1)/K = %.4f"
     columns = ["panel", "xi1", "xi2", "K", "prompts", "ratio", "ratio_lower", "ratio_upper", "reference"]
     for row in table[columns].itertuples(index=False):
@@ -43,9 +33,7 @@ def landscape_job(settings: dict, *, experiment: str, output: str, log: Logger) 
     started = time.perf_counter()
     table = landscape(s)
     table.insert(0, "experiment", experiment)
-    for key in LANDSCAPE_SETTING_COLUMNS:
-        table[key] = getattr(s, key)
-    save_table(output, with_software(table, "onenn.jobs.tables:landscape_job"), descriptions("landscape"))
+    save_kind_table("landscape", table, output, {key: getattr(s, key) for key in LANDSCAPE_SETTING_COLUMNS})
     log.info("landscape: %d points in %.1f s", len(table), time.perf_counter() - started)
 
 
