@@ -339,8 +339,8 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
     return sorted(set(problems), key=lambda p: (format_path(p.path), p.message))
 
 
-def validate_config(config: Any, schema_path: str | Path, files: Iterable[str | Path] = ()) -> None:
-    """Raise ``ConfigError`` listing every problem of ``config`` (read from ``files``)."""
-    problems = check_config(config, load_schema(schema_path))
+def validate_config(config: Any, schema_path: str | Path | None = None, files: Iterable[str | Path] = ()) -> None:
+    """Raise ``ConfigError`` listing every problem of ``config`` (read from ``files``; by default onenn's schema)."""
+    problems = check_config(config, schema() if schema_path is None else load_schema(schema_path))
     if problems:
         raise ConfigError(problems, files)
