@@ -58,8 +58,7 @@ class ConfigError(ValueError):
         names = dict.fromkeys(os.path.relpath(Path(f).resolve()) for f in files)  # once each, in order
         source = f" ({', '.join(names)})" if names else ""
         lines = "\n".join(f"  {p}" for p in problems)
-        n = len(problems)
-        super().__init__(f"invalid {what}{source}, {n} problem{'s' if n > 1 else ''}:\n{lines}")
+        super().__init__(f"invalid {what}{source}, {len(problems)} problem{'s' if len(problems) > 1 else ''}:\n{lines}")
 
 
 def format_path(path: KeyPath) -> str:
