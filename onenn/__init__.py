@@ -1,8 +1,7 @@
 """onenn: a one-layer softmax-attention transformer learning the multiclass 1-NN rule in context.
 
-Layers, imports pointing down (docs/guide.md, ``tests/repo/test_layers.py``): ``maths`` and ``base``; ``training``,
-``theory``, ``analysis`` and ``plan``; ``jobs``; ``api``, whose functions are re-exported here lazily
-(``onenn.train``, ...), so that ``import onenn`` imports nothing heavy."""
+Its layers: docs/guide.md. The top one's (``api``) functions are re-exported here lazily (``onenn.train``, ...), so
+that ``import onenn`` imports nothing heavy."""
 
 import importlib
 

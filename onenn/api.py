@@ -17,10 +17,10 @@ from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS, format_value, variant_name
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
-from onenn.base.settings import PLAN_KEYS, schema, section
+from onenn.base.settings import PLAN_KEYS, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
-from onenn.plan.validate import ConfigError, Problem, check_config
+from onenn.plan.validate import ConfigError, Problem, validate_config
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,25 +33,6 @@ log = logging.getLogger("onenn.api")
 def default_settings() -> dict[str, Any]:
     """Every setting of a training run with its default: the keys of ``defaults`` in ``config.yaml``."""
     return {k: prop["default"] for name in ("train", "evaluation") for k, prop in section(name).items()}
-
-
-def checked_config(experiment: str, settings: dict[str, Any], test_set_seed: int | None = None) -> dict:
-    """A configuration of one training experiment with ``settings`` as its own keys, checked by the workflow's
-    check (``ConfigError`` names them ``experiments.<experiment>.<key>``)."""
-    for key in (*ex.EXPERIMENT_KEYS, "seed"):
-        if key in settings:
-            raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
-    seed = section("#/properties/test_sets")["seed"]["default"] if test_set_seed is None else test_set_seed
-    config = {
-        "defaults": default_settings(),
-        "test_sets": {"seed": seed},
-        "plots": {},
-        "experiments": {experiment: {"kind": "train", "figure": "sweep", **settings}},
-    }
-    problems = check_config(config, schema())
-    if problems:
-        raise ConfigError(problems)
-    return config
 
 
 @dataclass(frozen=True)
@@ -103,7 +84,18 @@ def train(
     from onenn.base.progress import ProgressBar
     from onenn.jobs.train import train_job
 
-    config = checked_config(experiment, settings, test_set_seed)
+    for key in (*ex.EXPERIMENT_KEYS, "seed"):
+        if key in settings:
+            raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
+    seed_of_sets = section("#/properties/test_sets")["seed"]["default"] if test_set_seed is None else test_set_seed
+    # one training experiment with settings as its own keys, checked by the workflow's check
+    config = {
+        "defaults": default_settings(),
+        "test_sets": {"seed": seed_of_sets},
+        "plots": {},
+        "experiments": {experiment: {"kind": "train", "figure": "sweep", **settings}},
+    }
+    validate_config(config)
     resolved = ex.settings(config, experiment, "default")
     if seed is None:
         seeds = list(range(int(resolved["seeds"])))
@@ -114,8 +106,7 @@ def train(
     runs = []
     with tempfile.TemporaryDirectory(prefix="onenn-train-") as tmp:
         for s in seeds:
-            folder = Path(tmp) / f"seed{s}"
-            folder.mkdir()
+            folder = Path(tmp) / f"seed{s}"  # made by the job's first write
             bar = ProgressBar(f"{experiment} {variant} seed {s}", int(resolved["steps"])) if progress else None
             with closing(bar) if bar else nullcontext():
                 train_job(
@@ -129,7 +120,7 @@ def train(
                 )
             arrays = load_arrays(folder / "weights.npz")
             runs.append(Run(s, *(arrays[name] for name in WEIGHTS_ARRAYS), record=load_json(folder / "run.json")))
-    return TrainResult(resolved, experiment, variant, config["test_sets"]["seed"], tuple(runs))
+    return TrainResult(resolved, experiment, variant, seed_of_sets, tuple(runs))
 
 
 def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
@@ -154,7 +145,6 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
             test_set_job(name, s["test_size"], s["d"], s["N"], s["K"], delta, result.test_set_seed, path, log)
         for run in result.runs:
             folder = Path(tmp) / f"seed{run.seed}"
-            folder.mkdir()
             save_arrays(folder / "weights.npz", **{name: getattr(run, name) for name in WEIGHTS_ARRAYS})
             save_json(folder / "run.json", run.record)
             evaluate_job(

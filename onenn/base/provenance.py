@@ -71,18 +71,14 @@ def imports(module: str, function: str = "", root: Path = SOURCE_ROOT) -> set[st
         defs = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS[:2])}
         if function not in defs:
             raise ValueError(f"{module} has no function {function!r} (its functions: {', '.join(defs)})")
-        nodes, todo, seen = [tree], [tree], set()
-        while todo:  # what runs at import time: not the bodies of functions
-            children = [c for c in ast.iter_child_nodes(todo.pop()) if not isinstance(c, FUNCTIONS)]
-            nodes += children
-            todo += children
-        todo = [function]
-        while todo:
-            if (name := todo.pop()) not in seen:
-                seen.add(name)
-                inside = list(ast.walk(defs[name]))
-                nodes += inside
-                todo += [n.id for n in inside if isinstance(n, ast.Name) and n.id in defs]
+        nodes, todo, seen = [], [(tree, False), (defs[function], True)], {function}
+        while todo:  # what runs: the module at import time (not its functions' bodies), the function, those it names
+            node, running = todo.pop()
+            nodes.append(node)
+            todo += [(c, running) for c in ast.iter_child_nodes(node) if running or not isinstance(c, FUNCTIONS)]
+            if running and isinstance(node, ast.Name) and node.id in defs and node.id not in seen:
+                seen.add(node.id)
+                todo.append((defs[node.id], True))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
     for node in nodes:

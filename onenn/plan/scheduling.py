@@ -38,8 +38,7 @@ def adjust_scheduler(scheduler: Any, settings: Any) -> str:
 def visible_gpus(environ: Mapping[str, str] | None = None, driver: Path = NVIDIA_GPUS) -> int:
     """The number of CUDA devices a job started here could use, found without importing torch:
     ``CUDA_VISIBLE_DEVICES`` when it is set (empty or ``-1`` hides every GPU), else the NVIDIA driver's list."""
-    environ = os.environ if environ is None else environ
-    listed = environ.get("CUDA_VISIBLE_DEVICES")
+    listed = (os.environ if environ is None else environ).get("CUDA_VISIBLE_DEVICES")
     if listed is not None:
         ids = [i.strip() for i in listed.split(",") if i.strip()]
         return 0 if not ids or ids[0] == "-1" else len(ids)

@@ -58,8 +58,7 @@ class ConfigError(ValueError):
         names = dict.fromkeys(os.path.relpath(Path(f).resolve()) for f in files)  # once each, in order
         source = f" ({', '.join(names)})" if names else ""
         lines = "\n".join(f"  {p}" for p in problems)
-        n = len(problems)
-        super().__init__(f"invalid {what}{source}, {n} problem{'s' if n > 1 else ''}:\n{lines}")
+        super().__init__(f"invalid {what}{source}, {len(problems)} problem{'s' if len(problems) > 1 else ''}:\n{lines}")
 
 
 def format_path(path: KeyPath) -> str:
@@ -339,8 +338,8 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
     return sorted(set(problems), key=lambda p: (format_path(p.path), p.message))
 
 
-def validate_config(config: Any, schema_path: str | Path, files: Iterable[str | Path] = ()) -> None:
-    """Raise ``ConfigError`` listing every problem of ``config`` (read from ``files``)."""
-    problems = check_config(config, load_schema(schema_path))
+def validate_config(config: Any, schema_path: str | Path | None = None, files: Iterable[str | Path] = ()) -> None:
+    """Raise ``ConfigError`` listing every problem of ``config`` (read from ``files``; by default onenn's schema)."""
+    problems = check_config(config, schema() if schema_path is None else load_schema(schema_path))
     if problems:
         raise ConfigError(problems, files)

@@ -108,6 +108,7 @@ def test_a_file_the_workflow_does_not_make_is_to_be_restored(tmp_path):
         (paths.FIGURE_PDF, ("figure",)),
         (paths.README_CLAIMS, ("readme",)),
         (paths.README_FIGURE, ("readme_figure",)),
+        (paths.README_LEMMAS_FIGURE, ("audit_lemmas",)),
     ],
 )
 def test_the_rule_is_read_off_the_path(tmp_path, pattern, rules):
