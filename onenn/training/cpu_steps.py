@@ -56,8 +56,8 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
 
 def loss_branch(name: str) -> int:
     """The code ``sgd_steps`` takes for loss ``name``; raises if the loops lack it, or if numba's cache is stale."""
-    add = "a branch to _loss_gradient in onenn/training/cpu_steps.py and the name to IMPLEMENTED there"
-    code = require_loss(name, IMPLEMENTED, "the CPU engine's compiled loops (numba)", add)
+    branch = "_loss_gradient in onenn/training/cpu_steps.py"
+    code = require_loss(name, IMPLEMENTED, "the CPU engine's compiled loops (numba)", branch)
     if _compiled_codes() != CODES:
         raise RuntimeError(  # numba's cache sees changes to this file only
             f"numba's cache of onenn/training/cpu_steps.py holds loss codes {_compiled_codes()} from an older "

@@ -36,9 +36,8 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (tl.constexpr(loss_code(name)) for 
 
 def loss_branch(name: str) -> int:
     """The code ``sgd_block_kernel`` takes for loss ``name``; raises, before compiling, if it has no branch for it."""
-    add = "a branch to sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ) and the name to "
-    add += "IMPLEMENTED there"
-    return require_loss(name, IMPLEMENTED, "the GPU engine's kernel (Triton)", add)
+    branch = "sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ)"
+    return require_loss(name, IMPLEMENTED, "the GPU engine's kernel (Triton)", branch)
 
 
 def interpreting() -> bool:
