@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onenn.maths.losses import Loss
-from onenn.maths.steps import check_saved_steps
 from onenn.maths.stream import BOUNDS, check_minibatch
 from onenn.training import cpu_steps, cpu_stream
 
@@ -23,7 +22,9 @@ def run_pieces(W, steps: int, saved_steps: list[int] | None, piece_end, advance,
     """Every engine's run: ``advance(t, stop, losses)`` runs steps ``t..stop-1``, pieces that end at ``piece_end(t)``,
     at the next saved step or at ``steps``, and says whether to call ``progress``; ``W`` is copied into ``saved[k]``
     at step ``saved_steps[k]``. ``new(*shape)``: the buffers (numpy zeros in ``W``'s dtype)."""
-    saved_steps = check_saved_steps(saved_steps, steps)
+    saved_steps = list(saved_steps or [])
+    if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+        raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
     new = new or (lambda *shape: np.zeros(shape, W.dtype))
     saved, losses = new(len(saved_steps), *W.shape), new(steps)
     k, t = 0, 0
@@ -156,7 +157,6 @@ class FixedSet:
         self.passes = 0  # the passes begun
         self.perm: np.ndarray | None = None  # the order of the pass under way
         self.position = self.size  # at the end of a pass: the next minibatch starts a new one
-        self.index = np.zeros(0, np.int64)
 
     def attach(self, engine: Engine) -> None:
         e = engine
@@ -170,13 +170,11 @@ class FixedSet:
             )
         if e.B > self.size:
             raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
-        if e.S * e.B > len(self.index):
-            self.index = np.zeros(e.S * e.B, np.int64)
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block."""
         B = engine.B
-        index = self.index[: n * B]
+        index = np.zeros(n * B, np.int64)
         i = 0
         while i < n:
             if self.position == self.size:
