@@ -67,8 +67,7 @@ class Engine:
         self.W, self.d, self.N, self.m, self.B, self.S, self.loss = W, d, N, m, batch, block, loss
         self.loss_code = (cpu_steps.loss_branch(loss.name), loss.c)  # raises if the kernels lack the loss
         with np.errstate(over="ignore"):  # lr in the training precision, as in `W -= lr * grad` (1e39: inf)
-            self.lr = float(np.asarray(lr).astype(W.dtype))
-        self.lr_over_batch = W.dtype.type(self.lr / B)
+            self.lr_over_batch = W.dtype.type(float(np.asarray(lr).astype(W.dtype)) / B)
         zeros = lambda *shape: np.zeros(shape, W.dtype)
         self.H = zeros(S, D, T, B)  # the block's embeddings
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)

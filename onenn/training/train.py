@@ -241,13 +241,9 @@ def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) 
     first = int(min(candidates))
     finite = np.flatnonzero(np.isfinite(losses[:first]))
     before = np.flatnonzero(saved_steps < first)
-    return Divergence(
-        step=first,
-        last_loss_step=int(finite[-1]) if len(finite) else None,
-        last_loss=float(losses[finite[-1]]) if len(finite) else None,
-        last_saved_step=int(saved_steps[before[-1]]) if len(before) else None,
-        last_saved_max=float(np.abs(W[before[-1]]).max()) if len(before) else None,
-    )
+    loss = (int(finite[-1]), float(losses[finite[-1]])) if len(finite) else (None, None)
+    saved = (int(saved_steps[before[-1]]), float(np.abs(W[before[-1]]).max())) if len(before) else (None, None)
+    return Divergence(first, *loss, *saved)
 
 
 def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
