@@ -115,7 +115,7 @@ def time_binary(s: BinarySettings, steps: int, reps: int) -> dict[str, float]:
                 engine.prepare_block(min(engine.S, n - start))
 
     n = epochs * sgd.steps_per_epoch
-    runs = {"engine": (lambda: sgd.run(epochs), 1, n), "floor": (source, epochs, n)}
+    runs = {"engine": (lambda: sgd.run(n), 1, n), "floor": (source, epochs, n)}
     medians = interleaved_medians(runs | {"update": (lambda: full.sgd_steps(0, full.S), blocks, blocks * full.S)}, reps)
     return {**medians, "prepare": medians["floor"]}
 

@@ -64,13 +64,13 @@ def loss_code(name: str) -> int:
     return LOSSES.index(name)
 
 
-def require_loss(name: str, implemented: Collection[str], implementation: str, add: str) -> int:
-    """The code of ``name`` for a port with the losses ``implemented``; else ``LossNotImplemented`` naming ``add``."""
+def require_loss(name: str, implemented: Collection[str], implementation: str, branch: str) -> int:
+    """The code of ``name`` for a port with the losses ``implemented``; else ``LossNotImplemented`` naming ``branch``."""
     code = loss_code(name)
     if name not in implemented:
         raise LossNotImplemented(
             f"loss {name!r} is registered in onenn/maths/losses.py but has no implementation in {implementation}; "
-            f"add {add} (docs/guide.md#a-loss)"
+            f"add a branch to {branch} and the name to IMPLEMENTED there (docs/guide.md#a-loss)"
         )
     return code
 

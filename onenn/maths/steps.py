@@ -21,11 +21,3 @@ def log_spaced_steps(steps: int, n: int, *, refine: bool = False) -> np.ndarray:
         if not refine or len(grid) > wanted:
             return grid
         m += 1
-
-
-def check_saved_steps(saved_steps: list[int] | None, steps: int) -> list[int]:
-    """``saved_steps`` as a list, checked sorted and in ``0..steps``."""
-    saved_steps = list(saved_steps or [])
-    if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
-        raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
-    return saved_steps

@@ -13,10 +13,9 @@ import numpy as np
 from onenn.base.settings import Settings
 from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
-from onenn.maths.steps import check_saved_steps, log_spaced_steps
 from onenn.maths.stream import stream_key
-from onenn.training.cpu import Engine, FixedSet, pieces
-from onenn.training.train import apply_divergence_policy
+from onenn.training.cpu import Engine, FixedSet, run_pieces
+from onenn.training.train import recorded_run
 
 if TYPE_CHECKING:
     from onenn.base.progress import Progress
@@ -75,23 +74,21 @@ class FixedSetSGD:
         self.steps_per_epoch = s.steps_per_epoch
 
     def run(
-        self, epochs: int, saved_steps: list[int] | None = None, progress: Progress | None = None
+        self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``epochs`` epochs from the current ``W``, as ``Engine.run`` (``progress`` after each engine's share)."""
-        steps, W, per_epoch = epochs * self.steps_per_epoch, self.W, self.steps_per_epoch
-        saved_steps = check_saved_steps(saved_steps, steps)
-        saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
+        """``steps`` (whole epochs) from the current ``W``, as ``Engine.run`` (``progress`` after each engine's share)."""
+        per_epoch = self.steps_per_epoch
         shares = list(itertools.accumulate(n for _, n in self.engines))  # where each engine's share ends, in an epoch
 
         def share_end(t: int) -> int:
             return t - t % per_epoch + next(end for end in shares if end > t % per_epoch)
 
-        for t, stop in pieces(W, saved, saved_steps, steps, share_end):
+        def advance(t: int, stop: int, losses: np.ndarray) -> bool:
             engine = next(engine for (engine, _), end in zip(self.engines, shares) if t % per_epoch < end)
             losses[t:stop] = engine.run(stop - t)[1]
-            if progress is not None and stop == share_end(t):
-                progress(stop, steps, losses[stop - 1])
-        return saved, losses
+            return stop == share_end(t)
+
+        return run_pieces(self.W, steps, saved_steps, share_end, advance, progress)
 
 
 def train_binary(
@@ -99,6 +96,4 @@ def train_binary(
 ) -> dict[str, np.ndarray]:
     """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss
     (``diverged_step`` -1: it raises ``Diverged`` at a divergence)."""
-    saved_steps = log_spaced_steps(s.steps, s.n_eval, refine=True)
-    W, losses = (a.astype(np.float64) for a in FixedSetSGD(s, train_set).run(s.epochs, saved_steps.tolist(), progress))
-    return apply_divergence_policy({"saved_steps": saved_steps, "W": W, "minibatch_loss": losses}, "error")
+    return recorded_run(FixedSetSGD(s, train_set), s.steps, s.n_eval, progress, "error")

@@ -8,31 +8,35 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onenn.maths.losses import Loss
-from onenn.maths.steps import check_saved_steps
 from onenn.maths.stream import BOUNDS, check_minibatch
 from onenn.training import cpu_steps, cpu_stream
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-
     from onenn.base.progress import Progress
 
 #: steps whose W-independent work is done together: a speed knob only, results do not depend on it
 BLOCK = 16
 
 
-def pieces(W, saved, saved_steps: list[int], steps: int, piece_end: Callable[[int], int]) -> Iterator[tuple[int, int]]:
-    """Every engine's saved-steps loop: the pieces ``(t, stop)`` of steps ``t..stop-1`` that end at ``piece_end(t)``,
-    at the next saved step or at ``steps``; ``W`` is copied into ``saved[k]`` at step ``saved_steps[k]``."""
+def run_pieces(W, steps: int, saved_steps: list[int] | None, piece_end, advance, progress, new=None) -> tuple:
+    """Every engine's run: ``advance(t, stop, losses)`` runs steps ``t..stop-1``, pieces that end at ``piece_end(t)``,
+    at the next saved step or at ``steps``, and says whether to call ``progress``; ``W`` is copied into ``saved[k]``
+    at step ``saved_steps[k]``. ``new(*shape)``: the buffers (numpy zeros in ``W``'s dtype)."""
+    saved_steps = list(saved_steps or [])
+    if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
+        raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
+    new = new or (lambda *shape: np.zeros(shape, W.dtype))
+    saved, losses = new(len(saved_steps), *W.shape), new(steps)
     k, t = 0, 0
     while True:
         while k < len(saved_steps) and saved_steps[k] == t:
             saved[k] = W
             k += 1
         if t == steps:
-            return
+            return saved, losses
         stop = min(steps, piece_end(t), *saved_steps[k : k + 1])
-        yield t, stop
+        if advance(t, stop, losses) and progress is not None:
+            progress(stop, steps, losses[stop - 1])
         t = stop
 
 
@@ -63,8 +67,7 @@ class Engine:
         self.W, self.d, self.N, self.m, self.B, self.S, self.loss = W, d, N, m, batch, block, loss
         self.loss_code = (cpu_steps.loss_branch(loss.name), loss.c)  # raises if the kernels lack the loss
         with np.errstate(over="ignore"):  # lr in the training precision, as in `W -= lr * grad` (1e39: inf)
-            self.lr = float(np.asarray(lr).astype(W.dtype))
-        self.lr_over_batch = W.dtype.type(self.lr / B)
+            self.lr_over_batch = W.dtype.type(float(np.asarray(lr).astype(W.dtype)) / B)
         zeros = lambda *shape: np.zeros(shape, W.dtype)
         self.H = zeros(S, D, T, B)  # the block's embeddings
         self.H[:, -1, -1, :] = 1.0  # the query's indicator coordinate (its label slot stays 0)
@@ -78,19 +81,16 @@ class Engine:
         self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """``steps`` SGD steps: ``W`` at each of ``saved_steps`` and every step's loss (``progress``: every block)."""
-        saved_steps = check_saved_steps(saved_steps, steps)
-        W, S = self.W, self.S
-        saved, losses = np.zeros((len(saved_steps), *W.shape), W.dtype), np.zeros(steps, W.dtype)
-        for t, stop in pieces(W, saved, saved_steps, steps, lambda t: t - t % S + S):
-            start = t - t % S
-            if t == start:
-                self.prepare_block(min(S, steps - start))
-            self.sgd_steps(t - start, stop - start)
-            if stop == min(start + S, steps):  # the block's end
-                losses[start:stop] = self.L[: stop - start]
-                if progress is not None:
-                    progress(stop, steps, losses[stop - 1])
-        return saved, losses
+        return run_pieces(self.W, steps, saved_steps, lambda t: t - t % self.S + self.S, self.advance, progress)
+
+    def advance(self, t: int, stop: int, losses: np.ndarray) -> bool:
+        """Steps ``t..stop-1`` (``run_pieces``), the block prepared at its start; whether the block ended."""
+        start = t - t % self.S
+        if t == start:
+            self.prepare_block(min(self.S, len(losses) - start))
+        self.sgd_steps(t - start, stop - start)
+        losses[t:stop] = self.L[t - start : stop - start]
+        return stop == min(start + self.S, len(losses))
 
     def prepare_block(self, n: int) -> None:
         """The next ``n`` minibatches from the source."""
@@ -156,7 +156,6 @@ class FixedSet:
         self.passes = 0  # the passes begun
         self.perm: np.ndarray | None = None  # the order of the pass under way
         self.position = self.size  # at the end of a pass: the next minibatch starts a new one
-        self.index = np.zeros(0, np.int64)
 
     def attach(self, engine: Engine) -> None:
         e = engine
@@ -170,13 +169,11 @@ class FixedSet:
             )
         if e.B > self.size:
             raise ValueError(f"minibatch {e.B} is larger than the set ({self.size} prompts)")
-        if e.S * e.B > len(self.index):
-            self.index = np.zeros(e.S * e.B, np.int64)
 
     def prepare(self, engine: Engine, n: int) -> None:
         """Gather the next ``n`` minibatches of ``engine.B`` prompts into the engine's block."""
         B = engine.B
-        index = self.index[: n * B]
+        index = np.zeros(n * B, np.int64)
         i = 0
         while i < n:
             if self.position == self.size:

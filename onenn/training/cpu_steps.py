@@ -56,8 +56,8 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = CODES
 
 def loss_branch(name: str) -> int:
     """The code ``sgd_steps`` takes for loss ``name``; raises if the loops lack it, or if numba's cache is stale."""
-    add = "a branch to _loss_gradient in onenn/training/cpu_steps.py and the name to IMPLEMENTED there"
-    code = require_loss(name, IMPLEMENTED, "the CPU engine's compiled loops (numba)", add)
+    branch = "_loss_gradient in onenn/training/cpu_steps.py"
+    code = require_loss(name, IMPLEMENTED, "the CPU engine's compiled loops (numba)", branch)
     if _compiled_codes() != CODES:
         raise RuntimeError(  # numba's cache sees changes to this file only
             f"numba's cache of onenn/training/cpu_steps.py holds loss codes {_compiled_codes()} from an older "
@@ -79,24 +79,23 @@ def _check(name: str, ok: bool, need: str, got: str) -> None:
         raise ValueError(f"{name} must {need}; got {got}")
 
 
-def _check_block(function: str, H, arrays: dict) -> int:
-    """``S`` of a block ``H`` (S, D, T, B), checked, with every one of ``arrays`` shaped (S,) or (S, ..., B)."""
+def _check_block(function: str, H, arrays: dict) -> tuple[int, int, int, int]:
+    """The shape (S, D, T, B) of a block ``H``, checked, with every one of ``arrays`` shaped (S,) or (S, ..., B)."""
     shape = tuple(getattr(H, "shape", ()))
     _check(f"{function}: H", len(shape) == 4, "be a block of minibatches (S, D, T, B)", f"shape {shape}")
     S, B = shape[0], shape[3]
     for name, array in arrays.items():
-        shape = tuple(getattr(array, "shape", ()))
-        fits = shape == (S,) if len(shape) == 1 else len(shape) > 1 and shape[0] == S and shape[-1] == B
-        _check(f"{function}: {name}", fits, f"have the block's {S} steps (and its {B} prompts last)", f"shape {shape}")
-    return S
+        got = tuple(getattr(array, "shape", ()))
+        fits = got == (S,) if len(got) == 1 else len(got) > 1 and got[0] == S and got[-1] == B
+        _check(f"{function}: {name}", fits, f"have the block's {S} steps (and its {B} prompts last)", f"shape {got}")
+    return shape
 
 
 def sgd_steps(W, H, U, target_class, G, L, first, last, lr_over_batch, loss, c, v, s, a, r, norm):
     """``_sgd_steps`` after checking the arguments it indexes with."""
-    S = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
+    S, D, T, B = _check_block("sgd_steps", H, {"U": U, "target_class": target_class, "G": G, "L": L})
     need = f"satisfy 0 <= first <= last <= {S} (the block)"
     _check("sgd_steps: first, last", 0 <= first <= last <= S, need, f"first={first}, last={last}")
-    D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("sgd_steps: W", W.shape == (D, D), f"be (D, D) = ({D}, {D}), as H", f"shape {W.shape}")
     shapes = {"v": (D, B), "s": (T, B), "a": (T, B), "r": (D, B), "norm": (B,)}
     for (name, shape), array in zip(shapes.items(), (v, s, a, r, norm)):
@@ -249,12 +248,11 @@ def _rank_one_update(W, r, Hi, lr_over_batch):
 
 def prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best):
     """``_prepare_fresh`` after checking the arguments it indexes with."""
-    S = _check_block("prepare_fresh", H, {"C": C, "U": U, "target_class": target_class})
+    S, D, T, B = _check_block("prepare_fresh", H, {"C": C, "U": U, "target_class": target_class})
     _check("prepare_fresh: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
-    T, B = H.shape[2], H.shape[3]
     _check("prepare_fresh: C", C.shape[1] == T - 1, f"hold the N = {T - 1} context points of H", f"shape {C.shape}")
     need = "have fewer rows (K) than H (D = d + K + 1)"
-    _check("prepare_fresh: U", U.shape[1] < H.shape[1], need, f"shape {U.shape}")
+    _check("prepare_fresh: U", U.shape[1] < D, need, f"shape {U.shape}")
     for name, array in (("norm", norm), ("best", best)):
         _check(f"prepare_fresh: {name}", array.shape == (B,), f"be ({B},)", f"shape {array.shape}")
     _prepare_fresh(H, C, U, target_class, n, code_on, code_off, norm, best)
@@ -306,9 +304,8 @@ def _column_products(X, d, t, u, out):
 
 def gather_block(H_set, U_set, index, H, U, n):
     """``_gather_block`` after checking the arguments it indexes with."""
-    S = _check_block("gather_block", H, {"U": U})
+    S, D, T, B = _check_block("gather_block", H, {"U": U})
     _check("gather_block: n", 0 <= n <= S, f"lie in 0..{S} (the block)", str(n))
-    D, T, B = H.shape[1], H.shape[2], H.shape[3]
     _check("gather_block: H_set", H_set.shape[1:] == (D, T), f"be (n_set, {D}, {T}), as H", f"shape {H_set.shape}")
     want = (H_set.shape[0], U.shape[1])
     _check("gather_block: U_set", U_set.shape == want, f"be {want}", f"shape {U_set.shape}")

@@ -12,9 +12,8 @@ import triton.language as tl
 
 from onenn.maths import stream
 from onenn.maths.losses import Loss, loss_code, require_loss
-from onenn.maths.steps import check_saved_steps
 from onenn.maths.stream import check_minibatch
-from onenn.training.cpu import pieces
+from onenn.training.cpu import run_pieces
 
 if TYPE_CHECKING:
     from onenn.base.progress import Progress
@@ -37,9 +36,8 @@ SQUARE, CROSS_ENTROPY, MIXTURE, SQUENTROPY = (tl.constexpr(loss_code(name)) for 
 
 def loss_branch(name: str) -> int:
     """The code ``sgd_block_kernel`` takes for loss ``name``; raises, before compiling, if it has no branch for it."""
-    add = "a branch to sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ) and the name to "
-    add += "IMPLEMENTED there"
-    return require_loss(name, IMPLEMENTED, "the GPU engine's kernel (Triton)", add)
+    branch = "sgd_block_kernel in onenn/training/gpu.py (the loss and g = ∂loss/∂ℓ)"
+    return require_loss(name, IMPLEMENTED, "the GPU engine's kernel (Triton)", branch)
 
 
 def interpreting() -> bool:
@@ -305,17 +303,15 @@ class GpuEngine:
         self, steps: int, saved_steps: list[int] | None = None, progress: Progress | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """As ``Engine.run``; ``progress`` is called after every launch with its last loss as a 0-d tensor."""
-        saved_steps = check_saved_steps(saved_steps, steps)
         if self.predrawn and self.step + steps > len(self.Z):
             raise ValueError(f"minibatches hold {len(self.Z)} steps; the run needs {self.step + steps}")
-        W = self.W
-        saved = torch.empty(len(saved_steps), *W.shape, dtype=W.dtype, device=W.device)
-        losses = torch.empty(steps, dtype=W.dtype, device=W.device)
-        for t, stop in pieces(W, saved, saved_steps, steps, lambda t: t + self.block):
-            self.launch(stop - t, losses[t:stop])
-            if progress is not None:
-                progress(stop, steps, losses[stop - 1])
-        return saved, losses
+        new = lambda *shape: torch.empty(shape, dtype=self.W.dtype, device=self.W.device)
+        return run_pieces(self.W, steps, saved_steps, lambda t: t + self.block, self.advance, progress, new)
+
+    def advance(self, t: int, stop: int, losses: torch.Tensor) -> bool:
+        """Steps ``t..stop-1`` in one launch (``run_pieces``): progress after every launch."""
+        self.launch(stop - t, losses[t:stop])
+        return True
 
     def launch(self, n: int, losses: torch.Tensor) -> None:
         """The next ``n`` steps in one launch, their losses into ``losses`` (``run`` checks the arguments)."""

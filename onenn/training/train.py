@@ -128,23 +128,6 @@ def tolerance(steps: int, W_max: float) -> float:
     return steps * EPS32 * max(1.0, W_max)
 
 
-def compare(settings: TrainSettings, device: torch.device, steps: int) -> dict:
-    """The largest |ΔW| of ``steps`` steps of the GPU engine and of the CPU engine, its step, and the tolerance."""
-    s = replace(settings, device="cpu")
-    saved = [t for t in SAVED if t < steps] + [steps]
-    W_kernel = make_engine(replace(s, device=device.type), "gpu").run(steps, saved)[0].double().cpu().numpy()
-    W_cpu = make_engine(s, "cpu").run(steps, saved)[0].astype(np.float64)
-    difference = differences(W_kernel, W_cpu)
-    worst = int(np.argmax(difference))
-    finite = W_cpu[np.isfinite(W_cpu)]
-    return {
-        "seed": s.seed,
-        "max_abs_dW": float(difference[worst]),
-        "at_step": saved[worst],
-        "tolerance": tolerance(steps, float(np.abs(finite).max(initial=0.0))),
-    }
-
-
 def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
     """max |ΔW| at each saved step: infinite where only one run's weights are finite, 0 where neither's are."""
     finite_kernel, finite_cpu = (np.isfinite(W).all(axis=(1, 2)) for W in (W_kernel, W_cpu))
@@ -155,11 +138,18 @@ def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
 
 
 def run_check(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
-    """The check's record (``steps``: ``STEPS``), from the run's seed and, if that fails, from the next seed."""
+    """The check's record (``steps``: ``STEPS``): the largest |ΔW| of the GPU and the CPU engine's runs, its step and
+    the tolerance, from the run's seed and, if that fails, from the next seed."""
     steps = STEPS if steps is None else steps
-    tries = []
+    saved, tries = [t for t in SAVED if t < steps] + [steps], []
     for seed in (settings.seed, (settings.seed + 1) % 2**32):
-        tries.append(compare(replace(settings, seed=seed), device, steps))
+        s = replace(settings, seed=seed, device="cpu")
+        W_kernel = make_engine(replace(s, device=device.type), "gpu").run(steps, saved)[0].double().cpu().numpy()
+        W_cpu = make_engine(s, "cpu").run(steps, saved)[0].astype(np.float64)
+        difference, W_max = differences(W_kernel, W_cpu), float(np.abs(W_cpu[np.isfinite(W_cpu)]).max(initial=0.0))
+        worst = int(np.argmax(difference))
+        at, tol = saved[worst], tolerance(steps, W_max)
+        tries.append({"seed": seed, "max_abs_dW": float(difference[worst]), "at_step": at, "tolerance": tol})
         if tries[-1]["max_abs_dW"] <= tries[-1]["tolerance"]:
             break
     last, s = tries[-1], settings
@@ -204,14 +194,18 @@ def train(
     sgd = make_engine(settings, engine)
     on_cpu = isinstance(sgd.W, np.ndarray)
     check = None if on_cpu or sgd.W.device.type not in CHECKED else check_once(settings, sgd.W.device)  # may raise
-    saved_steps = log_spaced_steps(settings.steps, settings.n_eval, refine=True)
-    arrays = sgd.run(settings.steps, saved_steps.tolist(), progress)
-    W_saved, losses = (a.astype(np.float64) if on_cpu else a.double().cpu().numpy() for a in arrays)
-    device = "cpu" if on_cpu else str(sgd.W.device)
-    result = {"saved_steps": saved_steps, "W": W_saved, "minibatch_loss": losses, "device": device}
-    if check is not None:
-        result["fused_check"] = check
-    return apply_divergence_policy(result, settings.on_divergence)
+    record = {"device": "cpu" if on_cpu else str(sgd.W.device)} | ({} if check is None else {"fused_check": check})
+    return recorded_run(sgd, settings.steps, settings.n_eval, progress, settings.on_divergence, **record)
+
+
+def recorded_run(sgd, steps: int, n_eval: int, progress, on_divergence: str, **record) -> dict:
+    """``sgd.run`` (an engine, ``FixedSetSGD``) of ``steps``, ``W`` saved at the log-spaced steps, in float64 with
+    ``record``, under the divergence policy."""
+    saved_steps = log_spaced_steps(steps, n_eval, refine=True)
+    arrays = sgd.run(steps, saved_steps.tolist(), progress)
+    W, losses = (a.astype(np.float64) if isinstance(a, np.ndarray) else a.double().cpu().numpy() for a in arrays)
+    result = {"saved_steps": saved_steps, "W": W, "minibatch_loss": losses, **record}
+    return apply_divergence_policy(result, on_divergence)
 
 
 class Diverged(FloatingPointError):
@@ -247,13 +241,9 @@ def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) 
     first = int(min(candidates))
     finite = np.flatnonzero(np.isfinite(losses[:first]))
     before = np.flatnonzero(saved_steps < first)
-    return Divergence(
-        step=first,
-        last_loss_step=int(finite[-1]) if len(finite) else None,
-        last_loss=float(losses[finite[-1]]) if len(finite) else None,
-        last_saved_step=int(saved_steps[before[-1]]) if len(before) else None,
-        last_saved_max=float(np.abs(W[before[-1]]).max()) if len(before) else None,
-    )
+    loss = (int(finite[-1]), float(losses[finite[-1]])) if len(finite) else (None, None)
+    saved = (int(saved_steps[before[-1]]), float(np.abs(W[before[-1]]).max())) if len(before) else (None, None)
+    return Divergence(first, *loss, *saved)
 
 
 def apply_divergence_policy(result: dict, on_divergence: str) -> dict:

@@ -313,7 +313,7 @@ def test_a_kernel_that_differs_from_the_cpu_engine_is_stopped_with_the_differenc
     assert "device: cpu in the config" in message
     monkeypatch.undo()  # a later run in the process fails at once, from the record, without running the kernel
     monkeypatch.setattr(engine_check, "RESULTS", {str(DEVICE): record})
-    monkeypatch.setattr(engine_check, "compare", None)
+    monkeypatch.setattr(engine_check, "run_check", None)
     with pytest.raises(engine_check.FusedKernelMismatch, match="does not reproduce the CPU engine"):
         engine_check.check_once(TINY, DEVICE)
 
