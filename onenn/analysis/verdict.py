@@ -1,5 +1,6 @@
-"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``), the error
-budget, shared test sets (``chi_square``), the assumed test size, *differs* by chance (``expected_by_chance``)."""
+"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``) and a
+row's verdict and wording (``judge``), the error budget, shared test sets (``chi_square``), the assumed test size,
+*differs* by chance (``expected_by_chance``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from scipy.special import gammaincinv
 from scipy.stats import binom
 
+from onenn.analysis.markdown import number
 from onenn.base.claim import Claim
 
 if TYPE_CHECKING:
@@ -142,6 +144,61 @@ def judge_slope(points: list[Measured], claim: Claim) -> dict[str, Any]:
 JUDGES = {"equal": judge_equal, "constant": judge_constant, "below": judge_bound, "above": judge_bound}
 JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judge_order, "share": judge_share}
 JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
+
+
+def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """The row's verdict, why a *differs*, the other test sizes' verdicts, the point farthest from agreeing and
+    every point, in words (docs/claims.md)."""
+    sizes = verdicts_at_test_sizes(points, claim)
+    row = JUDGES[claim.check](points, claim) | {"n": min(m.n for m in points)}
+    row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
+    if len(set(sizes.values())) > 1:
+        row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
+    # a z, the row's and each point's, but for decays and slopes, and for a bound without a test error (docs/claims.md)
+    with_z = claim.check not in ("decays", *SLOPE_CHECKS)
+    with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
+    if claim.check not in ("increasing", "decreasing"):
+        worst = max(points, key=lambda m: shortfall(m, claim, with_z))
+        row |= {column: getattr(worst, name) for column, name in WORST.items()}
+        row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
+    row["detail"] = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in points)
+    return row
+
+
+def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
+    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side);
+    else in the quantity's units, by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: the
+    resolution + 2 sd)."""
+    side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
+    if claim.check == "decays":  # the smallest fall, last / first
+        return m.series[-1] / m.series[0] if m.series[0] else math.inf
+    if claim.check == "flat":
+        return abs(m.mean) - claim.resolution - 2.0 * m.sd
+    if side is None or with_z:
+        return abs(m.z) if side is None else -side * m.z
+    return 2.0 * ours_spread(m) - side * (m.mean - (m.paper if claim.check in ("above", "below") else 0.0))
+
+
+#: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
+WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
+
+
+def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
+    if check == "decays":
+        falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
+        factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
+        ends = f"{number(m.series[0])} → {number(m.series[-1])}"
+        return f"{m.label}: {ends}, {falling} over the last decade of steps{factor}"
+    if check in SLOPE_CHECKS:
+        label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
+        return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
+    if check == "share":  # Wilson's score interval at z = 2, (k + 2 ∓ 2·√(k(n − k)/n + 1))/(n + 4)
+        k, half = m.mean * m.n, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
+        interval = f"Wilson interval {number((k + 2.0 - half) / (m.n + 4))}–{number((k + 2.0 + half) / (m.n + 4))}"
+        return f"{m.label}: {round(k)} of {m.n} seeds, {interval} vs {number(m.paper)} (z = {m.z:+.2f})"
+    paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
+    z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
+    return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
 
 
 # --- the error budget ---------------------------------------------------------------------------------------------
