@@ -248,8 +248,6 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
     return out.astype(dict.fromkeys(COLUMNS, "string") | TYPES)
 
 
-# --- the page: the tally, the chance line, the rows, every point and what each claim compares ---------------------
-
 #: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
 REASONS = "../../docs/claims.md"
 

@@ -151,7 +151,10 @@ def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
     every point, in words (docs/claims.md)."""
     sizes = verdicts_at_test_sizes(points, claim)
     row = JUDGES[claim.check](points, claim) | {"n": min(m.n for m in points)}
-    row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
+    if row["verdict"] != "agrees":  # explained, marginal or not explained (docs/claims.md, Why a row differs)
+        statistic, dof = row.get("statistic", math.nan), row.get("dof")
+        marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
+        row["why"] = "explained" if claim.reason else "marginal" if marginal else "not explained"
     if len(set(sizes.values())) > 1:
         row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
     # a z, the row's and each point's, but for decays and slopes, and for a bound without a test error (docs/claims.md)
@@ -159,8 +162,9 @@ def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
     with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
     if claim.check not in ("increasing", "decreasing"):
         worst = max(points, key=lambda m: shortfall(m, claim, with_z))
-        row |= {column: getattr(worst, name) for column, name in WORST.items()}
-        row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
+        row |= {"paper_value": worst.paper, "ours_mean": worst.mean, "ours_sd": worst.sd, "test_se": worst.test_se}
+        row |= {"paper_se": worst.paper_se, "paper_spread": worst.spread if claim.check == "equal" else None}
+        row["z"] = worst.z if with_z else math.nan
     row["detail"] = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in points)
     return row
 
@@ -177,10 +181,6 @@ def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
     if side is None or with_z:
         return abs(m.z) if side is None else -side * m.z
     return 2.0 * ours_spread(m) - side * (m.mean - (m.paper if claim.check in ("above", "below") else 0.0))
-
-
-#: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
-WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
 
 
 def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
@@ -285,16 +285,6 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
 def is_chance_test(points: list[Measured], claim: Claim) -> bool:
     """Whether the row counts in the chance line (docs/claims.md, How many failures chance alone gives)."""
     return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
-
-
-def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """Why a failed test (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
-    if verdict == "agrees":
-        return ""
-    if claim.reason:
-        return "explained"
-    marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
-    return "marginal" if marginal else "not explained"
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:
