@@ -18,8 +18,8 @@ from onenn.analysis.verdict import (
     TEST_SET_KEY,
     VERDICTS,
     Measured,
+    describe_quantity,
     expected_by_chance,
-    is_chance_test,
     is_level,
     judge,
     metric_bound,
@@ -209,19 +209,6 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     return found, missing
 
 
-def describe_quantity(claim: Claim) -> str:
-    q = claim.quantity
-    where = f" ({q.test_set})" if q.test_set else ""
-    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
-    if claim.kind == "scaling":
-        return f"{q.column} ± se"
-    if claim.check == "decays":
-        return f"{q.name()}{where}, over the last decade of steps"
-    if claim.check in SLOPE_CHECKS:
-        return f"{q.name()}{where}: change per decade of steps, over the last decade{versus}"
-    return q.describe() + versus
-
-
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     """The scorecard's row of one claim."""
     found, missing = measure(table, claim)
@@ -231,7 +218,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
         "quantity": describe_quantity(claim),
         "points": len(found) + len(missing),
         "points_run": len(found),
-        "chance": is_chance_test(found, claim),
+        "chance": False,
         "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
     }
     row |= dict.fromkeys(("reading", "why", "test_sizes"), "")
@@ -329,18 +316,19 @@ def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     for _, r in card.iterrows():
         spread = f" ± {number(r['paper_spread'])}" if r["paper_spread"] and not pd.isna(r["paper_spread"]) else ""
         test = f"χ²({r['dof']}) = {r['statistic']:.3g}, limit {r['limit']:.3g}"
-        cells = [
-            claim_cell(r),
-            str(r["figure"]) if r["figure"] else "–",
-            cell(r["paper"]),
-            cell(f"{r['experiment']}: {r['quantity']}"),
-            "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
-            "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
-            "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
-            "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
-            verdict_cell(r),
-        ]
-        body.append(cells)
+        body.append(
+            [
+                claim_cell(r),
+                str(r["figure"]) if r["figure"] else "–",
+                cell(r["paper"]),
+                cell(f"{r['experiment']}: {r['quantity']}"),
+                "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
+                "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
+                "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
+                "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
+                verdict_cell(r),
+            ]
+        )
     return markdown_table(header, body)
 
 

@@ -151,6 +151,8 @@ def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
     every point, in words (docs/claims.md)."""
     sizes = verdicts_at_test_sizes(points, claim)
     row = JUDGES[claim.check](points, claim) | {"n": min(m.n for m in points)}
+    # the chance line counts it (docs/claims.md, How many failures chance alone gives)
+    row["chance"] = claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
     if row["verdict"] != "agrees":  # explained, marginal or not explained (docs/claims.md, Why a row differs)
         statistic, dof = row.get("statistic", math.nan), row.get("dof")
         marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
@@ -199,6 +201,24 @@ def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) ->
     paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
     z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
     return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
+
+
+def describe_quantity(claim: Claim) -> str:
+    q = claim.quantity
+    name = f"{q.column}/{q.over}" if q.over else q.column
+    where = f" ({q.test_set})" if q.test_set else ""
+    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
+    if claim.kind == "scaling":
+        return f"{q.column} ± se"
+    if claim.check == "decays":
+        return f"{name}{where}, over the last decade of steps"
+    if claim.check in SLOPE_CHECKS:
+        return f"{name}{where}: change per decade of steps, over the last decade{versus}"
+    scaled = " / ((K−1)/K)" if q.divide_by else ""
+    at = {"value": f"at the {q.step} step", "ratio": "last / first step", "change": "last − first step"}
+    when = "at the same rescaled time ((K−1)/K)·step" if q.time == "rescaled" else at[q.of]
+    share = f" ≥ {q.at_least:g}: the share of seeds" if q.at_least is not None else ""
+    return f"{name}{where}{scaled}, {when}{share}{versus}"
 
 
 # --- the error budget ---------------------------------------------------------------------------------------------
@@ -280,11 +300,6 @@ def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, st
 
 
 # --- how many failures chance alone gives --------------------------------------------------------------------------
-
-
-def is_chance_test(points: list[Measured], claim: Claim) -> bool:
-    """Whether the row counts in the chance line (docs/claims.md, How many failures chance alone gives)."""
-    return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:

@@ -21,17 +21,6 @@ class Quantity:
     over: str | None = None
     at_least: float | None = None  # check share: per seed 1 where the value reaches it, else 0
 
-    def name(self) -> str:
-        return f"{self.column}/{self.over}" if self.over else self.column
-
-    def describe(self) -> str:
-        where = f" ({self.test_set})" if self.test_set else ""
-        scaled = " / ((K−1)/K)" if self.divide_by else ""
-        at = {"value": f"at the {self.step} step", "ratio": "last / first step", "change": "last − first step"}
-        when = "at the same rescaled time ((K−1)/K)·step" if self.time == "rescaled" else at[self.of]
-        share = f" ≥ {self.at_least:g}: the share of seeds" if self.at_least is not None else ""
-        return f"{self.name()}{where}{scaled}, {when}{share}"
-
 
 @dataclass(frozen=True)
 class ClaimPoint:
