@@ -161,11 +161,8 @@ def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_t
 
 def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
     value = row["reference"] if point.value == "reference" else point.value
-    return {
-        "paper": None if value is None else float(value),
-        "spread": point.spread,
-        "baseline": None if point.baseline is None else float(point.baseline),
-    }
+    baseline = None if point.baseline is None else float(point.baseline)
+    return {"paper": None if value is None else float(value), "spread": point.spread, "baseline": baseline}
 
 
 def scaling_points(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> list[Measured]:
@@ -316,19 +313,18 @@ def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
     for _, r in card.iterrows():
         spread = f" ± {number(r['paper_spread'])}" if r["paper_spread"] and not pd.isna(r["paper_spread"]) else ""
         test = f"χ²({r['dof']}) = {r['statistic']:.3g}, limit {r['limit']:.3g}"
-        body.append(
-            [
-                claim_cell(r),
-                str(r["figure"]) if r["figure"] else "–",
-                cell(r["paper"]),
-                cell(f"{r['experiment']}: {r['quantity']}"),
-                "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
-                "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
-                "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
-                "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
-                verdict_cell(r),
-            ]
-        )
+        cells = [
+            claim_cell(r),
+            str(r["figure"]) if r["figure"] else "–",
+            cell(r["paper"]),
+            cell(f"{r['experiment']}: {r['quantity']}"),
+            "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
+            "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
+            "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
+            "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
+            verdict_cell(r),
+        ]
+        body.append(cells)
     return markdown_table(header, body)
 
 

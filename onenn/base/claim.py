@@ -35,6 +35,9 @@ class ClaimPoint:
 
 @dataclass(frozen=True)
 class Claim:
+    """A claim, its keys as workflow/schemas/claims.schema.yaml describes them ("", 0 or () for none); ``kind`` is its
+    experiment's, ``post_hoc`` its ``post_hoc_reason``, ``paper_test_size(s)`` the file's ``prompts`` and ``range``."""
+
     id: str
     figure: int
     paper: str
@@ -46,17 +49,10 @@ class Claim:
     resolution: float = 0.0
     by: str | None = None
     note: str = ""
-    #: ``paper``: a claim of the paper; ``ours``: a question of this project, scored by the same rule
     source: str = "paper"
-    #: the test size assumed for the paper's numbers (their sampling error); 0: none
     paper_test_size: int = 0
-    #: the range of test sizes the verdict is recomputed at (docs/claims.md: the assumed test size); () none
     paper_test_sizes: tuple[int, ...] = ()
-    #: a hypothesis chosen after seeing a run: why (kept out of the chance count); "" for none
     post_hoc: str = ""
-    #: the anchor of the reason in docs/claims.md why the claim may differ ("" for none)
     reason: str = ""
-    #: a part of the paper's sentence the check does not test, and why ("" for none)
     untested: str = ""
-    #: a variant whose per-seed values (same seed number) are subtracted from each point's: a comparison
     versus: str | None = None
