@@ -149,16 +149,14 @@ JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
     """The row's verdict, why a *differs*, the other test sizes' verdicts, the point farthest from agreeing and
     every point, in words (docs/claims.md)."""
-    sizes = verdicts_at_test_sizes(points, claim)
     row = JUDGES[claim.check](points, claim) | {"n": min(m.n for m in points)}
+    row["test_sizes"] = verdicts_at_test_sizes(points, claim)
     # the chance line counts it (docs/claims.md, How many failures chance alone gives)
     row["chance"] = claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
     if row["verdict"] != "agrees":  # explained, marginal or not explained (docs/claims.md, Why a row differs)
         statistic, dof = row.get("statistic", math.nan), row.get("dof")
         marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
         row["why"] = "explained" if claim.reason else "marginal" if marginal else "not explained"
-    if len(set(sizes.values())) > 1:
-        row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
     # a z, the row's and each point's, but for decays and slopes, and for a bound without a test error (docs/claims.md)
     with_z = claim.check not in ("decays", *SLOPE_CHECKS)
     with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
@@ -288,15 +286,15 @@ def chi_square(points: list[Measured], resolution: float) -> float:
 # --- the assumed test size ---------------------------------------------------------------------------------------
 
 
-def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, str]:
-    """Check equal: the verdict at each assumed test size (docs/claims.md, The assumed test size); empty without one."""
+def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> str:
+    """Check equal: the verdicts at the assumed test sizes where they differ (docs/claims.md, The assumed test size)."""
     if claim.check != "equal" or not claim.paper_test_size or not any(m.paper_se for m in points):
-        return {}
+        return ""
     out = {}
     for size in sorted({claim.paper_test_size, *claim.paper_test_sizes}):
         scale = math.sqrt(claim.paper_test_size / size)
         out[size] = judge_equal([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
-    return out
+    return ", ".join(f"{v} at {size}" for size, v in out.items()) if len(set(out.values())) > 1 else ""
 
 
 # --- how many failures chance alone gives --------------------------------------------------------------------------
