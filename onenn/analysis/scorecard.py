@@ -222,7 +222,7 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
     row |= judge(found, claim)
-    row["detail"] += "; not in this run: " + ", ".join(missing) if missing else ""
+    row["detail"] += ("; not in this run: " + ", ".join(missing)) if missing else ""
     return row
 
 
