@@ -19,7 +19,7 @@ NUMBERS, COLUMNS = "python -m tools.docs numbers", "python -m tools.docs columns
 PAGE = "docs/columns.md"
 #: what the column of a package's version means (onenn.base.provenance), the package in its place
 VERSION = "the installed version of {} (`not installed` where it is not)"
-#: the words with which the scorecard names the rows its chance count takes in (onenn.analysis.scorecard_page)
+#: the words with which the scorecard names the rows its chance count takes in (onenn.analysis.scorecard)
 COUNTED = "Counted: the level tests (checks equal and constant) with a spread on our side"
 NAMED = (
     " Those counts of tests take in only the level tests whose values have a spread, not the post-hoc rows; the "

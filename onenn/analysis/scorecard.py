@@ -1,28 +1,29 @@
 """The scorecard: each claim of ``workflow/claims.yaml`` against this run's tables (docs/claims.md): measured at
-its points (``Measured``), judged (``onenn.analysis.verdict``), written as a row (``scorecard``). No torch."""
+its points (``Measured``), judged (``onenn.analysis.verdict``), written as a row (``scorecard``) and as its Markdown
+page (``to_markdown``). No torch."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import number
+from onenn.analysis.markdown import cell, markdown_table, number
 from onenn.analysis.verdict import (
-    JUDGES,
+    LEVEL,
+    MARGINAL_LEVEL,
     SLOPE_CHECKS,
     TEST_SET_KEY,
+    VERDICTS,
     Measured,
-    is_chance_test,
+    describe_quantity,
+    expected_by_chance,
     is_level,
+    judge,
     metric_bound,
-    ours_spread,
     sampling_error,
-    verdicts_at_test_sizes,
-    why_differs,
 )
 from onenn.base.claim import Claim, ClaimPoint
 from onenn.base.columns import se_column, variant_name
@@ -160,11 +161,8 @@ def train_point(table: pd.DataFrame, claim: Claim, point: ClaimPoint, rescaled_t
 
 def paper_side(point: ClaimPoint, row: pd.Series | None) -> dict[str, Any]:
     value = row["reference"] if point.value == "reference" else point.value
-    return {
-        "paper": None if value is None else float(value),
-        "spread": point.spread,
-        "baseline": None if point.baseline is None else float(point.baseline),
-    }
+    baseline = None if point.baseline is None else float(point.baseline)
+    return {"paper": None if value is None else float(value), "spread": point.spread, "baseline": baseline}
 
 
 def scaling_points(table: pd.DataFrame, claim: Claim, point: ClaimPoint) -> list[Measured]:
@@ -208,55 +206,6 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
     return found, missing
 
 
-def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
-    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side);
-    else in the quantity's units, by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: the
-    resolution + 2 sd)."""
-    side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
-    if claim.check == "decays":  # the smallest fall, last / first
-        return m.series[-1] / m.series[0] if m.series[0] else math.inf
-    if claim.check == "flat":
-        return abs(m.mean) - claim.resolution - 2.0 * m.sd
-    if side is None or with_z:
-        return abs(m.z) if side is None else -side * m.z
-    return 2.0 * ours_spread(m) - side * (m.mean - (m.paper if claim.check in ("above", "below") else 0.0))
-
-
-#: the row's columns read from the point it shows (and ``paper_spread``, ``z``), and the point's field they read
-WORST = {"paper_value": "paper", "ours_mean": "mean", "ours_sd": "sd", "test_se": "test_se", "paper_se": "paper_se"}
-
-
-def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
-    if check == "decays":
-        falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
-        factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
-        ends = f"{number(m.series[0])} → {number(m.series[-1])}"
-        return f"{m.label}: {ends}, {falling} over the last decade of steps{factor}"
-    if check in SLOPE_CHECKS:
-        label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
-        return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
-    if check == "share":  # Wilson's score interval at z = 2, (k + 2 ∓ 2·√(k(n − k)/n + 1))/(n + 4)
-        k, half = m.mean * m.n, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
-        interval = f"Wilson interval {number((k + 2.0 - half) / (m.n + 4))}–{number((k + 2.0 + half) / (m.n + 4))}"
-        return f"{m.label}: {round(k)} of {m.n} seeds, {interval} vs {number(m.paper)} (z = {m.z:+.2f})"
-    paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
-    z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
-    return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
-
-
-def describe_quantity(claim: Claim) -> str:
-    q = claim.quantity
-    where = f" ({q.test_set})" if q.test_set else ""
-    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
-    if claim.kind == "scaling":
-        return f"{q.column} ± se"
-    if claim.check == "decays":
-        return f"{q.name()}{where}, over the last decade of steps"
-    if claim.check in SLOPE_CHECKS:
-        return f"{q.name()}{where}: change per decade of steps, over the last decade{versus}"
-    return q.describe() + versus
-
-
 def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
     """The scorecard's row of one claim."""
     found, missing = measure(table, claim)
@@ -266,26 +215,14 @@ def score(claim: Claim, table: pd.DataFrame | None) -> dict[str, Any]:
         "quantity": describe_quantity(claim),
         "points": len(found) + len(missing),
         "points_run": len(found),
-        "chance": is_chance_test(found, claim),
+        "chance": False,
         "paper_test_sizes": ", ".join(map(str, claim.paper_test_sizes)),
     }
     row |= dict.fromkeys(("reading", "why", "test_sizes"), "")
     if not found:
         return row | {"verdict": "not run", "detail": "not in this run: " + ", ".join(missing)}
-    sizes = verdicts_at_test_sizes(found, claim)
-    row |= JUDGES[claim.check](found, claim) | {"n": min(m.n for m in found)}
-    row["why"] = why_differs(row["verdict"], claim, row.get("statistic", math.nan), row.get("dof"))
-    if len(set(sizes.values())) > 1:
-        row["test_sizes"] = ", ".join(f"{v} at {size}" for size, v in sizes.items())
-    # a z, the row's and each point's, but for decays and slopes, and for a bound without a test error (docs/claims.md)
-    with_z = claim.check not in ("decays", *SLOPE_CHECKS)
-    with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in found)
-    if claim.check not in ("increasing", "decreasing"):
-        worst = max(found, key=lambda m: shortfall(m, claim, with_z))
-        row |= {column: getattr(worst, name) for column, name in WORST.items()}
-        row |= {"paper_spread": worst.spread if claim.check == "equal" else None, "z": worst.z if with_z else math.nan}
-    detail = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in found)
-    row["detail"] = detail + ("; not in this run: " + ", ".join(missing) if missing else "")
+    row |= judge(found, claim)
+    row["detail"] += ("; not in this run: " + ", ".join(missing)) if missing else ""
     return row
 
 
@@ -293,3 +230,153 @@ def scorecard(claims: Sequence[Claim], tables: dict[str, pd.DataFrame]) -> pd.Da
     """One row per claim, in the order of ``claims``; experiments missing from ``tables`` are not run."""
     out = pd.DataFrame([score(c, tables.get(c.experiment)) for c in claims]).reindex(columns=list(COLUMNS))
     return out.astype(dict.fromkeys(COLUMNS, "string") | TYPES)
+
+
+#: where the reasons of docs/claims.md are, from the page (results/tables/ or results/readme/)
+REASONS = "../../docs/claims.md"
+
+
+def verdict_cell(row: pd.Series) -> str:
+    """The verdict, its reading, why a *differs* (docs/claims.md), what is untested, the other test sizes."""
+    text = str(row["verdict"]) + (f": {row['reading']}" if row["reading"] else "")
+    if row["verdict"] != "not run" and row["points_run"] != row["points"]:
+        text += f" ({row['points_run']} of {row['points']} points run)"
+    why = {
+        "explained": f"explained: [reason]({REASONS}#{row['reason']})",
+        "marginal": f"marginal: χ² within its {100 * MARGINAL_LEVEL:.2f}% limit",
+    }.get(row["why"], row["why"])
+    text += f" ({why})" if why else ""
+    if row["untested"] and row["verdict"] != "not run":
+        text += f"; not tested: {row['untested']} (note)"
+    if row["test_sizes"]:
+        text += f"; by the paper's assumed test size: {row['test_sizes']} prompts"
+    return text
+
+
+def claim_cell(row: pd.Series) -> str:
+    return str(row["claim"]) + (" (post-hoc)" if row["post_hoc"] else "")
+
+
+def scale_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """What this run measured: steps × seeds of every training table, prompts of every scaling table."""
+    parts = []
+    for name, table in tables.items():
+        if "step" in table:
+            parts.append(f"{name}: {int(table['step'].max())} steps × {table['seed'].nunique()} seeds")
+        elif "prompts" in table:
+            parts.append(f"{name}: {int(table['prompts'].min())}–{int(table['prompts'].max())} prompts a point")
+    return [f"This run: {'; '.join(parts)}.", ""] if parts else []
+
+
+def tally(card: pd.DataFrame) -> str:
+    counts = card["verdict"].value_counts()
+    return ", ".join(f"{v} {int(counts.get(v, 0))}" for v in VERDICTS)
+
+
+def chance_line(card: pd.DataFrame) -> str:
+    """The chance paragraph: the count, the rows it counts and the post-hoc rows it leaves out."""
+    m, expected, differs, p = expected_by_chance(card)
+    counted = card[card["chance"] & (card["verdict"] != "not run")]["claim"]
+    post_hoc = card[card["post_hoc"] != ""]["claim"]
+    left_out = f" Post-hoc rows, not counted: {', '.join(post_hoc)}." if len(post_hoc) else ""
+    if not m:
+        return "No row is a level test with a spread in this run." + left_out
+    chance = f"the probability of {differs} or more by chance alone is {p:.2g}"
+    observed = f"{differs} do; {chance}." if differs else "none does."
+    return (
+        f"Chance: {m} of these rows are tests at the {100 * LEVEL:.2f}% level; if every claim they test were true, "
+        f"chance alone would make {expected:.2f} of them fail on average "
+        f"(m × {100 * (1 - LEVEL):.2f}%); {observed} Counted: the level tests (checks equal and constant) with a "
+        f"spread on our side at one point at least, not post-hoc: {', '.join(counted)}. The other rows cannot "
+        "fail by chance at that rate (one-sided checks, slopes, orderings, values with no spread)." + left_out
+    )
+
+
+INTRODUCTION = (
+    "Each claim of the multiclass paper's section 5 (workflow/claims.yaml), its value, ours (mean ± sd over n seeds; "
+    "for the scaling identity the estimate ± its standard error over n prompts), the difference z in units of the "
+    "combined spread (docs/claims.md: ours, the test set's sampling error, the paper's ±, the paper's sampling error "
+    "at the test size assumed for it, half its printed precision), and the verdict by the rule of docs/claims.md. A "
+    "slope row (change per decade of steps) shows the slope ± sd over seeds and no z: its sign is read by the rule's "
+    "sign rule. Where a claim covers several points, the row shows the one farthest from agreeing (by its z where the "
+    "row shows one, else by how far it misses the rule's margin in the quantity's own units) and the test is χ² "
+    "over all of them; every point is listed below. Our own rows (questions of this project, not the paper's) follow, "
+    "scored by the same rule."
+)
+
+HEADER = ["claim", "fig.", "the paper says", "quantity", "paper", "ours", "z", "test", "verdict"]
+
+
+def scorecard_table(card: pd.DataFrame, header: list[str]) -> str:
+    """The rows; a test is the χ² of checks equal and constant against its limit (one point: χ² = z², limit 4)."""
+    body = []
+    for _, r in card.iterrows():
+        spread = f" ± {number(r['paper_spread'])}" if r["paper_spread"] and not pd.isna(r["paper_spread"]) else ""
+        test = f"χ²({r['dof']}) = {r['statistic']:.3g}, limit {r['limit']:.3g}"
+        cells = [
+            claim_cell(r),
+            str(r["figure"]) if r["figure"] else "–",
+            cell(r["paper"]),
+            cell(f"{r['experiment']}: {r['quantity']}"),
+            "–" if pd.isna(r["paper_value"]) else number(r["paper_value"]) + spread,
+            "–" if pd.isna(r["ours_mean"]) else f"{number(r['ours_mean'])} ± {r['ours_sd']:.2g} (n = {r['n']})",
+            "–" if pd.isna(r["z"]) else f"{r['z']:+.2f}",
+            "–" if pd.isna(r["statistic"]) or pd.isna(r["dof"]) else test,
+            verdict_cell(r),
+        ]
+        body.append(cells)
+    return markdown_table(header, body)
+
+
+def assumptions(card: pd.DataFrame) -> list[str]:
+    """The paragraph above the rows: the paper's assumed test sizes and the correlation of points on one test set."""
+    sizes = sorted({int(n) for n in card["paper_test_size"] if n})
+    ranges = " or ".join(sorted({n for text in card["paper_test_sizes"] for n in str(text).split(", ") if n}, key=int))
+    text = ""
+    if sizes:
+        text = (
+            f"The paper's sampling error assumes a test size of {', '.join(map(str, sizes))} prompts (the paper "
+            "states none; workflow/claims.yaml, `paper_test_size`)"
+        )
+        text += f"; a row whose verdict changes when {ranges} prompts are assumed instead says so. " if ranges else ". "
+    text += (
+        "Points scored on one test set are taken as fully correlated (docs/claims.md): against independence this "
+        "lowers χ² where their differences have one sign and raises it where they have opposite signs, so the "
+        "assumption can push χ² either way."
+    )
+    return [text, ""]
+
+
+def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
+    papers = card[card["source"] != "ours"]
+    ours = card[card["source"] == "ours"]
+    lines = [
+        "# The paper's claims against this run",
+        "",
+        INTRODUCTION,
+        "",
+        *scale_lines(tables),
+        f"Verdicts on the paper's claims: {tally(papers)}.",
+        "",
+        chance_line(papers),
+        "",
+    ]
+    if len(ours):
+        lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
+    lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
+    if len(ours):
+        header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]
+        lines += ["## Our own rows", "", scorecard_table(ours, header), ""]
+    body = [[str(r["claim"]), cell(part.strip())] for _, r in card.iterrows() for part in str(r["detail"]).split("; ")]
+    lines += ["## Every point", "", markdown_table(["claim", "point: ours vs the paper's (z)"], body), ""]
+    notes = [
+        [
+            claim_cell(r),
+            cell(" ".join(x for x in (str(r["note"] or ""), r["post_hoc"] and f"Post-hoc: {r['post_hoc']}") if x)),
+        ]
+        for _, r in card.iterrows()
+        if (not pd.isna(r["note"]) and r["note"]) or r["post_hoc"]
+    ]
+    if notes:
+        lines += ["## What is compared", "", markdown_table(["claim", "note"], notes), ""]
+    return "\n".join(lines)

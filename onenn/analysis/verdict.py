@@ -1,5 +1,6 @@
-"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``), the error
-budget, shared test sets (``chi_square``), the assumed test size, *differs* by chance (``expected_by_chance``)."""
+"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``) and a
+row's verdict and wording (``judge``), the error budget, shared test sets (``chi_square``), the assumed test size,
+*differs* by chance (``expected_by_chance``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from scipy.special import gammaincinv
 from scipy.stats import binom
 
+from onenn.analysis.markdown import number
 from onenn.base.claim import Claim
 
 if TYPE_CHECKING:
@@ -144,6 +146,79 @@ JUDGES |= {"decays": judge_decays, "increasing": judge_order, "decreasing": judg
 JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
+def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
+    """The row's verdict, why a *differs*, the other test sizes' verdicts, the point farthest from agreeing and
+    every point, in words (docs/claims.md)."""
+    row = JUDGES[claim.check](points, claim) | {"n": min(m.n for m in points)}
+    row["test_sizes"] = verdicts_at_test_sizes(points, claim)
+    # the chance line counts it (docs/claims.md, How many failures chance alone gives)
+    row["chance"] = claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
+    if row["verdict"] != "agrees":  # explained, marginal or not explained (docs/claims.md, Why a row differs)
+        statistic, dof = row.get("statistic", math.nan), row.get("dof")
+        marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
+        row["why"] = "explained" if claim.reason else "marginal" if marginal else "not explained"
+    # a z, the row's and each point's, but for decays and slopes, and for a bound without a test error (docs/claims.md)
+    with_z = claim.check not in ("decays", *SLOPE_CHECKS)
+    with_z &= claim.check not in ("below", "above") or any(m.test_se > 0 for m in points)
+    if claim.check not in ("increasing", "decreasing"):
+        worst = max(points, key=lambda m: shortfall(m, claim, with_z))
+        row |= {"paper_value": worst.paper, "ours_mean": worst.mean, "ours_sd": worst.sd, "test_se": worst.test_se}
+        row |= {"paper_se": worst.paper_se, "paper_spread": worst.spread if claim.check == "equal" else None}
+        row["z"] = worst.z if with_z else math.nan
+    row["detail"] = "; ".join(describe_point(m, claim.check, claim.versus, with_z) for m in points)
+    return row
+
+
+def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
+    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side);
+    else in the quantity's units, by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: the
+    resolution + 2 sd)."""
+    side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
+    if claim.check == "decays":  # the smallest fall, last / first
+        return m.series[-1] / m.series[0] if m.series[0] else math.inf
+    if claim.check == "flat":
+        return abs(m.mean) - claim.resolution - 2.0 * m.sd
+    if side is None or with_z:
+        return abs(m.z) if side is None else -side * m.z
+    return 2.0 * ours_spread(m) - side * (m.mean - (m.paper if claim.check in ("above", "below") else 0.0))
+
+
+def describe_point(m: Measured, check: str, versus: str | None, with_z: bool) -> str:
+    if check == "decays":
+        falling = "falling" if (np.diff(m.series[1:]) < 0).all() else "not falling"
+        factor = f", ×{m.series[-1] / m.series[1]:.3g} over it" if len(m.series) > 1 and m.series[1] else ""
+        ends = f"{number(m.series[0])} → {number(m.series[-1])}"
+        return f"{m.label}: {ends}, {falling} over the last decade of steps{factor}"
+    if check in SLOPE_CHECKS:
+        label, last = (f"{m.label} − {versus}", "difference at the last step") if versus else (m.label, "last step")
+        return f"{label}: {m.mean:+.3g} ± {m.sd:.2g} per decade of steps ({last}: {number(m.level)})"
+    if check == "share":  # Wilson's score interval at z = 2, (k + 2 ∓ 2·√(k(n − k)/n + 1))/(n + 4)
+        k, half = m.mean * m.n, 2.0 * math.sqrt(m.n * m.mean * (1.0 - m.mean) + 1.0)
+        interval = f"Wilson interval {number((k + 2.0 - half) / (m.n + 4))}–{number((k + 2.0 + half) / (m.n + 4))}"
+        return f"{m.label}: {round(k)} of {m.n} seeds, {interval} vs {number(m.paper)} (z = {m.z:+.2f})"
+    paper = "" if m.paper is None else f" vs {number(m.paper)}" + (f" ± {number(m.spread)}" if m.spread else "")
+    z = "" if math.isnan(m.z) or not with_z else f" (z = {m.z:+.2f})"
+    return f"{m.label}: {number(m.mean)} ± {m.sd:.2g}{paper}{z}"
+
+
+def describe_quantity(claim: Claim) -> str:
+    q = claim.quantity
+    name = f"{q.column}/{q.over}" if q.over else q.column
+    where = f" ({q.test_set})" if q.test_set else ""
+    versus = f", minus the same seed's of {claim.versus}" if claim.versus else ""
+    if claim.kind == "scaling":
+        return f"{q.column} ± se"
+    if claim.check == "decays":
+        return f"{name}{where}, over the last decade of steps"
+    if claim.check in SLOPE_CHECKS:
+        return f"{name}{where}: change per decade of steps, over the last decade{versus}"
+    scaled = " / ((K−1)/K)" if q.divide_by else ""
+    at = {"value": f"at the {q.step} step", "ratio": "last / first step", "change": "last − first step"}
+    when = "at the same rescaled time ((K−1)/K)·step" if q.time == "rescaled" else at[q.of]
+    share = f" ≥ {q.at_least:g}: the share of seeds" if q.at_least is not None else ""
+    return f"{name}{where}{scaled}, {when}{share}{versus}"
+
+
 # --- the error budget ---------------------------------------------------------------------------------------------
 
 
@@ -211,33 +286,18 @@ def chi_square(points: list[Measured], resolution: float) -> float:
 # --- the assumed test size ---------------------------------------------------------------------------------------
 
 
-def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> dict[int, str]:
-    """Check equal: the verdict at each assumed test size (docs/claims.md, The assumed test size); empty without one."""
+def verdicts_at_test_sizes(points: list[Measured], claim: Claim) -> str:
+    """Check equal: the verdicts at the assumed test sizes where they differ (docs/claims.md, The assumed test size)."""
     if claim.check != "equal" or not claim.paper_test_size or not any(m.paper_se for m in points):
-        return {}
+        return ""
     out = {}
     for size in sorted({claim.paper_test_size, *claim.paper_test_sizes}):
         scale = math.sqrt(claim.paper_test_size / size)
         out[size] = judge_equal([replace(m, paper_se=m.paper_se * scale) for m in points], claim)["verdict"]
-    return out
+    return ", ".join(f"{v} at {size}" for size, v in out.items()) if len(set(out.values())) > 1 else ""
 
 
 # --- how many failures chance alone gives --------------------------------------------------------------------------
-
-
-def is_chance_test(points: list[Measured], claim: Claim) -> bool:
-    """Whether the row counts in the chance line (docs/claims.md, How many failures chance alone gives)."""
-    return claim.check in CHANCE_CHECKS and not claim.post_hoc and any(ours_spread(m) > 0 for m in points)
-
-
-def why_differs(verdict: str, claim: Claim, statistic: float, dof: int | None) -> str:
-    """Why a failed test (docs/claims.md, Why a row differs): explained, marginal or not explained; else empty."""
-    if verdict == "agrees":
-        return ""
-    if claim.reason:
-        return "explained"
-    marginal = dof and math.isfinite(statistic) and statistic <= chi2_limit(dof, MARGINAL_LEVEL)
-    return "marginal" if marginal else "not explained"
 
 
 def expected_by_chance(card: pd.DataFrame) -> tuple[int, float, int, float]:

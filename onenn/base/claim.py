@@ -21,17 +21,6 @@ class Quantity:
     over: str | None = None
     at_least: float | None = None  # check share: per seed 1 where the value reaches it, else 0
 
-    def name(self) -> str:
-        return f"{self.column}/{self.over}" if self.over else self.column
-
-    def describe(self) -> str:
-        where = f" ({self.test_set})" if self.test_set else ""
-        scaled = " / ((K−1)/K)" if self.divide_by else ""
-        at = {"value": f"at the {self.step} step", "ratio": "last / first step", "change": "last − first step"}
-        when = "at the same rescaled time ((K−1)/K)·step" if self.time == "rescaled" else at[self.of]
-        share = f" ≥ {self.at_least:g}: the share of seeds" if self.at_least is not None else ""
-        return f"{self.name()}{where}{scaled}, {when}{share}"
-
 
 @dataclass(frozen=True)
 class ClaimPoint:
@@ -46,6 +35,9 @@ class ClaimPoint:
 
 @dataclass(frozen=True)
 class Claim:
+    """A claim, its keys as workflow/schemas/claims.schema.yaml describes them ("", 0 or () for none); ``kind`` is its
+    experiment's, ``post_hoc`` its ``post_hoc_reason``, ``paper_test_size(s)`` the file's ``prompts`` and ``range``."""
+
     id: str
     figure: int
     paper: str
@@ -57,17 +49,10 @@ class Claim:
     resolution: float = 0.0
     by: str | None = None
     note: str = ""
-    #: ``paper``: a claim of the paper; ``ours``: a question of this project, scored by the same rule
     source: str = "paper"
-    #: the test size assumed for the paper's numbers (their sampling error); 0: none
     paper_test_size: int = 0
-    #: the range of test sizes the verdict is recomputed at (docs/claims.md: the assumed test size); () none
     paper_test_sizes: tuple[int, ...] = ()
-    #: a hypothesis chosen after seeing a run: why (kept out of the chance count); "" for none
     post_hoc: str = ""
-    #: the anchor of the reason in docs/claims.md why the claim may differ ("" for none)
     reason: str = ""
-    #: a part of the paper's sentence the check does not test, and why ("" for none)
     untested: str = ""
-    #: a variant whose per-seed values (same seed number) are subtracted from each point's: a comparison
     versus: str | None = None

@@ -21,8 +21,7 @@ def claims_job(
     log: Logger,
 ) -> None:
     """Score every claim of the claims file against this run's tables; write the scorecard as Parquet and Markdown."""
-    from onenn.analysis.scorecard import scorecard
-    from onenn.analysis.scorecard_page import to_markdown
+    from onenn.analysis.scorecard import scorecard, to_markdown
     from onenn.plan.claims_file import load_claims
 
     claims = load_claims(claims_path, known, schema_path)

@@ -39,9 +39,8 @@ def readme_job(
 ) -> None:
     """Write the scorecard (``claims_table``, with the ``tables`` the claims read) and the audit's headline section,
     each under the header naming the run (``configs``) and the headline table's software."""
-    from onenn.analysis.scorecard import COLUMNS
-    from onenn.analysis.scorecard_page import tally
-    from onenn.analysis.scorecard_page import to_markdown as claims_markdown
+    from onenn.analysis.scorecard import COLUMNS, tally
+    from onenn.analysis.scorecard import to_markdown as claims_markdown
     from onenn.analysis.summary_page import audit_page
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)

@@ -205,13 +205,7 @@ def check_claims(data: Any, known: Catalogue, schema: dict) -> list[Problem]:
 
 def to_point(point: str | dict, claim: dict) -> ClaimPoint:
     point = {"variant": point} if isinstance(point, str) else point
-    return ClaimPoint(
-        variant=point.get("variant"),
-        where=dict(point.get("where") or {}),
-        value=point.get("value", claim.get("value")),
-        spread=float(point.get("spread", claim.get("spread", 0.0))),
-        baseline=point.get("baseline", claim.get("baseline")),
-    )
+    return ClaimPoint(**{key: claim[key] for key in ("value", "spread", "baseline") if key in claim} | point)
 
 
 #: the claim's keys that are the ``Claim``'s fields as written (the others default to the ``Claim``'s defaults)

@@ -14,8 +14,7 @@ import pytest
 import yaml
 from scipy.stats import chi2, norm
 
-from onenn.analysis.scorecard import scorecard
-from onenn.analysis.scorecard_page import to_markdown
+from onenn.analysis.scorecard import scorecard, to_markdown
 from onenn.analysis.verdict import LEVEL, VERDICTS, chi2_limit, expected_by_chance, metric_bound, sampling_error
 from onenn.base.claim import Claim, ClaimPoint, Quantity
 from onenn.plan.claims_file import catalogue, check_claims, load_claims
