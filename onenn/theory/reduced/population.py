@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -323,11 +324,5 @@ def population_flow(
 ) -> Trajectory:
     """The gradient flow of the population loss from time 0 (``dynamics.flow_of``: BDF, rtol 1e-7, atol 1e-8), its
     gradient by ``q``."""
-
-    def grad(xi1: float, xi2: float) -> tuple[float, float]:
-        return population_loss_grad(xi1, xi2, q)[1:3]
-
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
-    values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
-    loss, mass = np.array([v.loss for v in values]), np.array([v.mass for v in values])
-    return Trajectory(np.asarray(record_times, dtype=np.float64), xi1, xi2, loss, mass=mass)
+    value = partial(population_loss_grad, q=q)
+    return flow_of(value, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
