@@ -123,8 +123,7 @@ def _rows(
         values = {"reduced_loss": [e.loss for e in est], "reduced_loss_se": [e.loss_se for e in est]}
         values |= {"grad_xi1": [e.grad_xi1 for e in est], "grad_xi2": [e.grad_xi2 for e in est]}
     step = np.full(len(flow.time), -1, dtype=np.int64) if flow.step is None else np.asarray(flow.step, dtype=np.int64)
-    time = np.asarray(flow.time, dtype=np.float64)
-    out = pd.DataFrame({"source": source, "step": step, "time": time, "xi1": flow.xi1, "xi2": flow.xi2} | values)
+    out = pd.DataFrame({"source": source, "step": step, "time": flow.time, "xi1": flow.xi1, "xi2": flow.xi2} | values)
     out["xi_ratio"] = out["xi1"] / out["xi2"]
     out["xi2_minus_xi1"] = out["xi2"] - out["xi1"]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -45,9 +45,9 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def compiled_loss_grad(x: np.ndarray) -> Callable[..., tuple[float, np.ndarray]]:
-    """``full_loss_grad`` on fixed prompts ``x`` by its compiled port (``full_matrix_kernel``): ``(A, with_loss=True)
+    """``full_loss_grad`` on fixed prompts ``x`` by its compiled port (``reduced.compiled``): ``(A, with_loss=True)
     -> (loss, gradient)``, the loss NaN without ``with_loss``; tests/unit/test_audit.py holds it to the definition."""
-    from onenn.theory.full_matrix_kernel import loss_grad  # numba: imported where it is used
+    from onenn.theory.reduced.compiled import full_loss_grad as kernel  # numba: imported where it is used
 
     x = np.ascontiguousarray(x, dtype=np.float64)  # (n, N+1, d), the query last
     z_query = np.concatenate([x[:, -1], np.ones((x.shape[0], 1))], axis=1)  # (n, d+1)
@@ -55,7 +55,7 @@ def compiled_loss_grad(x: np.ndarray) -> Callable[..., tuple[float, np.ndarray]]
 
     def call(A: np.ndarray, with_loss: bool = True) -> tuple[float, np.ndarray]:
         grad = np.empty((x.shape[2] + 1, x.shape[2] + 1))
-        return float(loss_grad(np.ascontiguousarray(A, dtype=np.float64), x, z_query, nn, with_loss, grad)), grad
+        return float(kernel(np.ascontiguousarray(A, dtype=np.float64), x, z_query, nn, with_loss, grad)), grad
 
     return call
 

@@ -14,7 +14,6 @@ from scipy.optimize import brentq
 from onenn.maths.crossing import crossing
 from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory.audit import AuditSettings, lemma12_a, resolve_sigma, sigma_threshold_lemma12, weighted_sample
-from onenn.theory.reduced.loss import loss_grad_prepared, prepare
 from onenn.theory.reduced.population import PANEL, population_loss_grad, quadrature
 from onenn.theory.reduced.sampling import inner_product_density
 
@@ -110,13 +109,11 @@ def margin(left: np.ndarray, right: np.ndarray, upper: bool) -> np.ndarray:
 def largest_c_d(name: str, xi1: np.ndarray, xi2: np.ndarray, xi1_dot: np.ndarray, xi2_dot: np.ndarray, N: int, d: int):
     """The largest ``C_d`` for which Lemma 8 or 10 holds at each point: ``(left + extra) e^{6 xi1} / (1 - 1/(2N))``,
     ``extra = 2 e^{2 xi1 - 2 xi2}`` for Lemma 10."""
-    xi1 = np.asarray(xi1, dtype=np.float64)
-    if name == "lemma8":
-        slack = d * np.asarray(xi1_dot) + 2 * np.asarray(xi2_dot)
-    elif name == "lemma10":
-        slack = d * np.asarray(xi1_dot) + 2 * _exp(2 * xi1 - 2 * np.asarray(xi2))
-    else:
+    if name not in ("lemma8", "lemma10"):
         raise ValueError(f"name must be lemma8 or lemma10; got {name!r}")
+    xi1, slack = np.asarray(xi1, dtype=np.float64), sides(name, xi1, xi2, xi1_dot, xi2_dot, N, d)[0]
+    if name == "lemma10":
+        slack = slack + 2 * _exp(2 * xi1 - 2 * np.asarray(xi2))
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(slack == 0, 0.0, slack * _exp(6 * xi1)) / (1 - 1 / (2 * N))
 
@@ -177,13 +174,17 @@ def _rows(source: str, time, xi1, xi2, grads: np.ndarray, s: AuditSettings) -> l
                 continue
             bound = largest_c_d(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d) if ineq.c_d else np.nan
             c_d = float(np.min(bound)) if ineq.c_d else 1.0  # the largest C_d for the whole trajectory
-            left, right = sides(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d, c_d)
-            columns = {"source": source, "reading": reading(factor) if ineq.needs_rate else NO_READING}
-            columns |= {"inequality": ineq.name, "label": ineq.label, "point": "trajectory", "time": time}
-            columns |= {"xi1": xi1, "xi2": xi2, "inside": inside, "left": left, "right": right}
-            columns |= {"margin": margin(left, right, ineq.upper), "c_d_bound": bound}
-            out.append(pd.DataFrame(columns))
+            sided = sides(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d, c_d)
+            read = reading(factor) if ineq.needs_rate else NO_READING
+            out.append(_frame(source, read, ineq, "trajectory", time, xi1, xi2, inside, *sided, bound))
     return out
+
+
+def _frame(source: str, read: str, ineq: Inequality, point: str, time, xi1, xi2, inside, left, right, bound):
+    """One inequality's rows, its sides ``left``, ``right`` and margin at the points ``(time, xi1, xi2)``."""
+    columns = {"source": source, "reading": read, "inequality": ineq.name, "label": ineq.label, "point": point}
+    columns |= {"time": time, "xi1": xi1, "xi2": xi2, "inside": inside, "left": left, "right": right}
+    return pd.DataFrame(columns | {"margin": margin(left, right, ineq.upper), "c_d_bound": bound})
 
 
 def _lemma12_points(source: str, time, xi1, xi2, s: AuditSettings, sigma: float) -> list[pd.DataFrame]:
@@ -195,11 +196,8 @@ def _lemma12_points(source: str, time, xi1, xi2, s: AuditSettings, sigma: float)
     out = []
     for point, t, a, b in points:
         for name in LEMMA12:
-            left, right = sides(name, np.array([a]), np.array([b]), None, None, s.N, s.d)
-            columns = {"source": source, "reading": NO_READING, "inequality": name, "label": BY_NAME[name].label}
-            columns |= {"point": point, "time": t, "xi1": a, "xi2": b, "inside": True, "left": left, "right": right}
-            columns |= {"margin": margin(left, right, BY_NAME[name].upper), "c_d_bound": np.nan}
-            out.append(pd.DataFrame(columns))
+            sided = sides(name, np.array([a]), np.array([b]), None, None, s.N, s.d)
+            out.append(_frame(source, NO_READING, BY_NAME[name], point, t, a, b, True, *sided, np.nan))
     return out
 
 
@@ -221,8 +219,8 @@ def _jensen_rows(time, xi1, xi2, inside, t: np.ndarray, w: np.ndarray, s: AuditS
     return pd.DataFrame(rows).assign(source="population", reading=NO_READING, point="trajectory", c_d_bound=np.nan)
 
 
-def _points(frame: pd.DataFrame) -> tuple[np.ndarray, ...]:
-    return tuple(frame.sort_values("time")[c].to_numpy(dtype=np.float64) for c in ("time", "xi1", "xi2"))
+def _points(frame: pd.DataFrame, columns: tuple[str, ...] = ("time", "xi1", "xi2")) -> tuple[np.ndarray, ...]:
+    return tuple(frame.sort_values("time")[c].to_numpy(dtype=np.float64) for c in columns)
 
 
 def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
@@ -238,12 +236,10 @@ def _variant(mine: pd.DataFrame, s: AuditSettings) -> list[pd.DataFrame]:
         grads = np.array([population_loss_grad(a, b, q)[1:3] for a, b in zip(xi1, xi2, strict=True)])
         parts += _rows(source, time, xi1, xi2, grads, s)
     parts += _lemma12_points("population", time, xi1, xi2, s, sigma)
-    t, w = weighted_sample(s)[:2]
-    prep = prepare(t, w)
-    g_time, g_xi1, g_xi2 = _points(mine[mine["source"] == "gd"])
-    grads = np.array([loss_grad_prepared(a, b, prep)[1:] for a, b in zip(g_xi1, g_xi2, strict=True)])
-    parts += _rows("gd", g_time, g_xi1, g_xi2, grads, s)
+    g_time, g_xi1, g_xi2, *grads = _points(mine[mine["source"] == "gd"], ("time", "xi1", "xi2", "grad_xi1", "grad_xi2"))
+    parts += _rows("gd", g_time, g_xi1, g_xi2, np.column_stack(grads), s)  # the gradients the audit recorded
     parts += _lemma12_points("gd", g_time, g_xi1, g_xi2, s, sigma)
+    t, w = weighted_sample(s)[:2]
     parts.append(_jensen_rows(time, xi1, xi2, _inside(time, xi1, xi2), t, w / w.sum(), s))
     constants = {"N": s.N, "d": s.d, "printed_threshold": printed_threshold(s.N, s.d)}
     constants |= {"lemma12_threshold": sigma_threshold_lemma12(s.N, s.d), "jensen_threshold": jensen_threshold(s.d)}

@@ -96,12 +96,11 @@ def test_the_late_flow_follows_the_population_flow_from_1e12(q):
     from onenn.theory.reduced.late_time import late_flow
     from onenn.theory.reduced.population import population_loss_grad
 
-    def grad(a: float, b: float) -> tuple[float, float]:
-        v = population_loss_grad(a, b, q)
-        return v.grad_xi1, v.grad_xi2
+    def value(a: float, b: float):
+        return population_loss_grad(a, b, q)
 
     start, times = (7978.0, 6825.0), np.array([1e12, 1e13])
-    xi1, xi2 = flow_of(grad, *start, 1e12, 1e13, D, "BDF", times, 1e-7, 1e-8)
+    _, xi1, xi2 = flow_of(value, *start, 1e12, 1e13, D, "BDF", times, 1e-7, 1e-8)[:3]
     late = late_flow(*start, 1e12, np.log10(times), N, D)
     assert 10.0 ** late.log10_xi1.iloc[-1] == pytest.approx(xi1[-1], rel=1e-3)
     assert late.xi_ratio.iloc[-1] == pytest.approx(xi1[-1] / xi2[-1], rel=1e-3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -96,18 +97,13 @@ def gradient_flow(
     check_integer("d", d, minimum=2)
     check_integer("n_eval", n_eval, minimum=2)
     prep = prepare(t, weights)
-
-    def grad(xi1: float, xi2: float) -> tuple[float, float]:
-        return loss_grad_prepared(xi1, xi2, prep)[1:]
-
-    times = log_times(time_start, time_end, n_eval) if record_times is None else np.asarray(record_times, dtype=float)
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, time_start, time_end, d, method, times, rtol, atol, progress)
-    loss = np.array([loss_grad_prepared(float(a), float(b), prep)[0] for a, b in zip(xi1, xi2, strict=True)])
-    return Trajectory(times, xi1, xi2, loss)
+    times = log_times(time_start, time_end, n_eval) if record_times is None else record_times
+    value = partial(loss_grad_prepared, prep=prep)
+    return flow_of(value, xi1_0, xi2_0, time_start, time_end, d, method, times, rtol, atol, progress)
 
 
 def flow_of(
-    grad: Callable[[float, float], tuple[float, float]],
+    value: Callable[[float, float], tuple[float, ...]],
     xi1_0: float,
     xi2_0: float,
     time_start: float,
@@ -118,9 +114,9 @@ def flow_of(
     rtol: float,
     atol: float,
     progress: FlowProgressCallback | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(xi1, xi2)`` at the recorded times of the flow of ``grad``, solved in ``tau = log(1 + time)`` (a step
-    count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation, if given."""
+) -> Trajectory:
+    """The flow of ``value = (loss, dL/dxi1, dL/dxi2[, mass])`` at the recorded times, solved in ``tau = log(1 +
+    time)`` (a step count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_finite("rtol", rtol, positive=True)
@@ -133,7 +129,7 @@ def flow_of(
     tau_span = (math.log1p(time_start), math.log1p(time_end))
 
     def rhs(tau: float, y: np.ndarray) -> np.ndarray:
-        g1, g2 = grad(float(y[0]), float(y[1]))
+        g1, g2 = value(float(y[0]), float(y[1]))[1:3]
         if progress is not None:  # below 1: the end is reported once, after the solver
             share = min((tau - tau_span[0]) / (tau_span[1] - tau_span[0]), 0.999)
             progress(math.expm1(tau), time_end, share)
@@ -145,7 +141,9 @@ def flow_of(
         raise RuntimeError(f"gradient_flow: solve_ivp ({method}) failed: {sol.message}")
     if progress is not None:
         progress(time_end, time_end, 1.0)
-    return sol.y[0], sol.y[1]
+    values = np.array([value(float(a), float(b)) for a, b in zip(sol.y[0], sol.y[1], strict=True)])
+    mass = values[:, 3] if values.shape[1] > 3 else None
+    return Trajectory(rec, sol.y[0], sol.y[1], values[:, 0], mass=mass)
 
 
 def log_times(time_start: float, time_end: float, n: int, *, decades: bool = False) -> np.ndarray:

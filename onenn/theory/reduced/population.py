@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -160,24 +161,21 @@ def _boundary_piece(q: Quadrature, c: float, w: float, top: float) -> tuple[np.n
 LOG_CDF_SPAN = 40.0
 
 
-def _log_cdf_piece(q: Quadrature, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
-    """``t1`` on ``[bottom, top]``: ``F^{-1}(exp(z))``, ``z`` uniform, from at most ``LOG_CDF_SPAN / N`` below."""
-    u, u_weight = _piece(q, 1)
-    z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
-    z_lo = max(math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300)), z_hi - LOG_CDF_SPAN / q.N)
-    t1 = np.clip(np.interp(np.exp(z_lo + (z_hi - z_lo) * u), q.table_cdf, q.table_t), bottom, top)
+def _cdf_piece(q: Quadrature, k: int, bottom: float, top: float) -> tuple[np.ndarray, np.ndarray]:
+    """Piece ``k`` of the t1 integral, ``t1`` on ``[bottom, top]`` by ``F^{-1}``: of ``exp(z)``, ``z`` uniform from at
+    most ``LOG_CDF_SPAN / N`` below (1), or of ``y^(1/N)``, ``y`` uniform (2: nodes follow the law of ``t_(1)``)."""
+    u, u_weight = _piece(q, k)
+    if k == 1:
+        z_hi = math.log(max(float(inner_product_cdf(top, q.d)), 1e-300))
+        z_lo = max(math.log(max(float(inner_product_cdf(bottom, q.d)), 1e-300)), z_hi - LOG_CDF_SPAN / q.N)
+        y, width = np.exp(z_lo + (z_hi - z_lo) * u), z_hi - z_lo
+    else:
+        y_lo = float(inner_product_cdf(bottom, q.d)) ** q.N
+        y, width = (y_lo + (1.0 - y_lo) * u) ** (1.0 / q.N), 1.0 - y_lo
+    t1 = np.clip(np.interp(y, q.table_cdf, q.table_t), bottom, top)
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_w = np.log(u_weight * (z_hi - z_lo)) + np.log(inner_product_cdf(t1, q.d))
-        return t1, log_w - np.log(inner_product_density(t1, q.d))
-
-
-def _quantile_piece(q: Quadrature, bottom: float) -> tuple[np.ndarray, np.ndarray]:
-    """``t1`` on ``[bottom, 1]``: ``F^{-1}(y^(1/N))``, ``y`` uniform (nodes follow the law of ``t_(1)``)."""
-    u, u_weight = _piece(q, 2)
-    y_lo = float(inner_product_cdf(bottom, q.d)) ** q.N
-    t1 = np.clip(np.interp((y_lo + (1.0 - y_lo) * u) ** (1.0 / q.N), q.table_cdf, q.table_t), bottom, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_w = np.log(u_weight * (1.0 - y_lo)) - math.log(q.N) - (q.N - 1) * np.log(inner_product_cdf(t1, q.d))
+        log_w, log_cdf = np.log(u_weight * width), np.log(inner_product_cdf(t1, q.d))
+        log_w = log_w + log_cdf if k == 1 else log_w - math.log(q.N) - (q.N - 1) * log_cdf
         return t1, log_w - np.log(inner_product_density(t1, q.d))
 
 
@@ -187,7 +185,7 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     c = min(max(boundary(xi1, xi2), -1.0), 1.0)  # the t1 nodes: the boundary's piece, then the bulk's two
     split = min(c + min(BOUNDARY_WIDTHS * w, _BOUNDARY_SPAN), 1.0)
     bulk = max(split, q.bulk_start)
-    pieces = [_boundary_piece(q, c, w, split), _log_cdf_piece(q, split, bulk), _quantile_piece(q, bulk)]
+    pieces = [_boundary_piece(q, c, w, split), _cdf_piece(q, 1, split, bulk), _cdf_piece(q, 2, bulk, 1.0)]
     t1, log_t1_weight = np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])  # (n1,)
     beta = np.arcsinh((1.0 + t1) / w)  # (n1,)
     gap = w * np.sinh(beta[:, None] * q.v[None, :])  # (n1, ng)
@@ -323,11 +321,5 @@ def population_flow(
 ) -> Trajectory:
     """The gradient flow of the population loss from time 0 (``dynamics.flow_of``: BDF, rtol 1e-7, atol 1e-8), its
     gradient by ``q``."""
-
-    def grad(xi1: float, xi2: float) -> tuple[float, float]:
-        return population_loss_grad(xi1, xi2, q)[1:3]
-
-    xi1, xi2 = flow_of(grad, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
-    values = [population_loss_grad(float(a), float(b), q) for a, b in zip(xi1, xi2, strict=True)]
-    loss, mass = np.array([v.loss for v in values]), np.array([v.mass for v in values])
-    return Trajectory(np.asarray(record_times, dtype=np.float64), xi1, xi2, loss, mass=mass)
+    value = partial(population_loss_grad, q=q)
+    return flow_of(value, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)

@@ -64,10 +64,8 @@ def log_pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarr
 def audit_sample(
     n_plain: int, n_max: int, n_gap: int, N: int, d: int, rng: np.random.Generator, gap_min: float = 1e-8
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """A weighted sample ``(t (n, N), weights (n,), mass)`` of the population, ``n = n_plain + n_max * n_gap``
-    (docs/method.md §7.3): ``n_plain`` plain prompts and ``n_max x n_gap`` stratified in ``t_(1)`` and in the log gap
-    to ``t_(2)`` on ``[log gap_min, 0]``, the others drawn below ``t_(2)``; balance-heuristic weights normalised to 1,
-    ``mass`` their raw sum (an unbiased estimate of 1)."""
+    """The weighted sample ``(t (n, N), weights (n,), mass)`` of docs/audit.md ("The weighted sample"), the log gap on
+    ``[log gap_min, 0]``: balance-heuristic weights normalised to 1, ``mass`` their raw sum (unbiased for 1)."""
     for name, value in (("n_plain", n_plain), ("n_max", n_max), ("n_gap", n_gap)):
         check_integer(name, value, minimum=0)
     check_integer("N", N, minimum=2)
