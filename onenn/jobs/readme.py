@@ -42,7 +42,7 @@ def readme_job(
     from onenn.analysis.scorecard import COLUMNS
     from onenn.analysis.scorecard_page import tally
     from onenn.analysis.scorecard_page import to_markdown as claims_markdown
-    from onenn.analysis.summary_page import audit_page
+    from onenn.analysis.summary import audit_page
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
     if not len(summary):
