@@ -259,16 +259,16 @@ def figure(steps: pd.DataFrame, width: float = 10.0, height: float = 4.0) -> plt
     for ax, name in zip(axes.ravel(), FIGURE_STEPS, strict=True):
         rows = _trajectory(mine, MAIN, "" if name in JENSEN_STEPS or name == "lemma12" else "L", name)
         rows = rows[rows["time"] > 0]
-        time = rows["time"].to_numpy()
-        _side(ax, time, rows["left"].to_numpy(dtype=np.float64), "C0", "-", "left")
-        _side(ax, time, rows["right"].to_numpy(dtype=np.float64), "C3", "--", "right")
+        time, left, right = (rows[c].to_numpy(dtype=np.float64) for c in ("time", "left", "right"))
+        _side(ax, time, left, "C0", "-", "left")
+        _side(ax, time, right, "C3", "--", "right")
         fails = (rows["margin"] < 0).to_numpy()
         if fails.any():
             ax.fill_between(time, 0, 1, where=fails, color="red", alpha=0.1, transform=ax.get_xaxis_transform())
         if len(cross):
             ax.axvline(float(cross["time"].iloc[0]), color="black", lw=0.8, ls="-.")
         ax.set(xscale="log", yscale="log", xlabel="time t")
-        ax.set_ylim(*_limits(rows["left"].to_numpy(dtype=np.float64), rows["right"].to_numpy(dtype=np.float64)))
+        ax.set_ylim(*_limits(left, right))
         ax.set_title(str(rows["label"].iloc[0]) if len(rows) else name, fontsize="small")
         ax.legend(fontsize="x-small")
     fig.suptitle(f"{variant} (σ = {sigma:.4g}): left (solid) and right (dashed) sides; red: fails; dash-dot: 7/15")

@@ -4,6 +4,7 @@ groups its curves by the settings its variants vary (``group_by``), a look per g
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -31,6 +32,7 @@ from onenn.maths.family import XI_RATIO_BOUND
 LOSS = ("uniform", "test_loss", "training loss (uniform test set)", "log")
 SEPARATED_ACCURACY = ("separated", "accuracy", "argmax accuracy (separated test set)", "unit")
 UNIFORM_ACCURACY = ("uniform", "accuracy", "argmax accuracy (uniform test set)", "unit")
+LOGIT = ("separated", "logit_error", "logit error (separated test set)", "log")
 #: the config's ``plots`` at their defaults: ``figure``'s style unless told
 STYLE = PlotStyle()
 #: colours of the block-confined perturbations (the others take the palette)
@@ -47,24 +49,17 @@ def error_points(ax: plt.Axes, x: Sequence[float], stats: pd.DataFrame, **kwargs
     ax.errorbar(np.asarray(x, dtype=float), stats["mean"], yerr=yerr, capsize=3, **kwargs)
 
 
-def bands(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str], panels: tuple, width: float) -> plt.Figure:
-    """A row of ``band_panel``s, ``width`` times the style's width."""
+def bands(
+    table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str], panels: tuple, width: float, legends: bool = True
+) -> plt.Figure:
+    """A row of ``band_panel``s, ``width`` times the style's width; unless ``legends``, only the first has a legend."""
     group, look_of = grouped(table, style, group_by)
     fig, axes = plt.subplots(1, len(panels), figsize=(width * style.width, style.height))
-    for ax, panel in zip(axes, panels):
+    for i, (ax, panel) in enumerate(zip(axes, panels)):
         band_panel(ax, table, group, look_of, style.band_sd, panel)
+        if i and not legends:
+            ax.get_legend().remove()
     return fig
-
-
-def convergence(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
-    """Training loss and separated accuracy against step, one line per group (per N in experiment 1)."""
-    return bands(table, style, group_by, (LOSS, SEPARATED_ACCURACY), 1)
-
-
-def distribution_shift(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
-    """Separated logit error and accuracy, uniform accuracy, against step (per K in experiment 3)."""
-    logit = ("separated", "logit_error", "logit error (separated test set)", "log")
-    return bands(table, style, group_by, (logit, SEPARATED_ACCURACY, UNIFORM_ACCURACY), 1.4)
 
 
 def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
@@ -242,19 +237,6 @@ def scaling_identity(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[s
     return fig
 
 
-def binary(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
-    """The binary experiment: training-set loss, separated MSE to 1-NN, active distance to the family, by step."""
-    panels = (
-        ("train", "test_loss", "training loss (whole training set)", "log"),
-        ("separated", "nn_mse", "MSE to the 1-NN predictor (separated)", "log"),
-        ("train", "dist_family_active", "distance to the family (active blocks)", None),
-    )
-    fig = bands(table, style, group_by, panels, 1.5)
-    for ax in fig.axes[1:]:
-        ax.get_legend().remove()
-    return fig
-
-
 def landscape(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
     """The reduced loss L(xi1, xi2): heat map with the line xi1 = (7/15) xi2, and the surface."""
     grid = table.pivot(index="xi2", columns="xi1", values="reduced_loss").sort_index().sort_index(axis=1)
@@ -343,12 +325,22 @@ def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] =
     return fig
 
 
+#: the panels of the binary experiment: training-set loss, separated MSE to 1-NN, active distance to the family
+BINARY = (
+    ("train", "test_loss", "training loss (whole training set)", "log"),
+    ("separated", "nn_mse", "MSE to the 1-NN predictor (separated)", "log"),
+    ("train", "dist_family_active", "distance to the family (active blocks)", None),
+)
 #: figure name (the config's ``figure``) -> (table, style, group_by) -> figure; the training figures and
-#: ``binary`` group their curves by ``group_by``, the others ignore it
+#: ``binary`` group their curves by ``group_by``, the others ignore it; convergence: per N in experiment 1,
+#: distribution_shift: per K in experiment 3
 FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure]] = {
-    f.__name__: f
-    for f in (convergence, scaling_identity, distribution_shift, number_of_classes, diagonal_init, loss_function)
-    + (theorem_regime, sweep, binary, landscape, audit, full_matrix)
+    "convergence": partial(bands, panels=(LOSS, SEPARATED_ACCURACY), width=1),
+    "scaling_identity": scaling_identity,
+    "distribution_shift": partial(bands, panels=(LOGIT, SEPARATED_ACCURACY, UNIFORM_ACCURACY), width=1.4),
+    **{f.__name__: f for f in (number_of_classes, diagonal_init, loss_function, theorem_regime, sweep)},
+    "binary": partial(bands, panels=BINARY, width=1.5, legends=False),
+    **{f.__name__: f for f in (landscape, audit, full_matrix)},
 }
 
 

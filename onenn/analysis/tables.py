@@ -51,7 +51,6 @@ def seed_stats(table: pd.DataFrame, by: Sequence[str], value: str, band_sd: floa
     stats["sd"] = stats["sd"].fillna(0.0)
     stats["lower"] = stats["mean"] - band_sd * stats["sd"]
     stats["upper"] = stats["mean"] + band_sd * stats["sd"]
-    stats.insert(len(by), "metric", value)
     return stats
 
 
@@ -72,7 +71,6 @@ def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
     out["end"] = grouped[value].last().to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["ratio"] = np.where(out["start"] > 0, out["end"] / out["start"], np.nan)
-    out["metric"] = value
     return out
 
 

@@ -41,7 +41,7 @@ def readme_job(
     each under the header naming the run (``configs``) and the headline table's software."""
     from onenn.analysis.scorecard import COLUMNS, tally
     from onenn.analysis.scorecard import to_markdown as claims_markdown
-    from onenn.analysis.summary_page import audit_page
+    from onenn.analysis.summary import audit_page
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
     if not len(summary):

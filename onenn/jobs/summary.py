@@ -15,8 +15,7 @@ def summary_job(
     paths: dict[str, str], kinds: dict[str, str], *, table_path: str, markdown_path: str, log: Logger
 ) -> None:
     """Read every experiment table, write the headline table twice (Parquet and Markdown)."""
-    from onenn.analysis.summary import summarise
-    from onenn.analysis.summary_page import to_markdown
+    from onenn.analysis.summary import summarise, to_markdown
 
     tables = {name: load_checked_table(path, table_columns(kinds[name])) for name, path in paths.items()}
     summary = summarise(tables, {name: kind_function(kinds[name], "summarise") for name in tables})

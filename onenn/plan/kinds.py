@@ -18,14 +18,14 @@ TRAIN_FIGURES = (*(e for e in PAPER_EXPERIMENTS if e != "scaling_identity"), "th
 #: where a table comes from: its runs' metrics or its variants' tables (concatenated), or its settings (computed)
 TABLE_SOURCES = ("runs", "variants", "settings")
 #: the modules of the kinds' functions
-SUMMARY, PAGE = "onenn.analysis.summary", "onenn.analysis.summary_page"
+SUMMARY = "onenn.analysis.summary"
 TABLES, BEYOND = "onenn.jobs.tables", "onenn.jobs.beyond"
 
 
 @dataclass(frozen=True)
 class Kind:
     """One kind of experiment: ``job`` makes its table, ``summarise`` headline rows, ``markdown`` their lines (each
-    ``"module:function"``; by default ``{name}_summary`` of ``SUMMARY`` and ``{name}_markdown`` of ``PAGE``)."""
+    ``"module:function"``; by default ``{name}_summary`` and ``{name}_markdown`` of ``SUMMARY``)."""
 
     name: str
     table_source: str
@@ -38,7 +38,7 @@ class Kind:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "summarise", self.summarise or f"{SUMMARY}:{self.name}_summary")
-        object.__setattr__(self, "markdown", self.markdown or f"{PAGE}:{self.name}_markdown")
+        object.__setattr__(self, "markdown", self.markdown or f"{SUMMARY}:{self.name}_markdown")
         if self.table_source not in TABLE_SOURCES:
             source = self.table_source
             raise ValueError(f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {source!r}")
@@ -56,7 +56,7 @@ class Kind:
         return job_keys(self.name)
 
 
-VALUES = f"{PAGE}:values_markdown"  # the page of a kind whose headline rows are values, not estimates
+VALUES = f"{SUMMARY}:values_markdown"  # the page of a kind whose headline rows are values, not estimates
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (

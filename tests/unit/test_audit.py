@@ -241,8 +241,7 @@ def test_significant_digits_stop_at_the_errors_first_digit(value, error, digits)
 
 
 def test_the_audit_markdown_has_the_resolution_table(small_audit):
-    from onenn.analysis.summary import audit_table_summary
-    from onenn.analysis.summary_page import audit_markdown
+    from onenn.analysis.summary import audit_markdown, audit_table_summary
 
     rows = audit_table_summary(small_audit)
     rows["experiment"] = "audit"

@@ -16,8 +16,14 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.markdown import markdown_to_html
-from onenn.analysis.summary import scaling_summary, summarise, train_summary
-from onenn.analysis.summary_page import scaling_markdown, to_markdown, train_markdown
+from onenn.analysis.summary import (
+    scaling_markdown,
+    scaling_summary,
+    summarise,
+    to_markdown,
+    train_markdown,
+    train_summary,
+)
 from onenn.base import provenance
 from onenn.base.io import load_json, save_arrays, save_table
 from onenn.base.provenance import fingerprint

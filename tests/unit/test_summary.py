@@ -4,8 +4,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onenn.analysis.summary import binary_summary, landscape_summary, scaling_summary, summarise, train_summary
-from onenn.analysis.summary_page import binary_markdown, scaling_markdown, to_markdown, train_markdown, values_markdown
+from onenn.analysis.summary import (
+    binary_markdown,
+    binary_summary,
+    landscape_summary,
+    scaling_markdown,
+    scaling_summary,
+    summarise,
+    to_markdown,
+    train_markdown,
+    train_summary,
+    values_markdown,
+)
 from onenn.analysis.tables import first_and_last, variant_order
 from tests.helpers import scaling_table, train_table
 
