@@ -1,5 +1,6 @@
 # onenn: reproduce the experiments of Athreya & Wang (arXiv:2609.01311). See README.md.
 import os
+import shlex
 import sys
 
 from snakemake.utils import min_version
@@ -21,6 +22,11 @@ os.environ.update(
         filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])
     )
 )
+
+# Snakemake writes sys.executable into the commands that start jobs unquoted (snakemake/snakemake#2645, #3211):
+# quoted here, once, for this process's local and Slurm jobs, so a venv in a folder with a space works.
+if os.path.exists(sys.executable):
+    sys.executable = shlex.quote(sys.executable)
 
 # Before any job: the schema (types, bounds, unknown keys) and what a schema cannot check, every problem named by
 # its key path. Schema defaults only document the keys: filling them into every experiment would override
