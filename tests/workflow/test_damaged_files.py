@@ -1,7 +1,7 @@
 """Damaged files of a finished quick run, through Snakemake: five files damaged at once in a copy of the run (the
 session's quick run itself is never touched), a rerun that stops each job reading one with ``DamagedFile`` in its
 log, the documented remedy, and results equal to the undamaged run's, byte for byte. And two invocations at once
-in one folder: Snakemake's lock refuses the second, and the first completes unchanged.
+in one folder: while the remedy runs, Snakemake's lock refuses a second, and the remedy completes unchanged.
 
 The same checks without Snakemake, on synthetic files: tests/unit/test_damaged_files.py."""
 
@@ -133,27 +133,6 @@ def assert_same_results(reference: Path, workdir: Path) -> None:
     assert differ == [], f"results differ from the undamaged run's: {differ}"
 
 
-def test_damaged_files_are_named_and_the_remedy_restores_the_results(quick_run, tmp_path):
-    workdir = copy_run(quick_run, tmp_path)
-    for case in CASES.values():
-        case.damage(workdir / case.file)
-
-    damaged = snakemake(workdir, "--keep-going")
-    assert damaged.returncode != 0
-    for name, case in CASES.items():
-        for log in case.logs:
-            text = (workdir / log).read_text()
-            message = f"DamagedFile: {case.file} is damaged: {case.problem}"
-            assert message in text, f"{name}: {log} says\n{text[-3000:]}"
-            assert f"It is made by rule {case.rule}; remake it" in text, name
-            assert f"snakemake --cores all --forcerun {case.file}\n" in text, name
-        assert f"Error in rule {case.reader}:" in damaged.stderr, name
-
-    remedied = snakemake(workdir, "--forcerun", *(case.file for case in CASES.values()))
-    assert remedied.returncode == 0, remedied.stderr[-5000:]
-    assert_same_results(quick_run, workdir)
-
-
 LOCKS = ".snakemake/locks"
 
 #: What the first run prints once it holds the lock, before it starts any job.
@@ -184,16 +163,32 @@ def files_of(workdir: Path, *folders: str) -> dict[str, tuple[bytes, int]]:
     }
 
 
-def test_a_second_invocation_in_the_same_folder_is_refused_and_the_first_completes(quick_run, tmp_path):
-    """The first run is to remake one training run and what depends on it; held after it has taken its lock and
-    before its first job, it lets a second run in the same folder start, which the lock refuses, changing no file;
-    released, the first finishes with the undamaged results. Holding the first run in a known state makes the
-    refusal the same on every machine: without the hold, which of Snakemake's refusals the second run meets
-    depends on how far the first run's jobs have got (docs/reliability.md, "Two runs at once")."""
+def test_damaged_files_are_named_and_the_remedy_restores_the_results_while_a_second_run_is_refused(quick_run, tmp_path):
+    """Five files damaged at once: each job that reads one stops, naming it, its problem and its remedy. The remedy
+    (one run forcing the five files) is held after it has taken its lock and before its first job; a second run in
+    the same folder, started then, is refused by the lock and changes no file; released, the remedy finishes with
+    the undamaged results. Holding the first run in a known state makes the refusal the same on every machine:
+    without the hold, which of Snakemake's refusals the second run meets depends on how far the first run's jobs
+    have got (docs/reliability.md, "Two runs at once")."""
     workdir = copy_run(quick_run, tmp_path)
+    for case in CASES.values():
+        case.damage(workdir / case.file)
+
+    damaged = snakemake(workdir, "--keep-going")
+    assert damaged.returncode != 0
+    for name, case in CASES.items():
+        for log in case.logs:
+            text = (workdir / log).read_text()
+            message = f"DamagedFile: {case.file} is damaged: {case.problem}"
+            assert message in text, f"{name}: {log} says\n{text[-3000:]}"
+            assert f"It is made by rule {case.rule}; remake it" in text, name
+            assert f"snakemake --cores all --forcerun {case.file}\n" in text, name
+        assert f"Error in rule {case.reader}:" in damaged.stderr, name
+
     (workdir / "held.smk").write_text(HELD_SNAKEFILE)
-    first_cmd = [sys.executable, "-m", "snakemake", "--snakefile", "held.smk", "--cores", "1", *QUICK]
-    first_cmd += ["--forcerun", CASES["nan in W"].file]
+    first_cmd = [sys.executable, "-m", "snakemake", "--snakefile", "held.smk", "--cores", "2", *QUICK]
+    # "--": the --forcerun list ends there; the default target named (held.smk alone would plan only the forced jobs)
+    first_cmd += ["--forcerun", *(case.file for case in CASES.values()), "--", "all"]
     first = subprocess.Popen(
         first_cmd, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -219,7 +214,7 @@ def test_a_second_invocation_in_the_same_folder_is_refused_and_the_first_complet
     assert "--unlock" in second.stderr  # what to do when no other run is there
     assert after == before, "the refused run changed files"
     assert first.returncode == 0, out[-5000:]
-    assert "rule train:" in out  # the first run did remake the forced run
+    assert "rule train:" in out  # the first run did remake the forced runs
     assert not any((workdir / LOCKS).glob("*"))
     assert_same_results(quick_run, workdir)
 
