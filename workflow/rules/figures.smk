@@ -2,7 +2,71 @@
 # vary. The PNG goes into the HTML report (snakemake --report results/report.html), under the experiment's
 # name, with the caption of
 # workflow/report/figure.rst: the experiment, the text of its figure (workflow/report/figures/<figure>.rst)
-# and the scale of the run.
+# and the scale of the run. Its settings come from the config: recorded_category, evaluated by --report only,
+# refuses a report whose config differs from what the experiment's table recorded.
+
+
+from onenn.plan.kinds import kind_named
+
+# the settings workflow/report/figure.rst states, where an experiment's table records them
+CAPTION_KEYS = ("steps", "seeds", "test_size", "delta", "epochs", "train_size")
+CAPTION_KEYS += ("d", "N", "grid", "prompts", "n_plain")
+
+
+def recorded_category(wildcards, input):
+    """The figure's report category, once each setting its caption states is, per variant, the one its table
+    recorded; else the report is refused, naming the setting and the remedy."""
+    import pandas as pd
+
+    name, table = wildcards.experiment, pd.read_parquet(input[0])
+    table = table if "variant" in table else table.assign(variant="default")
+    configured = ex.variants(config, name)
+    for variant in sorted(set(table["variant"]) | set(configured)):
+        rows = table[table["variant"] == variant]
+        if rows.empty or variant not in configured:
+            there = ("absent", "present") if rows.empty else ("present", "absent")
+            refuse(name, variant, "the variant", *there)
+        wanted = ex.settings(config, name, variant)
+        keys = (*CAPTION_KEYS, *ex.group_by(config, name))
+        found = {k: rows[k].unique() for k in keys if k in wanted and k in rows}
+        if trains(name):  # the other kinds' seed is a setting
+            found["seeds"] = [rows["seed"].nunique()]
+        for key, values in found.items():
+            recorded = ", ".join(map(columns.format_value, values))
+            if recorded != columns.format_value(wanted[key]):
+                refuse(name, variant, key, recorded, wanted[key])
+    return name
+
+
+def refuse(experiment, variant, key, recorded, configured):
+    raise WorkflowError(
+        f"--report: experiments.{experiment}, variant {variant}: its table records {key} "
+        f"= {recorded}, the config says {configured}, and the captions would state the "
+        "config's. Pass the --configfile the run was made with (a quick run: "
+        "--configfile config.yaml workflow/presets/quick.yaml)."
+    )
+
+
+def trains(experiment):
+    return config["experiments"][experiment]["kind"] in ("train", "binary")
+
+
+def scale_labels(wildcards):
+    """The figure's labels in the report, and its scale: this run's settings (checked by
+    recorded_category) that differ from the repository's config.yaml, the paper's."""
+    name = wildcards.experiment
+    here, full = claims_file.reference_configs(config, source("config.yaml"))
+    paper = ex.resolved_settings(full, name, {}) if name in full["experiments"] else {}
+    here = ex.resolved_settings(here, name, {})
+    keys = kind_named(config["experiments"][name]["kind"]).settings_keys
+    keys = [k for k in CAPTION_KEYS if k in keys or (k == "seeds" and trains(name))]
+    short = [
+        f"{k} {here[k]} (the paper's {paper[k]})"
+        for k in keys
+        if paper.get(k, here.get(k)) != here.get(k)
+    ]
+    scale = f"not the paper's: {', '.join(short)}" if short else "the paper's"
+    return {**get_figure_labels(wildcards), "scale": scale}
 
 
 rule figure:
@@ -12,8 +76,8 @@ rule figure:
         png=report(
             paths.FIGURE_PNG,
             caption="../report/figure.rst",
-            category="{experiment}",
-            labels=get_figure_labels,
+            category=recorded_category,
+            labels=scale_labels,
         ),
         pdf=paths.FIGURE_PDF,
     log:
