@@ -45,5 +45,8 @@ def test_the_report_of_a_quick_run_states_its_settings_and_that_it_is_not_the_pa
     entry = report_data((landscape_run / "report.html").read_text(), "results")[TARGET]
     assert f"grid {quick['grid']}, prompts {quick['prompts']}" in entry["caption"]
     scale = f"not the paper's: grid {quick['grid']} (the paper's {full['grid']}), prompts {quick['prompts']}"
-    assert f"<strong>Scale</strong>: {scale} (the paper's {full['prompts']})" in entry["caption"]
-    assert entry["labels"]["scale"].startswith(scale)
+    scale += f" (the paper's {full['prompts']})"
+    assert "<strong>Scale</strong>, against the paper's (the repository's" in entry["caption"]
+    assert f"{scale}." in entry["caption"] and entry["labels"]["scale"] == scale
+    page = (landscape_run / "report.html").read_text()  # the report's front page says it too
+    assert "<strong>Scale</strong>: not the paper's: the settings of landscape" in page
