@@ -2,8 +2,9 @@
 # vary. The PNG goes into the HTML report (snakemake --report results/report.html), under the experiment's
 # name, with the caption of
 # workflow/report/figure.rst: the experiment, the text of its figure (workflow/report/figures/<figure>.rst)
-# and the scale of the run. Its settings come from the config: recorded_category, evaluated by --report only,
-# refuses a report whose config differs from what the experiment's table recorded.
+# and the scale of the run. The caption reads the config: its category (recorded_category), evaluated by
+# --report only, refuses a config that differs from what the experiment's table recorded; its labels
+# (scale_labels) state the run's scale against the repository's config.yaml, for the caption and workflow.rst.
 
 
 from onenn.plan.kinds import kind_named
