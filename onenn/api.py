@@ -17,6 +17,7 @@ from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS, format_value, variant_name
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
+from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
@@ -81,7 +82,6 @@ def train(
 ) -> TrainResult:
     """Train SGD runs of one setting, as the workflow's ``train`` rule does (``settings``: config.yaml's ``defaults``).
     See docs/guide.md for the arguments; the numbers are the same with or without ``progress``."""
-    from onenn.base.progress import ProgressBar
     from onenn.jobs.train import train_job
 
     for key in (*ex.EXPERIMENT_KEYS, "seed"):
@@ -129,7 +129,6 @@ def evaluate(
     """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, as the workflow's table."""
     from onenn.analysis.tables import concat_tables
     from onenn.base.io import load_table
-    from onenn.base.progress import ProgressBar
     from onenn.jobs.datasets import test_set_job
     from onenn.jobs.evaluate import evaluate_job
 
@@ -268,7 +267,6 @@ def population_flow(
     (else 60 log-spaced): ``time, xi1, xi2, loss, boundary, stuck_mass, mass``; see docs/guide.md."""
     import pandas as pd
 
-    from onenn.base.progress import ProgressBar
     from onenn.theory.audit import resolve_sigma
     from onenn.theory.reduced.dynamics import log_times
     from onenn.theory.reduced.population import boundary, quadrature, stuck_mass
