@@ -17,6 +17,7 @@ from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS, format_value, variant_name
 from onenn.base.io import load_arrays, load_json, save_arrays, save_json
+from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
@@ -81,7 +82,6 @@ def train(
 ) -> TrainResult:
     """Train SGD runs of one setting, as the workflow's ``train`` rule does (``settings``: config.yaml's ``defaults``).
     See docs/guide.md for the arguments; the numbers are the same with or without ``progress``."""
-    from onenn.base.progress import ProgressBar
     from onenn.jobs.train import train_job
 
     for key in (*ex.EXPERIMENT_KEYS, "seed"):
@@ -108,7 +108,7 @@ def train(
         for s in seeds:
             folder = Path(tmp) / f"seed{s}"  # made by the job's first write
             bar = ProgressBar(f"{experiment} {variant} seed {s}", int(resolved["steps"])) if progress else None
-            with closing(bar) if bar else nullcontext():
+            with closing(bar.bar) if bar else nullcontext():
                 train_job(
                     ex.train_settings(config, experiment, "default", s),
                     identity={"experiment": experiment, "variant": variant, "seed": str(s)},
@@ -123,7 +123,9 @@ def train(
     return TrainResult(resolved, experiment, variant, seed_of_sets, tuple(runs))
 
 
-def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS) -> pd.DataFrame:
+def evaluate(
+    result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS, progress: bool = True
+) -> pd.DataFrame:
     """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, as the workflow's table."""
     from onenn.analysis.tables import concat_tables
     from onenn.base.io import load_table
@@ -135,10 +137,11 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
     if set(asked) - set(TEST_SETS) or not names:
         raise ValueError(f"test_set must be one or more of {', '.join(TEST_SETS)}; got {test_set!r}")
     if not isinstance(result, TrainResult):
-        return concat_tables(evaluate(one, test_set) for one in distinct_variants(list(result)))
+        return concat_tables(evaluate(one, test_set, progress) for one in distinct_variants(list(result)))
     s = result.settings
     tables = []
-    with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp:
+    bar = ProgressBar(f"evaluate {result.experiment} {result.variant}", len(result.runs), "run") if progress else None
+    with tempfile.TemporaryDirectory(prefix="onenn-evaluate-") as tmp, closing(bar.bar) if bar else nullcontext():
         sets = {name: str(Path(tmp) / f"{name}.npz") for name in names}
         for name, path in sets.items():
             delta = float(s["delta"]) if name == "separated" else None
@@ -157,6 +160,8 @@ def evaluate(result: TrainResult | Iterable[TrainResult], test_set: str | Iterab
                 log=log,
             )
             tables.append(load_table(folder / "metrics.parquet"))
+            if bar:
+                bar.show(len(tables), len(result.runs), f"seed {run.seed}")
     return tables[0] if len(tables) == 1 else concat_tables(tables)
 
 
@@ -256,6 +261,7 @@ def population_flow(
     gap_nodes: int = 64,
     third_nodes: int = 8,
     seed: int = 0,
+    progress: bool = True,
 ) -> pd.DataFrame:
     """The audit's population gradient flow from ``(0, sigma)`` to ``time_end``, one row per time in ``times``
     (else 60 log-spaced): ``time, xi1, xi2, loss, boundary, stuck_mass, mass``; see docs/guide.md."""
@@ -268,7 +274,10 @@ def population_flow(
 
     start = resolve_sigma(sigma, N, d)
     record = log_times(1.0, time_end, 60, decades=True) if times is None else np.asarray(list(times), dtype=float)
-    tr = flow(0.0, start, time_end, quadrature(N, d, t1_nodes, gap_nodes, seed, third_nodes=third_nodes), record)
+    q = quadrature(N, d, t1_nodes, gap_nodes, seed, third_nodes=third_nodes)
+    bar = ProgressBar(f"population flow to t = {time_end:.3g}", 100, "%") if progress else None
+    with closing(bar.bar) if bar else nullcontext():
+        tr = flow(0.0, start, time_end, q, record, progress=bar.flow if bar else None)
     points = list(zip(tr.xi1.tolist(), tr.xi2.tolist(), strict=True))
     return pd.DataFrame(
         {"time": tr.time, "xi1": tr.xi1, "xi2": tr.xi2, "loss": tr.loss}

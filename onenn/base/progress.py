@@ -130,20 +130,23 @@ def both(first: Progress, second: Progress | None) -> Progress:
 
 
 class ProgressBar:
-    """A ``Progress`` drawn as a tqdm bar on standard error (``onenn.train``), with the minibatch loss of the last
-    step of each block; it closes at the last step."""
+    """A tqdm bar of the API (a widget in a notebook, else on standard error), closed at the end: a ``Progress`` with
+    the minibatch loss (``onenn.train``), ``flow`` a ``FlowProgressCallback`` in percent (``onenn.population_flow``)."""
 
-    def __init__(self, description: str, steps: int | None = None) -> None:
-        from tqdm import tqdm
+    def __init__(self, description: str, steps: int | None = None, unit: str = "step") -> None:
+        from tqdm.auto import tqdm
 
-        self.bar = tqdm(desc=description, total=steps, unit="step", unit_scale=True, dynamic_ncols=True)
+        self.bar = tqdm(desc=description, total=steps, unit=unit, unit_scale=unit == "step", dynamic_ncols=True)
 
     def __call__(self, step: int, steps: int, loss: SupportsFloat) -> None:
-        self.bar.total = steps
-        self.bar.update(step - self.bar.n)
-        self.bar.set_postfix_str(f"minibatch loss {float(loss):.4g}", refresh=False)
-        if step >= steps:
-            self.bar.close()
+        self.show(step, steps, f"minibatch loss {float(loss):.4g}")
 
-    def close(self) -> None:
-        self.bar.close()
+    def flow(self, time: float, time_end: float, fraction: float) -> None:
+        self.show(max(self.bar.n, math.floor(100 * min(fraction, 1.0))), 100, f"t = {time:.3g} of {time_end:.3g}")
+
+    def show(self, done: float, total: float, postfix: str) -> None:
+        self.bar.total = total
+        self.bar.update(done - self.bar.n)
+        self.bar.set_postfix_str(postfix, refresh=False)
+        if done >= total:
+            self.bar.close()

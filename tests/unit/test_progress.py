@@ -251,3 +251,27 @@ def test_the_api_bar_moves_with_the_steps_and_changes_no_number(capsys):
     assert capsys.readouterr() == ("", "")
     for name in ("saved_steps", "W", "minibatch_loss"):
         assert getattr(shown.run(0), name).tobytes() == getattr(silent.run(0), name).tobytes(), name
+
+
+def test_a_flow_bar_shows_the_largest_share_in_percent_and_closes_at_the_end():
+    bar = ProgressBar("flow", 100, "%")
+    for time, share in [(1.0, 0.3), (0.5, 0.25), (1e3, 0.555)]:  # at t = 0.5 the solver tried a point behind 30%
+        bar.flow(time, 1e6, share)
+    assert (bar.bar.n, bar.bar.total) == (55, 100) and "t = 1e+03 of 1e+06" in bar.bar.postfix
+    bar.flow(1e6, 1e6, 1.0)
+    assert bar.bar.n == 100 and bar.bar not in type(bar.bar)._instances
+
+
+def test_the_api_evaluate_and_population_flow_draw_a_bar_and_change_no_number(capsys):
+    import onenn
+
+    result = onenn.train(d=3, N=4, batch=8, steps=40, n_eval=3, seeds=2, device="cpu", progress=False)
+    flow = {"N": 8, "d": 4, "time_end": 1e3, "t1_nodes": 32, "gap_nodes": 8, "third_nodes": 4}
+    shown = onenn.evaluate(result), onenn.population_flow(2.0, **flow)
+    bars = capsys.readouterr().err
+    assert "evaluate api default: 100%" in bars and " 2/2 " in bars and "seed 1" in bars
+    assert "population flow to t = 1e+03: 100%" in bars and "t = 1e+03 of 1e+03" in bars
+    silent = onenn.evaluate(result, progress=False), onenn.population_flow(2.0, **flow, progress=False)
+    assert capsys.readouterr() == ("", "")
+    for a, b in zip(shown, silent, strict=True):
+        pd.testing.assert_frame_equal(a, b)
