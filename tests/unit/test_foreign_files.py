@@ -70,13 +70,13 @@ def test_the_separated_set_copied_over_the_uniform_one_is_refused(tmp_path):
 
 
 def test_a_test_set_of_other_settings_is_refused(tmp_path):
-    """A test set of another K has the same shapes, and classes in [0, K) of the one expected."""
-    sets, other = make_sets(tmp_path), str(tmp_path / "K2.npz")
+    """A test set of another K has the shapes, and classes in [0, K), of the one expected."""
+    sets, seed0, other = make_sets(tmp_path), run(tmp_path, 0), str(tmp_path / "K2.npz")
     datasets.test_set_job("uniform", SIZE, D, N, 2, None, 0, other, LOG)
     copy_over(Path(other), Path(sets["uniform"]))
     problem = "it is another file: it says it is of K 2, where this job reads the one of K 3"
     with refused(sets["uniform"], problem, "test_set_uniform"):
-        load_prompt_set(sets["uniform"], SET_ARRAYS, n=SIZE, N=N, d=D, K=K, named={"test_set": "uniform"})
+        evaluate(seed0, sets)
 
 
 def test_seed_1s_weights_on_seed_0s_path_are_refused(tmp_path):
