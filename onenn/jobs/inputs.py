@@ -25,14 +25,14 @@ def load_named(path: PathLike, names: Sequence[str], expected: Mapping[str, Any]
     """The arrays ``names`` of an ``.npz`` whose ``IDENTITY`` (if it has one: older files do not) agrees with
     ``expected`` on the keys both hold."""
     arrays = load_arrays(path, verify=False)
-    missing = [n for n in names if n not in arrays]
-    if missing:
-        held, wanted = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
-        raise DamagedFile(path, f"{missing_ones(missing, 'array')} (it holds {held}; expected {wanted})")
     try:
         said = dict(json.loads(str(arrays.pop(IDENTITY, "{}"))))
     except (ValueError, TypeError):
         raise DamagedFile(path, f"array {IDENTITY!r} does not say what the file is (a JSON object)") from None
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        held, wanted = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
+        raise DamagedFile(path, f"{missing_ones(missing, 'array')} (it holds {held}; expected {wanted})")
     differ = [k for k, v in expected.items() if k in said and not same_value(said[k], v)]
     if differ:
         says, wants = (", ".join(f"{k} {of[k]!r}" for k in differ) for of in (said, expected))

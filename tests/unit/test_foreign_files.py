@@ -124,6 +124,16 @@ def test_an_identity_that_is_no_json_object_is_refused(tmp_path):
         load_prompt_set(path, SET_ARRAYS, n=SIZE, N=N, d=D, K=K)
 
 
+def test_a_missing_array_names_the_data_arrays_alone(tmp_path):
+    """The identity is no data array: a set without ``nn`` lists what it holds as before."""
+    path = str(tmp_path / paths.UNIFORM_SET.format(d=D, N=N, K=K, size=SIZE))
+    datasets.test_set_job("uniform", SIZE, D, N, K, None, 0, path, LOG)
+    np.savez(path, **{k: v for k, v in load_arrays(path).items() if k != "nn"})
+    problem = "the array 'nn' is missing (it holds 'x', 'classes'; expected 'x', 'classes', 'nn')"
+    with refused(path, problem, "test_set_uniform"):
+        load_prompt_set(path, SET_ARRAYS, n=SIZE, N=N, d=D, K=K)
+
+
 READ_WITHOUT_CHECKSUM = """
 import sys
 from onenn.jobs.inputs import load_prompt_set
