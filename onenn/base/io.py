@@ -22,12 +22,15 @@ from onenn.base.paths import rules_making
 
 #: the suffix of a file's checksum, beside it
 CHECKSUM_SUFFIX = ".sha256"
-#: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs)
+#: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs), and stderr (Snakemake's)
 LOG = logging.getLogger(__name__)
+LOG.addHandler(logging.StreamHandler())
 #: the errors of a file system that cannot take a file: full, over quota, read-only, not ours, too big
 CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
 #: the key of a Parquet field's metadata that holds what the column means
 DESCRIPTION = b"description"
+#: the array of an ``.npz`` that says what it is: a JSON object (a test set's settings, a run's identity and settings)
+IDENTITY = "identity"
 
 
 class DamagedFile(ValueError):
@@ -130,8 +133,10 @@ def write_with(path: str | os.PathLike, writer: Callable[[Path], Any]) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def save_arrays(path: str | os.PathLike, **arrays: np.ndarray) -> None:
-    """``np.savez`` atomically (no pickle: object arrays are refused)."""
+def save_arrays(path: str | os.PathLike, named: Mapping[str, Any] | None = None, **arrays: np.ndarray) -> None:
+    """``np.savez`` atomically (no pickle: object arrays are refused); ``named``, what the file is, as ``IDENTITY``."""
+    if named is not None:
+        arrays[IDENTITY] = np.array(json.dumps(named, sort_keys=True))
     for name, a in arrays.items():
         if np.asarray(a).dtype == object:
             raise TypeError(f"array {name!r} has dtype object, which cannot be stored without pickle")

@@ -13,7 +13,8 @@ def test_set_job(
     """A multiclass test set (``uniform`` or ``separated``) of ``test_size`` prompts."""
     from onenn.maths.prompts import make_test_set
 
-    save_arrays(output, **make_test_set(test_set, test_size, d, N, K, delta, seed))
+    named = {"test_set": test_set, "size": test_size, "d": d, "N": N, "K": K, "delta": delta, "seed": seed}
+    save_arrays(output, named, **make_test_set(test_set, test_size, d, N, K, delta, seed))
     log.info("wrote %s test set: %d prompts", test_set, test_size)
 
 
@@ -23,5 +24,6 @@ def binary_set_job(
     """A binary prompt set of ``prompts`` prompts: the fixed training set (test set ``train``) or a test set."""
     from onenn.maths.prompts import make_binary_set
 
-    save_arrays(output, **make_binary_set(test_set, prompts, d, N, labels, delta, seed))
+    named = {"test_set": test_set, "size": prompts, "d": d, "N": N, "labels": labels, "delta": delta, "seed": seed}
+    save_arrays(output, named, **make_binary_set(test_set, prompts, d, N, labels, delta, seed))
     log.info("wrote binary %s set: %d prompts, d=%d, N=%d, %s labels", test_set, prompts, d, N, labels)

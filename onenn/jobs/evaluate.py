@@ -30,12 +30,12 @@ def evaluate_job(
     run = load_run_record(run_path, identity, trained_with, needed=("d", "N", "steps", "train_size" if binary else "K"))
     weights = load_weights(weights_path, run, D=run["d"] + (1 if binary else run["K"]) + 1)  # D = d + m + 1
     arrays, K = (BINARY_SET_ARRAYS, None) if binary else (SET_ARRAYS, run["K"])
-    sets = {
-        name: load_prompt_set(
-            path, arrays, n=run["train_size"] if name == "train" else settings["test_size"], N=run["N"], d=run["d"], K=K
-        )
-        for name, path in test_set_paths.items()
-    }
+    sets = {}
+    for name, path in test_set_paths.items():
+        n = run["train_size"] if name == "train" else settings["test_size"]
+        delta = settings["delta"] if name == "separated" else None
+        named = {"test_set": name, "delta": delta, "labels": run.get("labels")}
+        sets[name] = load_prompt_set(path, arrays, n=n, N=run["N"], d=run["d"], K=K, named=named)
 
     from onenn.analysis.evaluate import evaluate_binary, evaluate_run  # pandas: after the inputs are checked
     from onenn.analysis.tables import run_table

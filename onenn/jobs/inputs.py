@@ -3,6 +3,7 @@ is ``DamagedFile`` (docs/reliability.md#damaged-files). No torch and no pandas a
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from numbers import Real
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, verify_checksum
+from onenn.base.io import IDENTITY, DamagedFile, load_arrays, load_json, load_table, verify_checksum
 
 #: the arrays of a run's ``weights.npz``: the saved steps (S,), the weights saved there ``W`` (S, D, D) and the
 #: minibatch loss of every step; the training jobs write exactly these
@@ -20,12 +21,22 @@ PathLike = str | os.PathLike
 REAL, INTEGER = "f", "iu"
 
 
-def load_named(path: PathLike, names: Sequence[str]) -> dict[str, np.ndarray]:
+def load_named(path: PathLike, names: Sequence[str], expected: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The arrays ``names`` of an ``.npz`` whose ``IDENTITY`` (if it has one: older files do not) agrees with
+    ``expected`` on the keys both hold."""
     arrays = load_arrays(path, verify=False)
+    try:
+        said = dict(json.loads(str(arrays.pop(IDENTITY, "{}"))))
+    except (ValueError, TypeError):
+        raise DamagedFile(path, f"array {IDENTITY!r} does not say what the file is (a JSON object)") from None
     missing = [n for n in names if n not in arrays]
     if missing:
-        held, expected = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
-        raise DamagedFile(path, f"{missing_ones(missing, 'array')} (it holds {held}; expected {expected})")
+        held, wanted = ", ".join(map(repr, arrays)) or "no arrays", ", ".join(map(repr, names))
+        raise DamagedFile(path, f"{missing_ones(missing, 'array')} (it holds {held}; expected {wanted})")
+    differ = [k for k, v in expected.items() if k in said and not same_value(said[k], v)]
+    if differ:
+        says, wants = (", ".join(f"{k} {of[k]!r}" for k in differ) for of in (said, expected))
+        raise DamagedFile(path, f"it is another file: it says it is of {says}, where this job reads the one of {wants}")
     return arrays
 
 
@@ -91,9 +102,9 @@ def load_run_record(
 
 
 def load_weights(path: PathLike, record: Mapping[str, Any], D: int) -> dict[str, np.ndarray]:
-    """A run's saved weights checked against its ``record``: ``WEIGHTS_ARRAYS``, steps 0 to the last (or to
-    before divergence), finite ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
-    arrays = load_named(path, WEIGHTS_ARRAYS)
+    """A run's saved weights checked against its ``record``: its run and settings, ``WEIGHTS_ARRAYS``, steps 0 to the
+    last (or to before divergence), finite ``W`` (S, D, D) and a finite minibatch loss for every step trained."""
+    arrays = load_named(path, WEIGHTS_ARRAYS, record)
     saved_name, W_name, loss_name = WEIGHTS_ARRAYS
     saved_steps = checked_array(path, arrays, saved_name, INTEGER, (None,), "(S,)")
     W = checked_array(path, arrays, W_name, REAL, (len(saved_steps), D, D), "(S, D, D)")
@@ -121,11 +132,12 @@ def load_weights(path: PathLike, record: Mapping[str, Any], D: int) -> dict[str,
 
 
 def load_prompt_set(
-    path: PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None
+    path: PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None, named: Mapping[str, Any] = {}
 ) -> dict[str, np.ndarray]:
-    """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``) with arrays ``names``: ``x`` finite,
-    labels in ``[0, K)`` (or finite reals when ``K`` is ``None``), 1-NN index in ``[0, N)``."""
-    arrays = load_named(path, names)
+    """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``, and what ``named`` says: its test set,
+    margin, labels) with arrays ``names``: ``x`` finite, labels in ``[0, K)`` (or finite reals when ``K`` is
+    ``None``), 1-NN index in ``[0, N)``."""
+    arrays = load_named(path, names, {"size": n, "N": N, "d": d, "K": K, **named})
     x_name, labels_name, nn_name = names
     x = checked_array(path, arrays, x_name, REAL, (n, N + 1, d), "(n, N+1, d)")
     require_finite(path, x_name, x)

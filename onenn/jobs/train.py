@@ -55,11 +55,12 @@ def train_job(
     diverged = result["diverged_step"]
     if diverged >= 0:
         log.warning("%s diverged (kept, on_divergence: record): %s", run, result["divergence"])
-    save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
     record = {**identity, **s.to_dict(), **versions(), **accelerator(), **code_provenance("onenn.jobs.train:train_job")}
     record |= {"device_used": result["device"], "diverged": diverged >= 0, "diverged_step": diverged, "seed": s.seed}
     if "fused_check" in result:  # the fused check, on CUDA alone (onenn.training.train.check_once)
         record["fused_check"] = result["fused_check"]
+    named = {k: record[k] for k in (*identity, *s.to_dict())}  # the weights say which run they are
+    save_arrays(weights_path, named, **{name: result[name] for name in WEIGHTS_ARRAYS})
     save_json(run_path, record)
     log.info("done: %d steps in %.1f s on %s", s.steps, seconds, result["device"])
 
@@ -78,8 +79,9 @@ def binary_train_job(
     """Binary SGD on the fixed training set on the compiled CPU kernels, one thread; write weights and run record."""
     from onenn.maths.prompts import BINARY_SET_ARRAYS
 
+    n, named = settings["train_size"], {"test_set": "train", "labels": settings["labels"]}
     train_set = load_prompt_set(
-        train_path, BINARY_SET_ARRAYS, n=settings["train_size"], N=settings["N"], d=settings["d"], K=None
+        train_path, BINARY_SET_ARRAYS, n=n, N=settings["N"], d=settings["d"], K=None, named=named
     )
 
     from onenn.training.binary import BinarySettings, train_binary  # numba: after the input is checked
@@ -92,9 +94,9 @@ def binary_train_job(
     except FloatingPointError as err:
         raise FloatingPointError(f"{identity}: {err}") from err
     seconds = time.perf_counter() - started
-    save_arrays(weights_path, **{name: result[name] for name in WEIGHTS_ARRAYS})
+    named = {**identity, **s.to_dict(), "steps": s.steps}
+    save_arrays(weights_path, named, **{name: result[name] for name in WEIGHTS_ARRAYS})
     # the wall time goes to the job's log (and its benchmark file), not into the record: the record, and the tables
     # made from it, are the same bytes for the same settings, wherever and whenever they ran
-    code = code_provenance("onenn.jobs.train:binary_train_job")
-    save_json(run_path, {**identity, **s.to_dict(), "steps": s.steps, **versions(), **code})
+    save_json(run_path, {**named, **versions(), **code_provenance("onenn.jobs.train:binary_train_job")})
     log.info("done: %d steps in %.1f s (%.3f ms/step)", s.steps, seconds, 1e3 * seconds / s.steps)
