@@ -22,9 +22,8 @@ from onenn.base.paths import rules_making
 
 #: the suffix of a file's checksum, beside it
 CHECKSUM_SUFFIX = ".sha256"
-#: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs), and stderr (Snakemake's)
+#: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs)
 LOG = logging.getLogger(__name__)
-LOG.addHandler(logging.StreamHandler())
 #: the errors of a file system that cannot take a file: full, over quota, read-only, not ours, too big
 CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
 #: the key of a Parquet field's metadata that holds what the column means

@@ -11,12 +11,16 @@ from contextlib import contextmanager
 
 @contextmanager
 def job_log(path: str) -> Iterator[logging.Logger]:
-    """Log to ``path`` for the duration of a job; an exception is written there too, then re-raised."""
+    """Log to ``path`` for the duration of a job, warnings to stderr too (Snakemake shows it); an exception is
+    written there too, then re-raised."""
     logger = logging.getLogger("onenn")
     logger.setLevel(logging.INFO)
     handler = logging.FileHandler(path, mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s pid %(process)d %(levelname)s %(message)s"))
+    shown = logging.StreamHandler()
+    shown.addFilter(lambda record: record.levelno == logging.WARNING)  # an error's traceback reaches stderr anyway
     logger.addHandler(handler)
+    logger.addHandler(shown)
     try:
         yield logger
     except BaseException:
@@ -24,5 +28,6 @@ def job_log(path: str) -> Iterator[logging.Logger]:
         raise
     finally:
         logger.removeHandler(handler)
+        logger.removeHandler(shown)
         handler.close()
         sys.stderr.flush()
