@@ -1,5 +1,6 @@
 """Run the workflow through Snakemake in a temporary copy (shared by the end-to-end tests)."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -54,3 +55,9 @@ def parse_plan(text: str) -> list[Job]:
             elif key == "reason":
                 jobs[-1].reason = value
     return [job for job in jobs if job.rule != "all"]
+
+
+def report_data(page: str, name: str) -> dict:
+    """A JSON object the report embeds as ``<script id="name"> var name = {...}; </script>``."""
+    found = re.search(rf'<script id="{name}">\s*var {name} = (.*?);?\s*</script>', page, re.DOTALL)
+    return json.loads(found[1].strip().rstrip(";"))

@@ -1,10 +1,12 @@
 """A margin with more than six significant digits: Snakemake builds its test set at that exact margin, not at a
 number read back from the path (onenn/plan/experiments.py: delta_named)."""
 
+import json
+
 import numpy as np
 import yaml
 
-from onenn.base.io import load_arrays
+from onenn.base.io import IDENTITY, load_arrays
 from onenn.maths.prompts import make_test_set
 from onenn.plan import experiments as ex
 from tests.configs import QUICK, load_config, merge
@@ -24,6 +26,7 @@ def test_the_test_set_of_a_long_margin_is_made_at_that_margin(tmp_path):
     )  # --configfile takes all words after it
     assert done.returncode == 0, done.stderr[-3000:]
     made = load_arrays(workdir / target)
+    assert json.loads(str(made.pop(IDENTITY)))["delta"] == DELTA  # the margin the set says it was made at
     seed = load_config(*QUICK)["test_sets"]["seed"]
     exact = make_test_set("separated", s["test_size"], s["d"], s["N"], s["K"], DELTA, seed)
     rounded = make_test_set("separated", s["test_size"], s["d"], s["N"], s["K"], float(f"{DELTA:g}"), seed)

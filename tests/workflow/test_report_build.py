@@ -2,17 +2,9 @@
 the headline table as a page."""
 
 import base64
-import json
-import re
 import urllib.parse
 
-from tests.workflow.helpers import snakemake
-
-
-def report_data(page: str, name: str) -> dict:
-    """A JSON object the report embeds as ``<script id="name"> var name = {...}; </script>``."""
-    found = re.search(rf'<script id="{name}">\s*var {name} = (.*?);?\s*</script>', page, re.DOTALL)
-    return json.loads(found[1].strip().rstrip(";"))
+from tests.workflow.helpers import report_data, snakemake
 
 
 def test_report_holds_every_figure_with_its_caption_under_its_experiment(quick_run, tmp_path):

@@ -8,8 +8,7 @@ import sys
 import pytest
 
 from tests.configs import FULL, QUICK, load_config
-from tests.workflow.helpers import copy_workflow
-from tests.workflow.test_report_build import report_data
+from tests.workflow.helpers import copy_workflow, report_data
 
 TARGET = "results/figures/landscape.png"  # the cheapest figure: two jobs
 
