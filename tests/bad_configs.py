@@ -85,6 +85,18 @@ BAD_CONFIGS = [
         "defaults.delta",
         "3.999 is more than the separated sampler reaches at d=8, N=64, test_size=4096: at most 3.695",
     ),
+    (
+        "audit_nodes",  # at levels 2 the coarse flow halves the 32 nodes of t_(1): 16 is not a whole panel
+        lambda c: c["experiments"]["audit"].__setitem__("t1_nodes", 32),
+        "experiments.audit.t1_nodes",
+        "must be a positive multiple of 64 (32 at the coarsest of levels=2), got 32",
+    ),
+    (
+        "audit_sample_time",  # the weighted sample must cover GD's last step (lr * steps = 1000 at the defaults)
+        lambda c: c["experiments"]["audit"].__setitem__("sample_time_end", 500.0),
+        "experiments.audit.sample_time_end",
+        "must lie in (lr * steps = 1000, time_end = 1e+20], got 500.0",
+    ),
     ("d_memory", setting("d", 10**6), "defaults.d", "gives a run an array of 3.58e+05 GiB (the saved weights)"),
     ("batch_memory", setting("batch", 10**9), "defaults.batch", "GiB (a block of 16 minibatches), more than"),
     ("test_size_memory", setting("test_size", 10**9), "defaults.test_size", "GiB (a test set), more than"),

@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 
 from onenn.base.columns import variant_name
 from onenn.base.settings import PLAN_KEYS, load_schema, lookup, schema, section
+from onenn.maths.nodes import audit_problems
 from onenn.maths.prompts import MAX_ROUNDS, largest_delta
 from onenn.plan import experiments as ex
 from onenn.plan.experiments import KeyPath, Variant
@@ -279,10 +280,14 @@ def palette_problems(config: dict) -> list[Problem]:
 
 def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str]]:
     """``(setting, how bad, message)`` where a run of kind train or binary of settings ``s`` cannot run: the first of
-    its largest arrays (``ARRAYS``) over this machine's memory; a margin the separated sampler does not reach."""
-    if kind not in ("train", "binary"):
+    its largest arrays (``ARRAYS``) over this machine's memory; a margin the separated sampler does not reach; of an
+    audit, its node counts and times (``audit_problems``)."""
+    if kind not in ("train", "binary", "audit"):
         return
     s = {**{k: p["default"] for k, p in section(kind, root).items() if "default" in p}, **s}
+    if kind == "audit":
+        yield from ((key, 0, message) for key, message in audit_problems(s))
+        return
     size, D, T = (4 if s["dtype"] == "float32" else 8), s["d"] + (s["K"] if kind == "train" else 1) + 1, s["N"] + 1
     steps = s["steps"] if kind == "train" else s["epochs"] * -(-s["train_size"] // s["batch"])
     arrays = {"d": s["n_eval"] * D * D * 8, "steps" if kind == "train" else "epochs": steps * 8}  # in float64

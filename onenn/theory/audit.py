@@ -13,12 +13,13 @@ import pandas as pd
 
 from onenn.base.progress import EVERY, FlowProgress, StepProgress
 from onenn.base.settings import Settings
+from onenn.maths.nodes import audit_problems
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.dynamics import Trajectory, gradient_descent, gradient_flow, log_times
 from onenn.theory.reduced.late_time import asymptote
 from onenn.theory.reduced.loss import monte_carlo_estimates
-from onenn.theory.reduced.population import PANEL, REST_STREAM, SWAP_STREAM, population_flow, quadrature, stuck_mass
+from onenn.theory.reduced.population import REST_STREAM, SWAP_STREAM, population_flow, quadrature, stuck_mass
 from onenn.theory.reduced.sampling import audit_sample, check_integer, sample_inner_products
 
 
@@ -143,21 +144,9 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
         return FlowProgress(log.info, every=progress_every, prefix=f"{stage}: ") if log else None
 
     sigma = resolve_sigma(s.sigma, s.N, s.d)
-    # the node counts must stay multiples of the quadrature's panels at every coarser level
     check_integer("levels", s.levels, minimum=1)
-    scale = 2 ** (s.levels - 1)
-    for name, unit in (("t1_nodes", 4 * PANEL), ("gap_nodes", PANEL), ("third_nodes", 1)):
-        value = getattr(s, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value % (unit * scale):
-            raise ValueError(
-                f"{name} must be a positive multiple of {unit * scale} ({unit} at the coarsest of levels={s.levels}),"
-                f" got {value!r}"
-            )
-    if not s.lr * s.steps < s.sample_time_end <= s.time_end:
-        raise ValueError(
-            f"sample_time_end must lie in (lr * steps = {s.lr * s.steps:g}, time_end = {s.time_end:g}],"
-            f" got {s.sample_time_end!r}"
-        )
+    if problems := audit_problems(vars(s)):
+        raise ValueError("; ".join(f"{key} {message}" for key, message in problems))
     t, w, mass = weighted_sample(s)
     say = log.info if log else lambda *args: None
     say("sigma=%s -> %.6g; sample of %d prompts, raw mass %.5f", s.sigma, sigma, len(t), mass)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from onenn.maths.nodes import PANEL
 from onenn.maths.stream import numpy_generator
 from onenn.theory.reduced.dynamics import Trajectory, flow_of
 from onenn.theory.reduced.loss import Prepared, _per_prompt_all, _shift
@@ -24,8 +25,6 @@ from onenn.theory.reduced.sampling import (
 if TYPE_CHECKING:
     from onenn.base.progress import FlowProgressCallback
 
-#: Gauss-Legendre nodes per panel (the node counts must be multiples of it)
-PANEL = 8
 #: Gauss-Legendre nodes in the law of the third-nearest inner product given the second (``third_nodes``)
 THIRD_NODES = 8
 #: points of the table that inverts ``F`` by linear interpolation (error ~ spacing^2 |f'/f|, 1e-10 in the bulk)
