@@ -14,9 +14,14 @@ from tests.configs import ROOT
 QUICK = ["--configfile", *QUICK_CONFIGS]
 
 
+def snakemake_command(*args: str, configfiles: tuple[str, ...] = ()) -> list[str]:
+    """Snakemake on the quick preset; ``configfiles`` are layered on top of it."""
+    return [sys.executable, "-m", "snakemake", "--cores", "2", *QUICK, *configfiles, *args]
+
+
 def snakemake(workdir: Path, *args: str, configfiles: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """Snakemake on the quick preset in ``workdir``; ``configfiles`` are layered on top of it."""
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *QUICK, *configfiles, *args]
+    """``snakemake_command`` run in ``workdir``."""
+    cmd = snakemake_command(*args, configfiles=configfiles)
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=1200, check=False)
 
 
