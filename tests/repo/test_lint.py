@@ -1,0 +1,25 @@
+"""``snakemake --lint`` gives no advice but the conda/container one (the project's environment is the lock,
+installed by workflow/install.sh, not one per rule)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.configs import ROOT
+
+
+def test_snakemake_lint_gives_only_the_environment_advice():
+    lint = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    text = lint.stdout + lint.stderr
+    assert "Lints for rule" in text, f"snakemake --lint did not run:\n{text}"
+    advice = set(re.findall(r"^\s+\* (.+)$", text, re.MULTILINE))
+    assert advice == {"Specify a conda environment or container for each rule.:"}, text
