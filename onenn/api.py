@@ -16,12 +16,12 @@ import numpy as np
 from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS, format_value, variant_name
-from onenn.base.io import load_arrays, load_json, save_arrays, save_json
+from onenn.base.io import DamagedFile, load_arrays, load_json, save_arrays, save_json
 from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
-from onenn.plan.validate import ConfigError, Problem, validate_config
+from onenn.plan.validate import ConfigError, Problem, name_problems, validate_config
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,6 +87,11 @@ def train(
     for key in (*ex.EXPERIMENT_KEYS, "seed"):
         if key in settings:
             raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
+    problems = name_problems(("variant",), variant, "variant")  # the workflow's rule: it names a folder
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        problems.append(Problem(("threads",), f"must be a positive integer; got {threads!r}"))
+    if problems:
+        raise ConfigError(problems, what="arguments")
     seed_of_sets = section("#/properties/test_sets")["seed"]["default"] if test_set_seed is None else test_set_seed
     # one training experiment with settings as its own keys, checked by the workflow's check
     config = {
@@ -219,7 +224,10 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
         names = [name for name in found if name not in {under(p).stem for p in fixed}]
     else:
         names = [experiment] if isinstance(experiment, str) else list(experiment)
-    tables = {name: load_checked_table(under(paths.TABLE.format(experiment=name))) for name in names}
+        problems = [p for name in names for p in name_problems(("experiment",), name, "experiment")]
+        if problems:
+            raise ConfigError(problems, what="arguments")
+    tables = {name: experiment_table(under(paths.TABLE.format(experiment=name)), name) for name in names}
     record = paths.RUN_RECORD.removeprefix("results/")
     records = [
         load_json(path)
@@ -228,6 +236,17 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
     ]
     optional = [load_checked_table(under(p)) if under(p).exists() else None for p in fixed]
     return Loaded(tables, pd.DataFrame(records), *optional)
+
+
+def experiment_table(path: Path, name: str) -> pd.DataFrame:
+    """The table of experiment ``name`` at ``path``; another experiment's, or a foreign one, is refused."""
+    from onenn.jobs.inputs import ANY, load_checked_table
+
+    table = load_checked_table(path, {"experiment": ANY})  # every kind's table names its experiment
+    found = sorted(set(map(str, table["experiment"])))
+    if found != [name]:
+        raise DamagedFile(path, f"it holds experiment {', '.join(found) or 'none'}, not {name!r}")
+    return table
 
 
 def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:

@@ -177,7 +177,8 @@ def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[
     axes by axes, as JSON (chunk ``Legends``)."""
     title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
     if fmt != "png":
-        return {"Title": title} if fmt in ("pdf", "svg") else None
+        # no date: the same table draws the same bytes (a PDF's CreationDate, an SVG's Date)
+        return {"Title": title, {"pdf": "CreationDate", "svg": "Date"}[fmt]: None} if fmt in ("pdf", "svg") else None
     found = [legend for legend in (ax.get_legend() for ax in fig.axes) if legend is not None]
     legends = [{"title": x.get_title().get_text(), "entries": [t.get_text() for t in x.get_texts()]} for x in found]
     return {"Title": title, "Legends": json.dumps(legends)}

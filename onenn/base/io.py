@@ -195,8 +195,9 @@ def load_arrays(path: str | os.PathLike, *, verify: bool = True) -> dict[str, np
 
 
 def load_json(path: str | os.PathLike, *, verify: bool = True) -> Any:
-    # JSONDecodeError and UnicodeDecodeError are ValueErrors
-    return read(path, "JSON file", lambda: json.loads(Path(path).read_text()), (OSError, ValueError), verify)
+    # JSONDecodeError and UnicodeDecodeError are ValueErrors; nesting deeper than Python's stack, a RecursionError
+    broken = (OSError, ValueError, RecursionError)
+    return read(path, "JSON file", lambda: json.loads(Path(path).read_text()), broken, verify)
 
 
 def load_table(path: str | os.PathLike, *, verify: bool = True):

@@ -27,7 +27,8 @@ def figure_job(
     style = PlotStyle(**style)
     fig = draw(figure, load_checked_table(table_path), style, group_by)
     try:  # saved in the style it is drawn in: a 3D axis (landscape) reads it when drawn
-        with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
+        # a fixed salt: an SVG's element ids are otherwise random
+        with sns.plotting_context(style.context), sns.axes_style("whitegrid"), plt.rc_context({"svg.hashsalt": figure}):
             for path in outputs:
                 fmt = Path(path).suffix.lstrip(".")
                 kwargs = {"format": fmt, "dpi": style.dpi, "metadata": metadata(fmt, figure, fig, group_by)}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import difflib
 import math
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +21,10 @@ from onenn.plan import experiments as ex
 from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
 
-#: a variant's folder name (no comma: cluster jobs get their wildcards as comma-separated pairs)
-NAME_PATTERN = schema()["$defs"]["variants"]["items"]["properties"]["name"]["pattern"]
+#: the schema's rules for the folder names of variants (no comma: cluster jobs get their wildcards as
+#: comma-separated pairs) and of experiments
+NAME_RULES = {"variant": schema()["$defs"]["variants"]["items"]["properties"]["name"]}
+NAME_RULES["experiment"] = schema()["properties"]["experiments"]["propertyNames"]
 #: keys that were renamed: an old name is reported with its new one
 RENAMED_KEYS = {"n_record": "n_eval"}
 #: the keywords of a setting's own schema, whose errors quote its description
@@ -222,6 +223,15 @@ def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
     return ("experiments", name, key) if key in exp else ("defaults", key)
 
 
+def name_problems(at: KeyPath, name: Any, what: str) -> list[Problem]:
+    """``name`` as the folder name of a ``what`` (``variant``, ``experiment``): none, or the problem."""
+    rule = NAME_RULES[what]
+    if Draft202012Validator(rule).is_valid(name):
+        return []
+    but = f", and not {' or '.join(rule['not']['enum'])}" if "not" in rule else ""
+    return [Problem(at, f"{what} name {name!r} is not a valid folder name ({rule['pattern']}{but})")]
+
+
 def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> list[Problem]:
     """Distinct, valid folder names; no two variants with the same settings (``resolved``); at least one run."""
     problems = []
@@ -230,8 +240,8 @@ def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> l
         if named is not None:
             message = f"variant name {v.name!r} is already used by {format_path(named.named_at)}"
             problems.append(Problem(v.named_at, message + "; variant names are folders and must be distinct"))
-        elif not re.fullmatch(NAME_PATTERN, v.name):
-            problems.append(Problem(v.named_at, f"variant name {v.name!r} is not a valid folder name ({NAME_PATTERN})"))
+        else:
+            problems += name_problems(v.named_at, v.name, "variant")
         same = next((w for w, s in zip(found[:i], resolved) if s == settings), None)  # the first of these settings
         if same is not None and same.name != v.name:
             message = f"duplicate variant: {v.name!r} has the same settings as {same.name!r}"

@@ -39,6 +39,7 @@ def test_without_a_gpu_the_check_stops_at_once_and_says_why():
     done = subprocess.run(
         ["bash", "tests/gpu/check.sh", "--output", os.devnull],
         cwd=ROOT,
+        env={**os.environ, "PYTHON": sys.executable},  # this interpreter, not whichever python3 is on PATH
         capture_output=True,
         text=True,
         timeout=120,

@@ -12,7 +12,7 @@ import yaml
 import onenn
 from onenn import api
 from onenn.analysis.tables import concat_tables
-from onenn.base.io import load_table, save_json, save_table
+from onenn.base.io import DamagedFile, load_table, save_json, save_table
 from onenn.jobs import datasets
 from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.train import train_job
@@ -91,6 +91,22 @@ def test_bad_settings_get_the_configs_messages():
         api.train(kind="binary")
 
 
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"variant": "../../x"}, "variant: variant name '../../x' is not a valid folder name (^[A-Za-z0-9]"),
+        ({"variant": "a\n"}, "variant: variant name 'a\\n' is not a valid folder name"),
+        ({"experiment": "../x"}, "invalid name '../x': must match ^[a-z]"),
+        ({"threads": 0}, "threads: must be a positive integer; got 0"),
+        ({"threads": -3}, "threads: must be a positive integer; got -3"),
+    ],
+)
+def test_names_and_threads_are_checked_as_the_workflow_checks_them(arguments, problem):
+    with pytest.raises(ConfigError, match="invalid (arguments|configuration)") as err:
+        api.train(**SMALL, **arguments)
+    assert problem in str(err.value)
+
+
 def test_load_reads_a_finished_runs_files(trained, tmp_path):
     table = api.evaluate(trained)
     results = tmp_path / "results"
@@ -107,6 +123,17 @@ def test_load_reads_a_finished_runs_files(trained, tmp_path):
     assert list(api.load(results, experiment="small").tables) == ["small"]
     with pytest.raises(FileNotFoundError):
         api.load(tmp_path / "nowhere")
+    outside = "../../../elsewhere/t"
+    with pytest.raises(ConfigError, match=f"experiment: experiment name '{outside}' is not a valid folder name"):
+        api.load(results, experiment=outside)
+    with pytest.raises(ConfigError, match="and not summary or claims"):
+        api.load(results, experiment="claims")
+    save_table(results / "tables/other.parquet", pd.DataFrame({"x": [1.0]}))  # foreign: no experiment column
+    with pytest.raises(DamagedFile, match="the column 'experiment' is missing"):
+        api.load(results, experiment="other")
+    save_table(results / "tables/other.parquet", table)  # small's table under another name
+    with pytest.raises(DamagedFile, match="it holds experiment small, not 'other'"):
+        api.load(results, experiment="other")
 
 
 @pytest.fixture(scope="module")

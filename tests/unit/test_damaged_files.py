@@ -212,6 +212,7 @@ def test_a_run_record_of_another_run_is_refused(tmp_path):
     [
         ('{"experiment": "convergence"', r"it is not a readable JSON file \(JSONDecodeError"),
         ("[1, 2]", r"it holds a JSON list, not a run record"),
+        ("[" * 10**5 + "]" * 10**5, r"it is not a readable JSON file \(RecursionError"),  # deeper than the stack
         ('{"experiment": "convergence", "variant": "N=16", "seed": 0}', r"the keys 'K', 'loss', 'c', 'd' are missing"),
     ],
 )

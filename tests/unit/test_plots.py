@@ -192,17 +192,22 @@ def test_a_grouping_the_table_lacks_is_a_clear_error():
         grouping(table, ["width"])
 
 
-def test_the_figure_job_records_the_legends_in_the_png(tmp_path):
+def test_the_figure_job_records_the_legends_in_the_png_and_draws_the_same_bytes_twice(tmp_path):
     config = with_experiment(sweep={"d": [4, 8, 16]})
-    outputs = [tmp_path / "new.png", tmp_path / "new.pdf"]
     save_table(tmp_path / "new.parquet", synthetic_table(config, "new"))
     style = {f.name: getattr(STYLE, f.name) for f in dataclasses.fields(STYLE)}
-    figure_job("sweep", str(tmp_path / "new.parquet"), style, [str(o) for o in outputs],
-               group_by=ex.group_by(config, "new"), log=logging.getLogger("test"))  # fmt: skip
-    text = Image.open(outputs[0]).text
+    drawn = []
+    for run in ("a", "b"):
+        outputs = [tmp_path / run / "new.png", tmp_path / run / "new.pdf", tmp_path / run / "new.svg"]
+        figure_job("sweep", str(tmp_path / "new.parquet"), style, [str(o) for o in outputs],
+                   group_by=ex.group_by(config, "new"), log=logging.getLogger("test"))  # fmt: skip
+        drawn.append([o.read_bytes() for o in outputs])
+    text = Image.open(tmp_path / "a/new.png").text
     assert text["Title"] == "onenn figure sweep, grouped by d"
     assert json.loads(text["Legends"])[0] == {"title": "d", "entries": ["4", "8", "16"]}
-    assert outputs[1].read_bytes().startswith(b"%PDF")
+    _, pdf, svg = drawn[0]
+    assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf and b"<dc:date>" not in svg
+    assert drawn[0] == drawn[1]
 
 
 # --- caught before any job ------------------------------------------------------------------------------------
