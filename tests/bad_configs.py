@@ -101,6 +101,21 @@ BAD_CONFIGS = [
     ("batch_memory", setting("batch", 10**9), "defaults.batch", "GiB (a block of 16 minibatches), more than"),
     ("test_size_memory", setting("test_size", 10**9), "defaults.test_size", "GiB (a test set), more than"),
     ("steps_memory", experiment("steps", 10**12), "experiments.convergence.steps", "(every step's loss), more than"),
+    # work, by hand: steps 10^9 / 10^5 x (64 + 1) / (16 + 1) (the variant N = 64); grid 2000^2 / 61^2
+    ("steps_work", experiment("steps", 10**9), "experiments.convergence.steps", "a run 3.82e+04 times the work of one"),
+    (
+        "grid_work",
+        lambda c: c["experiments"]["landscape"].__setitem__("grid", 2000),
+        "experiments.landscape.grid",
+        "2000 makes a run 1.07e+03 times the work of one of kind landscape at its defaults (grid² × prompts × N)",
+    ),
+    (
+        "n_plain_work",
+        lambda c: c["experiments"]["audit"].__setitem__("n_plain", 10**8),
+        "experiments.audit.n_plain",
+        "3.05e+03 times the work of one of kind audit",
+    ),  # (10^8 + 128 x 128) / (16384 + 128 x 128)
+    ("max_work_zero", lambda c: c.__setitem__("max_work", 0), "max_work", "less than or equal to the minimum of 0"),
     ("loss_typo", setting("loss", "sqare"), "defaults.loss", "'sqare' is not one of ['square'"),
     ("device_gpu", setting("device", "gpu"), "defaults.device", "'gpu' is not one of ['auto', 'cpu', 'cuda']"),
     ("dtype_half", setting("dtype", "float16"), "defaults.dtype", "is not one of ['float32', 'float64']"),

@@ -91,3 +91,28 @@ def kind_entries(kind: str) -> list[str]:
 def summary_entries() -> list[str]:
     """What the headline table runs: every kind's ``summarise`` and ``markdown``."""
     return sorted({ref for kind in KINDS.values() for ref in (kind.summarise, kind.markdown)})
+
+
+#: the product ``work`` computes, kind by kind
+WORK = {"train": "steps × batch × (N+1) × (d+K+1)²", "binary": "epochs × train_size × (N+1) × (d+2)²"}
+WORK |= {"full_matrix": "steps × prompts × (N+1) × (d+2)²", "audit": "steps × (n_plain + n_max × n_gap) × N"}
+WORK |= {"landscape": "grid² × prompts × N", "scaling": "(points × Ks × prompts, over the panels) × N × d"}
+
+
+def work(kind: str, s: dict) -> dict[str, float]:
+    """A run's work as factors (the setting that sizes each -> its size) whose product grows as its multiply-adds.
+    A scaling experiment's factor ``panels`` counts its points × K × prompts."""
+    D2 = (s["d"] + (s["K"] if kind == "train" else 1) + 1) ** 2  # (D = d + K + 1; a binary model's K is 1)
+    if kind == "train":
+        return {"steps": s["steps"], "batch": s["batch"], "N": s["N"] + 1, "d": D2}
+    if kind in ("binary", "full_matrix"):
+        first, size = ("epochs", "train_size") if kind == "binary" else ("steps", "prompts")
+        return {first: s[first], size: s[size], "N": s["N"] + 1, "d": D2}  # a binary epoch: train_size prompts
+    if kind == "audit":  # the GD steps on the weighted sample; the population flow's nodes: audit_problems
+        return {"steps": s["steps"], "n_plain": s["n_plain"] + s["n_max"] * s["n_gap"], "N": s["N"]}
+    if kind == "landscape":
+        return {"grid": s["grid"] ** 2, "prompts": s["prompts"], "N": s["N"]}
+    if kind == "scaling":
+        points = sum(len(p["xi"]) * len(p["K"]) * p["prompts"] for p in s["panels"].values())
+        return {"panels": points, "N": s["N"], "d": s["d"]}
+    return {}  # a new kind: unbounded until it is given a product here

@@ -18,6 +18,7 @@ from onenn.base.settings import PLAN_KEYS, load_schema, lookup, schema, section
 from onenn.maths.nodes import audit_problems
 from onenn.maths.prompts import MAX_ROUNDS, largest_delta
 from onenn.plan import experiments as ex
+from onenn.plan import kinds
 from onenn.plan.experiments import KeyPath, Variant
 from onenn.plan.kinds import TRAIN_FIGURES
 
@@ -32,6 +33,8 @@ LEAF_KEYWORDS = {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimu
 LEAF_KEYWORDS |= {"minLength", "minItems", "minProperties"}
 #: the values a config may hold once its YAML aliases are expanded (the shipped one: a few hundred)
 MAX_VALUES = 100_000
+#: the most work a run may do, as a multiple of a run of its kind at its defaults (config.yaml's max_work)
+MAX_WORK = schema()["properties"]["max_work"]["default"]
 #: the arrays of a run that grow the most, by the setting that sizes each (onenn.training.train and .cpu, the sets)
 ARRAYS = {"d": "the saved weights", "steps": "every step's loss", "epochs": "every step's loss"}
 ARRAYS |= {"batch": "a block of 16 minibatches", "test_size": "a test set", "train_size": "the training set"}
@@ -314,6 +317,26 @@ def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str
         yield "delta", -bound, message + f"(each context point gets {MAX_ROUNDS} draws; docs/method.md §3.2)"
 
 
+def work_limit(kind: str, s: dict, root: dict, most: float) -> Iterator[tuple[str, float, str]]:
+    """``(setting, how bad, message)`` where a run does more than ``most`` times the work of one at its kind's
+    defaults (a typo such as ``steps: 1e9``, caught before it runs for days); the setting is the most enlarged."""
+    defaults = {k: p["default"] for k, p in section(kind, root).items() if "default" in p}
+    if kind == "scaling":  # one point at one K
+        prompts = root["$defs"]["scaling"]["properties"]["panels"]["additionalProperties"]["properties"]["prompts"]
+        defaults["panels"] = {"one": {"xi": [None], "K": [None], "prompts": prompts["default"]}}
+    factors, base = kinds.work(kind, s), kinds.work(kind, {**s, **defaults})
+    ratio = math.prod(factors.values()) / math.prod(base.values())
+    if ratio > most:
+        key = max(factors, key=lambda k: factors[k] / base[k])
+        size = "its points × K × prompts" if key == "panels" else show(s[key])
+        message = f"{size} makes a run {ratio:.3g} times the work of one of kind {kind} at its defaults"
+        yield (
+            key,
+            ratio,
+            message + f" ({kinds.WORK[kind]}); max_work (a top-level key) is {show(most)}: raise it for a larger run",
+        )
+
+
 def check_config(config: Any, schema: dict) -> list[Problem]:
     """Every problem of ``config`` (empty when it is valid), sorted by key path."""
     if aliased := too_large(config):  # before any walk of the expanded tree
@@ -346,7 +369,11 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
                     message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r}"
                     loss_at = format_path(origin(name, exp, v, "loss"))
                     problems.append(Problem(origin(name, exp, v, "c"), f"{message} (set by {loss_at})"))
-                for key, bad, message in run_limits(exp["kind"], s, schema):
+                limits = run_limits(exp["kind"], s, schema)
+                heavy = work_limit(
+                    exp["kind"], {**s, "panels": exp.get("panels")}, schema, config.get("max_work", MAX_WORK)
+                )
+                for key, bad, message in [*limits, *heavy]:
                     if bad > worst.get(at := origin(name, exp, v, key), (-math.inf,))[0]:
                         worst[at] = (bad, message)
         problems += [Problem(at, message) for at, (_, message) in worst.items()] + palette_problems(config)

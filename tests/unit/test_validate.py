@@ -195,3 +195,11 @@ def test_a_seaborn_palette_is_accepted_where_no_figure_needs_a_colormap():
     c = bad_config(delete("experiments", "landscape"))
     c["plots"]["palette"] = "deep"
     assert check_config(c, SCHEMA) == []
+
+
+def test_a_larger_run_passes_once_max_work_allows_it():
+    config = copy.deepcopy(CONFIG)
+    config["experiments"]["convergence"]["steps"] = 10**9  # 3.8e4 times the defaults' work (tests/bad_configs.py)
+    assert [p.location for p in check_config(config, SCHEMA)] == ["experiments.convergence.steps"]
+    config["max_work"] = 4e4
+    assert check_config(config, SCHEMA) == []
