@@ -35,10 +35,12 @@ class Kind:
     id_columns: tuple[str, ...] = ()
     number_columns: tuple[str, ...] = ()
     scored: bool = False
+    figures: tuple[str, ...] = ()  # the figures that draw its table (by default the one named as the kind)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "summarise", self.summarise or f"{SUMMARY}:{self.name}_summary")
         object.__setattr__(self, "markdown", self.markdown or f"{SUMMARY}:{self.name}_markdown")
+        object.__setattr__(self, "figures", self.figures or (self.name,))
         if self.table_source not in TABLE_SOURCES:
             source = self.table_source
             raise ValueError(f"kind {self.name}: table_source must be one of {TABLE_SOURCES}; got {source!r}")
@@ -60,8 +62,8 @@ VALUES = f"{SUMMARY}:values_markdown"  # the page of a kind whose headline rows 
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("train", "runs", id_columns=ID_COLUMNS, number_columns=METRICS, scored=True),
-        Kind("scaling", "settings", job=f"{TABLES}:scaling_job", scored=True),
+        Kind("train", "runs", id_columns=ID_COLUMNS, number_columns=METRICS, scored=True, figures=TRAIN_FIGURES),
+        Kind("scaling", "settings", job=f"{TABLES}:scaling_job", scored=True, figures=("scaling_identity",)),
         Kind("binary", "runs", id_columns=ID_COLUMNS, number_columns=BINARY_RUN_METRICS),
         Kind("audit", "variants", f"{SUMMARY}:audit_table_summary", job=f"{BEYOND}:audit_job", id_columns=AUDIT_FIRST),
         Kind("landscape", "settings", markdown=VALUES, job=f"{TABLES}:landscape_job"),

@@ -255,13 +255,15 @@ def variant_problems(found: list[Variant], resolved: list[dict], name: str) -> l
 
 
 def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
-    """A figure of training experiments needs a training experiment whose variants differ in a setting it groups by."""
+    """A figure of the experiment's kind; one of training experiments, variants that differ in a setting it groups by."""
     figure, path = exp["figure"], ("experiments", name, "figure")
+    mine = kinds.KINDS[exp["kind"]].figures if exp["kind"] in kinds.KINDS else (exp["kind"],)  # a new kind: its own
+    if figure not in mine:
+        drawn = next((k.name for k in kinds.KINDS.values() if figure in k.figures), figure)
+        message = f"figure {figure!r} draws experiments of kind {drawn!r}, but experiments.{name} has kind "
+        return [Problem(path, message + f"{exp['kind']!r} (its figures: {', '.join(mine)})")]
     if figure not in TRAIN_FIGURES:
         return []
-    if exp["kind"] != "train":
-        message = f"figure {figure!r} draws training experiments (kind 'train'), but experiments.{name} has kind "
-        return [Problem(path, message + f"{exp['kind']!r}")]
     found = ex.variants(config, name)
     if len(found) < 2 or ex.group_by(config, name):
         return []

@@ -213,15 +213,19 @@ def test_the_figure_job_records_the_legends_in_the_png_and_draws_the_same_bytes_
 # --- caught before any job ------------------------------------------------------------------------------------
 
 
-def test_a_training_figure_of_another_kind_is_a_config_error():
+@pytest.mark.parametrize(
+    ("experiment", "figure", "kind", "theirs"),
+    [("binary_sgd", "sweep", "train", "binary"), ("convergence", "landscape", "landscape", "train"),
+     ("audit", "scaling_identity", "scaling", "audit"), ("landscape", "full_matrix", "full_matrix", "landscape")],
+)  # fmt: skip
+def test_a_figure_of_another_kind_is_a_config_error(experiment, figure, kind, theirs):
     config = copy.deepcopy(CONFIG)
-    config["experiments"]["binary_sgd"]["figure"] = "sweep"
-    assert [str(p) for p in check_config(config, SCHEMA)] == [
-        (
-            "experiments.binary_sgd.figure: figure 'sweep' draws training experiments (kind 'train'), "
-            "but experiments.binary_sgd has kind 'binary'"
-        )
-    ]
+    config["experiments"][experiment]["figure"] = figure
+    (problem,) = check_config(config, SCHEMA)
+    assert str(problem).startswith(
+        f"experiments.{experiment}.figure: figure {figure!r} draws experiments of kind {kind!r}, "
+        f"but experiments.{experiment} has kind {theirs!r} (its figures: "
+    )
 
 
 def test_variants_that_vary_nothing_to_group_by_are_a_config_error_naming_the_experiment():

@@ -165,6 +165,8 @@ def test_the_figure_names_are_those_drawn():
     from onenn.analysis.plots import FIGURES
 
     assert SCHEMA["$defs"]["experiment"]["properties"]["figure"]["enum"] == list(FIGURES)
+    drawn = [figure for kind in kinds.KINDS.values() for figure in kind.figures]
+    assert sorted(drawn) == sorted(FIGURES)  # each figure draws the tables of one kind
 
 
 @pytest.mark.parametrize("d", [3, 8, 16])
