@@ -248,3 +248,21 @@ def test_quadrature_checks_the_third_nodes_and_n():
         quadrature(N, D, 32, 8, 0, third_nodes=0)
     with pytest.raises(ValueError, match="N"):
         quadrature(2, D, 32, 8, 0)
+
+
+@pytest.mark.parametrize(("xi1", "xi2"), [(0.0, 3.0), (5.0, 4.0), (300.0, 151.0)])
+def test_the_drawn_points_are_the_inverse_cdf_of_their_uniforms(xi1, xi2):
+    """The drawn rows of the prompts (``compiled.drawn_gaps``'s fast inverse) against ``np.interp`` on the table
+    of F: within 4e-9 where the uniform grid of F's values is used, equal in the tails."""
+    from onenn.theory.reduced.population import nodes
+
+    q = quadrature(N, D, 64, 32, 0)
+    at = nodes(xi1, xi2, q)
+    y = q.uniforms * at.cdf_third
+    expected = np.minimum(np.interp(y, q.table_cdf, q.table_t), at.third) - at.t1
+    drawn = at.prepared.gaps[2:]
+    bulk = (y >= q.inverse_range[0]) & (y <= q.inverse_range[1])
+    assert bulk.mean() > 0.5 and (~bulk).sum() > 100  # both ways are taken
+    assert np.abs(drawn - expected)[bulk].max() < 4e-9
+    np.testing.assert_array_equal(drawn[~bulk], expected[~bulk])
+    np.testing.assert_array_equal(at.prepared.gaps_min, at.prepared.gaps.min(axis=0))

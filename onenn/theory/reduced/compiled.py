@@ -1,6 +1,6 @@
 """The numba ports of ``loss._per_prompt`` (held to it by tests/unit/test_reduced_compiled.py) and of
 ``full_matrix.full_loss_grad`` (``full_loss_grad``: by tests/unit/test_audit.py), and the population quadrature's
-compiled lookups (``interp``: ``np.interp``'s numbers; ``inverse_cdf_fast``; ``exp_moments``)."""
+compiled lookups (``interp``: ``np.interp``'s numbers; ``drawn_gaps``; ``exp_moments``)."""
 
 from __future__ import annotations
 
@@ -309,31 +309,44 @@ def exp_moments(a: float, h: float, f: np.ndarray, H: np.ndarray, J: np.ndarray)
 
 
 @njit(cache=True)
-def inverse_cdf_fast(
-    y: np.ndarray,
+def drawn_gaps(
+    uniforms: np.ndarray,
+    cdf_third: np.ndarray,
+    third: np.ndarray,
+    t1: np.ndarray,
     table: np.ndarray,
     lo: float,
     hi: float,
     xp: np.ndarray,
     fp: np.ndarray,
     guide: np.ndarray,
-    out: np.ndarray,
+    gaps: np.ndarray,
+    gaps_min: np.ndarray,
 ) -> None:
-    """``F^{-1}(y)``: linear in ``table`` (``F^{-1}`` on a uniform grid of [0, 1]) for ``lo <= y <= hi``, else, in
-    the tails, ``interp(y, xp, fp, guide)``."""
-    cells = table.shape[0] - 1
-    tails = np.empty(y.shape[0], dtype=np.int64)
+    """The population quadrature's drawn points in one pass: ``gaps[2 + j] = min(F^{-1}(uniforms[j] cdf_third),
+    third) - t1``, ``gaps_min`` lowered to them. ``F^{-1}(y)``: linear in ``table`` (``F^{-1}`` on a uniform grid of
+    [0, 1]) for ``lo <= y <= hi``, else, in the tails, ``interp(y, xp, fp, guide)``."""
+    cells, n = table.shape[0] - 1, uniforms.shape[1]
+    tails = np.empty(uniforms.size, dtype=np.int64)  # the tails' flat indices: looked up together, after the bulk
     count = 0
-    for i in range(y.shape[0]):
-        v = y[i]
-        if lo <= v <= hi:
-            x = v * cells
-            k = min(int(x), cells - 1)
-            out[i] = table[k] + (x - k) * (table[k + 1] - table[k])
-        else:
-            tails[count] = i
-            count += 1
-    if count:
-        found = np.empty(count)
-        interp(y[tails[:count]], xp, fp, guide, found)
-        out[tails[:count]] = found
+    for j in range(uniforms.shape[0]):
+        for i in range(n):
+            y = uniforms[j, i] * cdf_third[i]
+            if lo <= y <= hi:
+                x = y * cells
+                k = min(int(x), cells - 1)
+                gap = min(table[k] + (x - k) * (table[k + 1] - table[k]), third[i]) - t1[i]
+                gaps[2 + j, i] = gap
+                gaps_min[i] = min(gaps_min[i], gap)
+            else:
+                tails[count] = j * n + i
+                count += 1
+    y, point = np.empty(count), np.empty(count)
+    for c in range(count):
+        y[c] = uniforms[tails[c] // n, tails[c] % n] * cdf_third[tails[c] % n]
+    interp(y, xp, fp, guide, point)
+    for c in range(count):
+        j, i = tails[c] // n, tails[c] % n
+        gap = min(point[c], third[i]) - t1[i]
+        gaps[2 + j, i] = gap
+        gaps_min[i] = min(gaps_min[i], gap)

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 THIRD_NODES = 8
 #: points of the table that inverts ``F`` by linear interpolation (error ~ spacing^2 |f'/f|, 1e-10 in the bulk)
 _TABLE_POINTS = (1 << 18) + 1
-#: the drawn points' inverse of F uses a table on a uniform grid of F's values for ``|t| <= INVERSE_BULK`` (within
-#: 4e-9 of ``_inverse_cdf`` there) and ``_inverse_cdf`` in the tails, where F^{-1} is too steep for that grid
+#: the drawn points' inverse of F (``compiled.drawn_gaps``) uses a table on a uniform grid of F's values for
+#: ``|t| <= INVERSE_BULK`` (within 4e-9 of ``_inverse_cdf`` there), ``_inverse_cdf``'s lookup in the steeper tails
 INVERSE_BULK = 0.8
 #: the instance of the audit's stream (onenn.maths.stream) that gives the uniforms of the other N - 3 inner products
 REST_STREAM = 3
@@ -201,23 +201,24 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     t1_all, t2 = np.repeat(t1_all, n3), np.repeat(t2, n3)
     t3 = np.minimum(_inverse_cdf(cdf_t3, q), t2)
     weight = np.repeat(weight, n3) * np.tile(q.y_weight, weight.size)
-    rest = np.minimum(_inverse_cdf(q.uniforms * cdf_t3, q, fast=True), t3)  # (N-3, n)
-    gaps = np.concatenate([(t2 - t1_all)[None, :], (t3 - t1_all)[None, :], rest - t1_all], axis=0)  # (N-1, n)
+    gaps = np.empty((q.N - 1, t2.size))  # rows: the second nearest, the third, the N - 3 drawn (within t3)
+    gaps[0], gaps[1] = t2 - t1_all, t3 - t1_all
+    gaps_min = np.minimum(gaps[0], gaps[1])
+    from onenn.theory.reduced.compiled import drawn_gaps  # numba: imported where it is used
+
+    table = (q.inverse_table, *q.inverse_range, q.table_cdf, q.table_t, q.table_guide)
+    drawn_gaps(q.uniforms, cdf_t3, t3, t1_all, *table, gaps, gaps_min)
     mass = float(weight.sum())
-    prepared = Prepared(gaps=gaps, gaps_min=gaps.min(axis=0), gap_query=1.0 - t1_all, weight=weight / mass)
+    prepared = Prepared(gaps=gaps, gaps_min=gaps_min, gap_query=1.0 - t1_all, weight=weight / mass)
     return Nodes(prepared, mass, t1_all, t3, cdf_t3)
 
 
-def _inverse_cdf(y: np.ndarray, q: Quadrature, fast: bool = False) -> np.ndarray:
-    """``np.interp(y, q.table_cdf, q.table_t)``, the same numbers, by ``compiled.interp``'s guided lookup; ``fast``:
-    ``compiled.inverse_cdf_fast`` (the drawn points': within 4e-9 of it)."""
-    from onenn.theory.reduced.compiled import interp, inverse_cdf_fast  # numba: imported where it is used
+def _inverse_cdf(y: np.ndarray, q: Quadrature) -> np.ndarray:
+    """``np.interp(y, q.table_cdf, q.table_t)``, the same numbers, by ``compiled.interp``'s guided lookup."""
+    from onenn.theory.reduced.compiled import interp  # numba: imported where it is used
 
     out, flat = np.empty(y.size), np.ascontiguousarray(y, dtype=np.float64).ravel()
-    if fast:
-        inverse_cdf_fast(flat, q.inverse_table, *q.inverse_range, q.table_cdf, q.table_t, q.table_guide, out)
-    else:
-        interp(flat, q.table_cdf, q.table_t, q.table_guide, out)
+    interp(flat, q.table_cdf, q.table_t, q.table_guide, out)
     return out.reshape(y.shape)
 
 
