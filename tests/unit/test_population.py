@@ -266,3 +266,17 @@ def test_the_drawn_points_are_the_inverse_cdf_of_their_uniforms(xi1, xi2):
     assert np.abs(drawn - expected)[bulk].max() < 4e-9
     np.testing.assert_array_equal(drawn[~bulk], expected[~bulk])
     np.testing.assert_array_equal(at.prepared.gaps_min, at.prepared.gaps.min(axis=0))
+
+
+def test_the_drawn_sums_are_numpys():
+    """``drawn_sums`` (``compiled.exp_sums``) against the numpy expression, number for number."""
+    from onenn.theory.reduced.loss import _shift
+    from onenn.theory.reduced.population import drawn_sums, nodes
+
+    q = quadrature(N, D, 64, 32, 0)
+    for xi1, xi2 in [(0.0, 3.0), (5.0, 4.0), (-3.0, 1.0)]:
+        p = nodes(xi1, xi2, q).prepared
+        for gaps in (p.gaps[2:], p.gaps[:2]):
+            e = np.exp(xi1 * gaps - _shift(xi1, xi2, p.gap_query, p.gaps_min))
+            expected = np.stack([e.sum(0), (e * e).sum(0), (e * e * gaps).sum(0), (e * gaps).sum(0)])
+            np.testing.assert_array_equal(drawn_sums(xi1, gaps, _shift(xi1, xi2, p.gap_query, p.gaps_min)), expected)

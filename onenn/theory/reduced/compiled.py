@@ -309,6 +309,20 @@ def exp_moments(a: float, h: float, f: np.ndarray, H: np.ndarray, J: np.ndarray)
 
 
 @njit(cache=True)
+def exp_sums(e: np.ndarray, gaps: np.ndarray, out: np.ndarray) -> None:
+    """``out = (sum e_j, sum e_j^2, sum e_j^2 gap_j, sum e_j gap_j)`` over the rows ``j``, in one pass, added row by
+    row as numpy's ``sum(axis=0)`` adds them (the same numbers)."""
+    out[:] = 0.0
+    for j in range(e.shape[0]):
+        for i in range(e.shape[1]):
+            square = e[j, i] * e[j, i]
+            out[0, i] += e[j, i]
+            out[1, i] += square
+            out[2, i] += square * gaps[j, i]
+            out[3, i] += e[j, i] * gaps[j, i]
+
+
+@njit(cache=True)
 def drawn_gaps(
     uniforms: np.ndarray,
     cdf_third: np.ndarray,

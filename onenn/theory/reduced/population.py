@@ -276,8 +276,11 @@ def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray)
 def drawn_sums(xi1: float, gaps: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """``(4, n)``: ``sum e_j``, ``sum e_j^2``, ``sum e_j^2 gap_j``, ``sum e_j gap_j`` over the rows of ``gaps``
     (``(k, n)``), ``e_j = exp(xi1 gap_j - shift)``."""
-    e = np.exp(xi1 * gaps - shift)
-    return np.stack([e.sum(0), (e * e).sum(0), (e * e * gaps).sum(0), (e * gaps).sum(0)])
+    from onenn.theory.reduced.compiled import exp_sums  # numba: imported where it is used
+
+    out = np.empty((4, gaps.shape[1]))
+    exp_sums(np.exp(xi1 * gaps - shift), np.ascontiguousarray(gaps), out)
+    return out
 
 
 def slopes(
