@@ -1,5 +1,5 @@
-"""Same inputs, same bytes: the quick preset run twice, in two folders, gives byte-identical Parquet tables (no
-timings, timestamps or paths in them), and a finished run plans nothing more."""
+"""Same inputs, same bytes: the quick preset run twice, in two folders, gives byte-identical Parquet tables and
+figures (no timings, timestamps or paths in them), and a finished run plans nothing more."""
 
 from pathlib import Path
 
@@ -9,8 +9,9 @@ from tests.workflow.helpers import copy_workflow, snakemake
 
 
 def tables(workdir: Path) -> dict[str, bytes]:
-    """Every Parquet file under ``results/``, by its path relative to ``workdir``."""
-    return {p.relative_to(workdir).as_posix(): p.read_bytes() for p in sorted((workdir / "results").rglob("*.parquet"))}
+    """Every Parquet file and figure (PNG, PDF) under ``results/``, by its path relative to ``workdir``."""
+    found = [p for suffix in ("parquet", "png", "pdf") for p in (workdir / "results").rglob(f"*.{suffix}")]
+    return {p.relative_to(workdir).as_posix(): p.read_bytes() for p in sorted(found)}
 
 
 @pytest.mark.slow
