@@ -10,8 +10,8 @@ from typing import Any, ClassVar, Self
 
 import yaml
 
-#: the configuration's schema, beside the package in the repository (the workflow reads the same file)
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+#: the configuration's schema: in the repository a link to the workflow's (one file); in a wheel, its copy
+SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
 #: settings that say how many runs a variant has, not what a run does: no job's, never a grouping of the curves
 PLAN_KEYS = ("seeds",)
 
@@ -28,7 +28,9 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
 @functools.cache
 def schema() -> dict:
     if not SCHEMA_PATH.is_file():
-        raise FileNotFoundError(f"{SCHEMA_PATH} is missing: onenn reads its settings there (a checkout has it)")
+        raise FileNotFoundError(
+            f"{SCHEMA_PATH} is missing: onenn reads its settings there (a link to workflow/schemas/config.schema.yaml in a checkout, its copy in a wheel)"
+        )
     return load_schema()
 
 
