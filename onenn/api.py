@@ -3,6 +3,7 @@ with the configuration's check and resolution; no second implementation."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import tempfile
 from collections.abc import Iterable
@@ -21,7 +22,7 @@ from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
 from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
-from onenn.plan.validate import ConfigError, Problem, name_problems, validate_config
+from onenn.plan.validate import ConfigError, Problem, name_problems, unknown, validate_config
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +88,9 @@ def train(
     for key in (*ex.EXPERIMENT_KEYS, "seed"):
         if key in settings:
             raise TypeError(f"{key!r} is not a run setting here (train's seed is its own argument, seed=)")
-    problems = name_problems(("variant",), variant, "variant")  # the workflow's rule: it names a folder
+    accepted = default_settings()  # suggested by the message: the settings train accepts, not a config's other keys
+    problems = [unknown((key,), "setting", key, sorted(accepted)) for key in settings if key not in accepted]
+    problems += name_problems(("variant",), variant, "variant")  # the workflow's rule: it names a folder
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         problems.append(Problem(("threads",), f"must be a positive integer; got {threads!r}"))
     if problems:
@@ -108,6 +111,7 @@ def train(
         seeds = [seed] if isinstance(seed, int) else list(seed)
         if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
             raise ValueError(f"seed must be a non-negative integer or a list of them; got {seed!r}")
+        resolved["seeds"] = len(seeds)  # what was trained, whatever seeds= said
     runs = []
     with tempfile.TemporaryDirectory(prefix="onenn-train-") as tmp:
         for s in seeds:
@@ -126,6 +130,17 @@ def train(
             arrays = load_arrays(folder / "weights.npz")
             runs.append(Run(s, *(arrays[name] for name in WEIGHTS_ARRAYS), record=load_json(folder / "run.json")))
     return TrainResult(resolved, experiment, variant, seed_of_sets, tuple(runs))
+
+
+def _settings_as_keywords(function: Any) -> None:
+    """Give ``function`` (``**settings``) every setting as a keyword parameter with its default, for ``help()``."""
+    parameters = [p for p in inspect.signature(function).parameters.values() if p.kind != p.VAR_KEYWORD]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    keywords = [inspect.Parameter(k, keyword, default=v, annotation=type(v)) for k, v in default_settings().items()]
+    function.__signature__ = inspect.signature(function).replace(parameters=parameters + keywords)
+
+
+_settings_as_keywords(train)
 
 
 def evaluate(

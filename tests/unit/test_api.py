@@ -2,6 +2,7 @@
 configuration is, and it calls the same code as the jobs."""
 
 import dataclasses
+import inspect
 import logging
 
 import numpy as np
@@ -62,7 +63,7 @@ def test_train_holds_the_weights_the_loss_and_the_resolved_settings(trained):
     assert trained.seeds == [0, 1] and run.seed == 1 and run.record["seed"] == 1
     assert run.W.shape == (4, 3 + 3 + 1, 3 + 3 + 1) and run.saved_steps[0] == 0 and run.saved_steps[-1] == 40
     assert run.minibatch_loss.shape == (40,) and np.isfinite(run.minibatch_loss).all()
-    assert trained.settings["steps"] == 40 and trained.settings["lr"] == 0.05 and trained.settings["seeds"] == 8
+    assert trained.settings["steps"] == 40 and trained.settings["lr"] == 0.05 and trained.settings["seeds"] == 2
     assert np.array_equal(run.W[0], np.diag([0.0] * 6 + [-3.0]))  # W0 = diag(0, -sigma), sigma's default 3
     with pytest.raises(KeyError, match="no run of seed 5"):
         trained.run(5)
@@ -75,7 +76,7 @@ def test_the_defaults_are_the_configs():
 
 def test_bad_settings_get_the_configs_messages():
     """The same keys wrong in config.yaml, checked by the Snakefile's check, give the same problems."""
-    bad = {"lr": -1, "sigma": "x", "n_record": 4, "N": 16.0}
+    bad = {"lr": -1, "sigma": "x", "N": 16.0}
     with pytest.raises(ConfigError) as ours:
         api.train(**bad, experiment="mine")
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -83,12 +84,27 @@ def test_bad_settings_get_the_configs_messages():
     with pytest.raises(ConfigError) as theirs:
         validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
     assert [str(p) for p in ours.value.problems] == [str(p) for p in theirs.value.problems]
-    assert "experiments.mine.n_record: unknown key 'n_record'; it was renamed to 'n_eval'" in str(ours.value)
     assert "experiments.mine.lr: -1 is less than or equal to the minimum of 0" in str(ours.value)
     with pytest.raises(ConfigError, match="c=0.5 is used only by loss 'mixture'"):
         api.train(c=0.5)
     with pytest.raises(TypeError, match="'kind' is not a run setting"):
         api.train(kind="binary")
+
+
+def test_unknown_settings_are_named_with_the_settings_train_accepts():
+    with pytest.raises(ConfigError) as err:
+        api.train(n_record=4, stepz=10)
+    assert [p.location for p in err.value.problems] == ["n_record", "stepz"]
+    assert "unknown setting 'n_record'; it was renamed to 'n_eval'" in str(err.value)
+    assert "unknown setting 'stepz'; did you mean 'steps'? (allowed: K, N, batch" in str(err.value)
+    assert "figure" not in str(err.value) and "sweep" not in str(err.value)  # keys of a config, not of train
+
+
+def test_help_lists_every_setting_with_its_default_and_the_record_says_what_was_trained():
+    parameters = inspect.signature(onenn.train).parameters
+    assert {k: parameters[k].default for k in api.default_settings()} == api.default_settings()
+    result = api.train(**SMALL, seeds=1, seed=[0, 1], progress=False)
+    assert result.seeds == [0, 1] and result.settings["seeds"] == 2
 
 
 @pytest.mark.parametrize(
