@@ -7,6 +7,9 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
+# this Snakefile's folder, the checkout: the main workflow's folder too, unless this one is used as a module of it
+ONENN = str(workflow.current_basedir)
+
 
 configfile: "config.yaml"
 
@@ -16,10 +19,10 @@ report: "workflow/report/workflow.rst"
 
 # The onenn package beside this Snakefile, for this process and for every job it starts (jobs inherit the
 # environment), so a checkout runs its own code even where another copy is pip-installed.
-sys.path.insert(0, workflow.basedir)
+sys.path.insert(0, ONENN)
 os.environ.update(
     PYTHONPATH=os.pathsep.join(
-        filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])
+        filter(None, [ONENN, os.environ.get("PYTHONPATH")])
     )
 )
 
@@ -35,7 +38,7 @@ from onenn.plan.validate import validate_config
 
 validate_config(
     config,
-    f"{workflow.basedir}/workflow/schemas/config.schema.yaml",
+    f"{ONENN}/workflow/schemas/config.schema.yaml",
     workflow.configfiles,
 )
 

@@ -177,7 +177,7 @@ def source(path):
     """A file of the workflow itself (the claims file, a schema), wherever Snakemake runs: relative to the working
     directory where it lies inside it, so a finished run moved or copied elsewhere keeps the same inputs.
     """
-    full = os.path.join(workflow.basedir, path)
+    full = os.path.join(ONENN, path)
     relative = os.path.relpath(full)
     return full if relative.startswith(os.pardir) else relative
 
@@ -252,7 +252,7 @@ def get_config_files(wildcards):
     """The run's configuration files with their digests (the header of every page): the Snakefile's configfile
     applies first, then those of the command line."""
     return provenance.config_files(
-        ["config.yaml", *workflow.configfiles], workflow.basedir
+        ["config.yaml", *workflow.configfiles], ONENN
     )
 
 
