@@ -30,7 +30,7 @@ THIRD_NODES = 8
 #: points of the table that inverts ``F`` by linear interpolation (error ~ spacing^2 |f'/f|, 1e-10 in the bulk)
 _TABLE_POINTS = (1 << 18) + 1
 #: the drawn points' inverse of F (``compiled.drawn_gaps``) uses a table on a uniform grid of F's values for
-#: ``|t| <= INVERSE_BULK`` (within 4e-9 of ``_inverse_cdf`` there), ``_inverse_cdf``'s lookup in the steeper tails
+#: ``|t| <= INVERSE_BULK`` (within 4e-9 of ``np.interp`` there), ``compiled.interp`` in the steeper tails
 INVERSE_BULK = 0.8
 #: the instance of the audit's stream (onenn.maths.stream) that gives the uniforms of the other N - 3 inner products
 REST_STREAM = 3
@@ -180,6 +180,8 @@ def _cdf_piece(q: Quadrature, k: int, bottom: float, top: float) -> tuple[np.nda
 
 def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     """Place the nodes for ``(xi1, xi2)``."""
+    from onenn.theory.reduced.compiled import drawn_gaps, interp  # numba: imported where it is used
+
     w = 1.0 / max(xi1, 1.0)
     c = min(max(boundary(xi1, xi2), -1.0), 1.0)  # the t1 nodes: the boundary's piece, then the bulk's two
     split = min(c + min(BOUNDARY_WIDTHS * w, _BOUNDARY_SPAN), 1.0)
@@ -199,27 +201,18 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     n3 = q.y.size
     cdf_t3 = np.repeat(cdf_t2, n3) * np.tile(q.y ** (1.0 / (q.N - 2)), t2.size)
     t1_all, t2 = np.repeat(t1_all, n3), np.repeat(t2, n3)
-    t3 = np.minimum(_inverse_cdf(cdf_t3, q), t2)
+    t3 = np.empty(cdf_t3.size)
+    interp(cdf_t3, q.table_cdf, q.table_t, q.table_guide, t3)  # np.interp's numbers, by a guided lookup
+    t3 = np.minimum(t3, t2)
     weight = np.repeat(weight, n3) * np.tile(q.y_weight, weight.size)
     gaps = np.empty((q.N - 1, t2.size))  # rows: the second nearest, the third, the N - 3 drawn (within t3)
     gaps[0], gaps[1] = t2 - t1_all, t3 - t1_all
     gaps_min = np.minimum(gaps[0], gaps[1])
-    from onenn.theory.reduced.compiled import drawn_gaps  # numba: imported where it is used
-
     table = (q.inverse_table, *q.inverse_range, q.table_cdf, q.table_t, q.table_guide)
     drawn_gaps(q.uniforms, cdf_t3, t3, t1_all, *table, gaps, gaps_min)
     mass = float(weight.sum())
     prepared = Prepared(gaps=gaps, gaps_min=gaps_min, gap_query=1.0 - t1_all, weight=weight / mass)
     return Nodes(prepared, mass, t1_all, t3, cdf_t3)
-
-
-def _inverse_cdf(y: np.ndarray, q: Quadrature) -> np.ndarray:
-    """``np.interp(y, q.table_cdf, q.table_t)``, the same numbers, by ``compiled.interp``'s guided lookup."""
-    from onenn.theory.reduced.compiled import interp  # numba: imported where it is used
-
-    out, flat = np.empty(y.size), np.ascontiguousarray(y, dtype=np.float64).ravel()
-    interp(flat, q.table_cdf, q.table_t, q.table_guide, out)
-    return out.reshape(y.shape)
 
 
 class PopulationValue(NamedTuple):
