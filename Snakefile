@@ -21,9 +21,7 @@ report: "workflow/report/workflow.rst"
 # environment), so a checkout runs its own code even where another copy is pip-installed.
 sys.path.insert(0, ONENN)
 os.environ.update(
-    PYTHONPATH=os.pathsep.join(
-        filter(None, [ONENN, os.environ.get("PYTHONPATH")])
-    )
+    PYTHONPATH=os.pathsep.join(filter(None, [ONENN, os.environ.get("PYTHONPATH")]))
 )
 
 # Snakemake writes sys.executable into the commands that start jobs unquoted (snakemake/snakemake#2645, #3211):

@@ -251,9 +251,7 @@ def get_readme_inputs(wildcards):
 def get_config_files(wildcards):
     """The run's configuration files with their digests (the header of every page): the Snakefile's configfile
     applies first, then those of the command line."""
-    return provenance.config_files(
-        ["config.yaml", *workflow.configfiles], ONENN
-    )
+    return provenance.config_files(["config.yaml", *workflow.configfiles], ONENN)
 
 
 def get_readme_settings(wildcards):
