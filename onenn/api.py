@@ -98,7 +98,7 @@ def train(
     seed_of_sets = section("#/properties/test_sets")["seed"]["default"] if test_set_seed is None else test_set_seed
     # one training experiment with settings as its own keys, checked by the workflow's check
     config = {
-        "defaults": default_settings(),
+        "defaults": accepted,
         "test_sets": {"seed": seed_of_sets},
         "plots": {},
         "experiments": {experiment: {"kind": "train", "figure": "sweep", **settings}},

@@ -28,9 +28,7 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
 @functools.cache
 def schema() -> dict:
     if not SCHEMA_PATH.is_file():
-        raise FileNotFoundError(
-            f"{SCHEMA_PATH} is missing: onenn reads its settings there (a link to workflow/schemas/config.schema.yaml in a checkout, its copy in a wheel)"
-        )
+        raise FileNotFoundError(f"{SCHEMA_PATH} is missing: onenn reads its settings there (a link in a checkout)")
     return load_schema()
 
 

@@ -321,7 +321,8 @@ def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str
 
 def work_limit(kind: str, s: dict, root: dict, most: float) -> Iterator[tuple[str, float, str]]:
     """``(setting, how bad, message)`` where a run does more than ``most`` times the work of one at its kind's
-    defaults (a typo such as ``steps: 1e9``, caught before it runs for days); the setting is the most enlarged."""
+    defaults (a typo such as ``steps: 1e9``), the setting the most enlarged; how bad is below 0, so that at one key
+    a memory limit (bytes) is reported first."""
     defaults = {k: p["default"] for k, p in section(kind, root).items() if "default" in p}
     if kind == "scaling":  # one point at one K
         prompts = root["$defs"]["scaling"]["properties"]["panels"]["additionalProperties"]["properties"]["prompts"]
@@ -332,11 +333,8 @@ def work_limit(kind: str, s: dict, root: dict, most: float) -> Iterator[tuple[st
         key = max(factors, key=lambda k: factors[k] / base[k])
         size = "its points × K × prompts" if key == "panels" else show(s[key])
         message = f"{size} makes a run {ratio:.3g} times the work of one of kind {kind} at its defaults"
-        yield (
-            key,
-            ratio,
-            message + f" ({kinds.WORK[kind]}); max_work (a top-level key) is {show(most)}: raise it for a larger run",
-        )
+        message += f" ({kinds.WORK[kind]}); max_work (a top-level key) is {show(most)}: raise it for a larger run"
+        yield key, -1.0 / ratio, message
 
 
 def check_config(config: Any, schema: dict) -> list[Problem]:
@@ -371,11 +369,9 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
                     message = f"c={show(s['c'])} is used only by loss 'mixture', but the loss here is {s['loss']!r}"
                     loss_at = format_path(origin(name, exp, v, "loss"))
                     problems.append(Problem(origin(name, exp, v, "c"), f"{message} (set by {loss_at})"))
-                limits = run_limits(exp["kind"], s, schema)
-                heavy = work_limit(
-                    exp["kind"], {**s, "panels": exp.get("panels")}, schema, config.get("max_work", MAX_WORK)
-                )
-                for key, bad, message in [*limits, *heavy]:
+                most = config.get("max_work", MAX_WORK)
+                heavy = work_limit(exp["kind"], {**s, "panels": exp.get("panels")}, schema, most)
+                for key, bad, message in [*run_limits(exp["kind"], s, schema), *heavy]:
                     if bad > worst.get(at := origin(name, exp, v, key), (-math.inf,))[0]:
                         worst[at] = (bad, message)
         problems += [Problem(at, message) for at, (_, message) in worst.items()] + palette_problems(config)
