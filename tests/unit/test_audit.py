@@ -48,6 +48,7 @@ def small_audit():
         n_gap=16,
         t1_nodes=64,
         gap_nodes=16,
+        third_nodes=2,  # the population rows at a coarse t3 (the default 8 doubles the fixture's cost)
         n_eval=10,
         seed=3,
     )

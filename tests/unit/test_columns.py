@@ -89,7 +89,7 @@ def written(tmp_path_factory) -> dict[str, list[Path]]:
     table("scaling", "s", [], {"d": 4, "N": 8, "seed": 1, "ci_level": 0.9, "panels": panels})
     table("landscape", "l", [], LANDSCAPE)
     audit = {"N": 8, "sigma": 2.0, "lr": 0.5, "steps": 20, "sample_time_end": 1e3, "time_end": 1e5, "n_plain": 128,
-             "n_max": 8, "n_gap": 8, "t1_nodes": 64, "gap_nodes": 16, "n_eval": 5}  # fmt: skip
+             "n_max": 8, "n_gap": 8, "t1_nodes": 64, "gap_nodes": 16, "third_nodes": 2, "n_eval": 5}  # fmt: skip
     audit_job(audit, identity={"experiment": "a", "variant": "sigma=2"}, output=str(folder / "a_v.parquet"), log=LOG)
     table("audit", "a", [folder / "a_v.parquet"])
     full = {"d": 4, "N": 8, "steps": 20, "lr": 0.5, "prompts": 200, "n_eval": 5, "seed": 1}

@@ -197,6 +197,7 @@ def tiny_audit():
         "n_gap": 8,
         "t1_nodes": 64,
         "gap_nodes": 16,
+        "third_nodes": 2,  # the population rows at a coarse t3 (the default 8 doubles the fixture's cost)
         "n_eval": 60,
     }
     table = run_audit(AuditSettings.from_dict(settings)).assign(variant="sigma=3")

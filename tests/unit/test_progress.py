@@ -176,7 +176,7 @@ def test_a_binary_training_job_logs_the_first_and_the_last_progress_line(tmp_pat
 def test_an_audit_job_logs_progress_for_each_stage(tmp_path, log):
     settings = {
         "N": 8, "sigma": 2.0, "lr": 0.5, "steps": 20, "sample_time_end": 1e3, "time_end": 1e5, "n_plain": 128,
-        "n_max": 8, "n_gap": 8, "t1_nodes": 64, "gap_nodes": 16, "n_eval": 5,
+        "n_max": 8, "n_gap": 8, "t1_nodes": 64, "gap_nodes": 16, "third_nodes": 2, "n_eval": 5,
     }  # fmt: skip
     audit_job(settings, identity={"experiment": "a", "variant": "sigma=2"}, output=str(tmp_path / "a.parquet"),
               log=log, progress_every=0.0)  # fmt: skip
