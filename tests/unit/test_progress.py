@@ -186,10 +186,10 @@ def test_an_audit_job_logs_progress_for_each_stage(tmp_path, log):
         "flow: t = ",
         "continuation: t = ",
         "plain: t = ",
-        "population 64 x 16 x 8: t",
+        "population 64 x 16 x 2: t",
     ):
         assert any(m.startswith(stage) for m in messages), stage
-    assert any(m.startswith("population/2 32 x 8 x 4: t = 1e+05 of 1e+05 (100%)") for m in messages)
+    assert any(m.startswith("population/2 32 x 8 x 1: t = 1e+05 of 1e+05 (100%)") for m in messages)
     assert any(m.startswith("gd: step 1/20 (5%), loss ") for m in messages)
     assert not pd.read_parquet(tmp_path / "a.parquet").empty
 
