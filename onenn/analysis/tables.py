@@ -90,8 +90,8 @@ AUDIT_MAIN = "population"
 #: times of the resolution table: the early flow (10 ... 1e6, where xi1/xi2 crosses 7/15 and the weighted sample
 #: is valid) and the late one
 RESOLUTION_TIMES = (1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e12, 1e16, 1e20)
-#: the resolution table's values, and those of them interpolated in log (``_log_interp``)
-RESOLVED = (("xi_ratio", "reduced_loss"), ("reduced_loss",))
+#: the resolution table's values
+RESOLVED = ("xi_ratio", "reduced_loss")
 #: the population flow at all the nodes with the seed swap's uniforms (``onenn.theory.audit.POPULATION_SWAP``)
 AUDIT_SWAP = "population_swap"
 
@@ -108,16 +108,17 @@ def _population_levels(mine: pd.DataFrame) -> list[str]:
     return sorted(names, key=lambda s: 1 if s == AUDIT_MAIN else int(s.split("/")[1]))
 
 
-def _log_interp(part: pd.DataFrame, t: float, values: Sequence[str], logged: Sequence[str] = ()) -> dict[str, float]:
-    """``values`` of one flow (times > 0, sorted) at ``t``, linear in ``log t``; those ``logged`` in log too."""
-    log_t = np.log(part["time"].to_numpy())
-    with np.errstate(divide="ignore"):
-        return {
-            v: float(np.exp(np.interp(np.log(t), log_t, np.log(part[v].to_numpy()))))
-            if v in logged
-            else float(np.interp(np.log(t), log_t, part[v].to_numpy()))
-            for v in values
-        }
+def _recorded(part: pd.DataFrame, t: float, values: Sequence[str]) -> dict[str, float]:
+    """``values`` of one flow at its recorded time ``t``; NaN where it has none (a printed value is computed at its
+    time, never interpolated: the audit records the times the pages print)."""
+    hit = part[np.isclose(part["time"].to_numpy(), t, rtol=1e-12, atol=0.0)]
+    return {v: float(hit[v].iloc[0]) if len(hit) else math.nan for v in values}
+
+
+def _both(a: pd.DataFrame, b: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray]:
+    """``value`` of two trajectories at the times both recorded (no interpolation)."""
+    both = a.drop_duplicates("time").merge(b.drop_duplicates("time"), on="time", suffixes=("", "_b"))
+    return both[value].to_numpy(), both[f"{value}_b"].to_numpy()
 
 
 def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TIMES) -> pd.DataFrame:
@@ -130,7 +131,7 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
             nodes = 1 if source in (AUDIT_MAIN, AUDIT_SWAP) else int(source.split("/")[1])
             for t in times:
                 inside = len(part) and part["time"].min() <= t <= part["time"].max()
-                values = _log_interp(part, t, *RESOLVED) if inside else dict.fromkeys(RESOLVED[0], np.nan)
+                values = _recorded(part, t, RESOLVED) if inside else dict.fromkeys(RESOLVED, np.nan)
                 rows.append({"variant": variant, "source": source, "nodes_divisor": nodes, "time": float(t), **values})
     out = pd.DataFrame(rows)
     if not len(out):
@@ -163,11 +164,6 @@ def significant_digits(value: float, error: float, most: int = 6) -> int:
     return int(min(max(digits, 1), most))
 
 
-def _interp_at(part: pd.DataFrame, times: np.ndarray, value: str) -> np.ndarray:
-    part = part.sort_values("time")
-    return np.interp(times, part["time"].to_numpy(), part[value].to_numpy())
-
-
 #: the audit table's columns whose value at the end ``audit_summary`` gives as ``{column}_end``
 END_COLUMNS = ("time", "xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "reduced_loss", "reduced_loss_se", "boundary")
 END_COLUMNS += ("stuck_mass",)
@@ -187,20 +183,16 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         flow = mine[mine["source"] == "flow"].sort_values("time")
         gap = max(np.max(np.abs(gd[c].to_numpy() - flow[c].to_numpy())) for c in ("xi1", "xi2"))
         levels = _population_levels(mine)
-        times = part["time"].to_numpy()
         if len(levels) > 1:
             half = mine[mine["source"] == levels[1]]
-            res_ratio_gap = float(np.max(np.abs(_interp_at(half, times, "xi_ratio") - part["xi_ratio"].to_numpy())))
-            res_loss = _interp_at(half, times, "reduced_loss")
-            res_loss_gap = float(np.max(np.abs(res_loss / part["reduced_loss"].to_numpy() - 1.0)))
+            res_ratio_gap = float(np.max(np.abs(np.subtract(*_both(half, part, "xi_ratio")))))
+            res_loss_gap = float(np.max(np.abs(np.divide(*_both(half, part, "reduced_loss")) - 1.0)))
         else:
             res_ratio_gap = res_loss_gap = np.nan
         sample = pd.concat([gd, mine[mine["source"] == "continuation"]]).sort_values("time")
         sample = sample[sample["time"] > 0]
         on_sample = part[(part["time"] > 0) & (part["time"] <= sample["time"].max())]
-        sample_gap = np.max(
-            np.abs(_interp_at(sample, on_sample["time"].to_numpy(), "xi_ratio") - on_sample["xi_ratio"])
-        )
+        sample_gap = np.max(np.abs(np.subtract(*_both(sample, on_sample, "xi_ratio"))))
         plain = mine[mine["source"] == "plain"].sort_values("time")
         cross = crossing_time(mine[mine["source"] == AUDIT_MAIN])  # error: largest change, half nodes or seed swap
         others = [crossing_time(mine[mine["source"] == s]) for s in levels[1:2] + [AUDIT_SWAP]]
@@ -234,13 +226,12 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
-    """The main trajectory of every variant log-interpolated at ``times`` (the headline table's values); the loss and
-    the stuck mass (positive, falling over decades) in log."""
+    """The main trajectory of every variant at ``times`` (the headline table's values), as recorded there."""
     rows, values = [], ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "boundary", "reduced_loss", "stuck_mass")
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
         part = part[part["time"] > 0].sort_values("time")
         for t in times:
             if part["time"].min() <= t <= part["time"].max():
                 row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}
-                rows.append(row | _log_interp(part, t, values, values[-2:]))
+                rows.append(row | _recorded(part, t, values))
     return normalise_types(pd.DataFrame(rows))

@@ -11,7 +11,8 @@ from onenn.maths.family import XI_RATIO_BOUND
 
 def crossing(time, xi1, xi2, bound: float = XI_RATIO_BOUND) -> tuple[float, float, float]:
     """``(t, xi1, xi2)`` where ``xi1/xi2`` first exceeds ``bound``, interpolated linearly in the ratio (``t`` in log
-    time, linear from 0): the first point if it is above already; NaNs if never."""
+    time, linear from 0): the first point if it is above already; NaNs if never. A flow run with ``bound`` records
+    a row at its crossing (the audit's population flows): then that row, up to rounding."""
     time, xi1, xi2 = (np.asarray(v, dtype=np.float64) for v in (time, xi1, xi2))
     ratio = xi1 / xi2
     above = np.flatnonzero(ratio > bound)

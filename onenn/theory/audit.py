@@ -13,6 +13,7 @@ import pandas as pd
 
 from onenn.base.progress import EVERY, FlowProgress, StepProgress
 from onenn.base.settings import Settings
+from onenn.maths.family import XI_RATIO_BOUND
 from onenn.maths.nodes import audit_problems
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import numpy_generator
@@ -166,14 +167,16 @@ def run_audit(s: AuditSettings, log: logging.Logger | None = None, *, progress_e
     parts = [_rows(source, run, mass, t, w) for source, run in (("gd", gd), ("flow", overlap), ("continuation", cont))]
     parts.append(_rows("plain", plain, 1.0, t_plain))
     late = log_times(time_gd, s.time_end, s.n_eval, decades=True)
-    record = np.unique(np.concatenate([gd.time, cont.time, late]))  # the sample's times too: compared there
+    decades = 10.0 ** np.arange(0, math.floor(math.log10(s.time_end)) + 1)  # the pages' times: computed there
+    record = np.unique(np.concatenate([gd.time, cont.time, late, decades]))  # the sample's times: compared there
     early = record[record <= s.sample_time_end]  # the seed swap's: where the drawn points carry the noise
     runs = [(f"population/{2**k}" if k else "population", k, REST_STREAM, record, s.time_end) for k in range(s.levels)]
     for source, level, stream, at, end in runs + [(POPULATION_SWAP, 0, SWAP_STREAM, early, float(early[-1]))]:
         begun = clock.perf_counter()
         n1, n2, n3 = s.t1_nodes >> level, s.gap_nodes >> level, s.third_nodes >> level
         q = quadrature(s.N, s.d, n1, n2, s.seed, stream=stream, third_nodes=n3)
-        trajectory = population_flow(0.0, sigma, end, q, at, progress=flow(f"{source} {n1} x {n2} x {n3}"))
+        watch = flow(f"{source} {n1} x {n2} x {n3}")
+        trajectory = population_flow(0.0, sigma, end, q, at, progress=watch, bound=XI_RATIO_BOUND)
         parts.append(_rows(source, trajectory, trajectory.mass))
         what, elapsed = "with swapped uniforms " if stream == SWAP_STREAM else "", clock.perf_counter() - begun
         say("population flow %sat %d x %d x %d nodes to t=%g in %.1f s", what, n1, n2, n3, end, elapsed)

@@ -73,7 +73,11 @@ def test_run_audit_has_every_source_and_consistent_columns(small_audit):
     assert pop["time"].iloc[-1] == pytest.approx(1e8)
     np.testing.assert_allclose(pop["boundary"], 1 - pop["xi2"] / pop["xi1"])
     swap = small_audit[small_audit["source"] == "population_swap"]  # the seed swap: same times, to the sample's end
+    for flow in (pop, swap):  # each flow has one row more: where xi1/xi2 rises through 7/15, found by the solver
+        assert np.isclose(flow["xi_ratio"], XI_RATIO_BOUND, rtol=1e-9, atol=0).sum() == 1
+    pop, swap = (f[~np.isclose(f["xi_ratio"], XI_RATIO_BOUND, rtol=1e-9, atol=0)] for f in (pop, swap))
     np.testing.assert_array_equal(swap["time"], pop["time"][pop["time"] <= 1e4])
+    assert set(10.0 ** np.arange(9)) <= set(pop["time"])  # the pages' times, each computed there
     assert not np.allclose(swap["xi1"].iloc[1:], pop["xi1"].iloc[1 : len(swap)], rtol=1e-12, atol=0)
     # the continuation starts where GD ends
     assert cont["xi1"].iloc[0] == pytest.approx(gd["xi1"].iloc[-1], rel=1e-12)
@@ -102,6 +106,9 @@ def test_audit_summary_numbers(small_audit):
         assert summary["time_cross_error"] == pytest.approx(max(changes))
     at = audit_at_times(small_audit, [10.0, 1e3])
     assert list(at["time"]) == [10.0, 1e3] and (at["reduced_loss"] > 0).all()
+    pop = small_audit[small_audit["source"] == "population"].set_index("time")
+    assert at["xi1"].tolist() == pop.loc[[10.0, 1e3], "xi1"].tolist()  # the recorded values, bit for bit
+    assert audit_at_times(small_audit, [12.345])["xi1"].isna().all()  # not recorded: not interpolated either
 
 
 def test_landscape_matches_the_reduced_loss():

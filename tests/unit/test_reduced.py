@@ -11,7 +11,7 @@ from scipy.special import softmax
 
 from onenn.maths.family import XI_RATIO_BOUND
 from onenn.theory.audit import lemma12_a, sigma_threshold_lemma12, sigma_threshold_theorem1
-from onenn.theory.reduced.dynamics import gradient_descent, gradient_flow
+from onenn.theory.reduced.dynamics import flow_of, gradient_descent, gradient_flow
 from onenn.theory.reduced.loss import (
     loss_landscape,
     loss_scale,
@@ -390,3 +390,23 @@ def test_monte_carlo_estimates_along_a_trajectory(t_small: np.ndarray) -> None:
     assert along == [monte_carlo_estimate(a, b, t_small, K=3) for a, b in zip(xi1, xi2)]
     with pytest.raises(ValueError, match="xi2"):
         monte_carlo_estimates([1.0], [math.inf], t_small)
+
+
+@pytest.mark.parametrize("record", [[0.0, 1.0, 2.0, 5.0], [0.0, 1.4, 5.0]])
+def test_the_flow_records_where_the_ratio_rises_through_the_bound_and_nothing_else_changes(record):
+    """A flow with a closed form: dL/dxi1 = -d, dL/dxi2 = 0 give xi1 = t, xi2 = sigma, so xi1/xi2 rises through 7/15
+    at t = 7 sigma/15 = 1.4 exactly (sigma = 3): the solver's event puts one row there (none more where a recorded
+    time is that time already), and the recorded rows are the flow's without the bound."""
+
+    def value(xi1, xi2):
+        return (0.0, -4.0, 0.0)
+
+    times = np.array(record)
+    plain = flow_of(value, 0.0, 3.0, 0.0, 5.0, 4, "BDF", times, 1e-10, 1e-12)
+    flow = flow_of(value, 0.0, 3.0, 0.0, 5.0, 4, "BDF", times, 1e-10, 1e-12, bound=7 / 15)
+    assert flow.time.tolist() == pytest.approx(np.unique(np.append(times, 1.4)).tolist(), rel=1e-9)
+    at = int(np.argmin(np.abs(flow.time - 1.4)))
+    assert flow.xi1[at] == pytest.approx(1.4, rel=1e-9) and flow.xi2[at] == pytest.approx(3.0, rel=1e-12)
+    keep = np.isin(flow.time, times)
+    np.testing.assert_array_equal(flow.xi1[keep], plain.xi1)
+    np.testing.assert_array_equal(flow.time[keep], times)

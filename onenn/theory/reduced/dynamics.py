@@ -114,9 +114,11 @@ def flow_of(
     rtol: float,
     atol: float,
     progress: FlowProgressCallback | None = None,
+    bound: float | None = None,
 ) -> Trajectory:
     """The flow of ``value = (loss, dL/dxi1, dL/dxi2[, mass])`` at the recorded times, solved in ``tau = log(1 +
-    time)`` (a step count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation."""
+    time)`` (a step count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation.
+    With ``bound``, also at the first time ``xi1/xi2`` rises through it, found by the solver (an event)."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_finite("rtol", rtol, positive=True)
@@ -136,14 +138,30 @@ def flow_of(
         return -math.exp(tau) * np.array([g1 / d, g2])  # exp(tau) = 1 + time
 
     tau_record = np.clip(np.log1p(rec), *tau_span)  # clip: log1p(expm1(x)) may miss x by an ulp
-    sol = solve_ivp(rhs, tau_span, [xi1_0, xi2_0], method=method, t_eval=tau_record, rtol=rtol, atol=atol)
+
+    def rises(tau: float, y: np.ndarray) -> float:  # through 0 where xi1/xi2 rises through bound (xi2 > 0)
+        return y[0] - bound * y[1]
+
+    rises.direction = 1.0
+    events = None if bound is None else rises
+    sol = solve_ivp(
+        rhs, tau_span, [xi1_0, xi2_0], method=method, t_eval=tau_record, rtol=rtol, atol=atol, events=events
+    )
     if not sol.success:
         raise RuntimeError(f"gradient_flow: solve_ivp ({method}) failed: {sol.message}")
     if progress is not None:
         progress(time_end, time_end, 1.0)
-    values = np.array([value(float(a), float(b)) for a, b in zip(sol.y[0], sol.y[1], strict=True)])
+    xi = sol.y
+    if (
+        bound is not None
+        and sol.t_events[0].size
+        and not np.isclose(rec, t_cross := math.expm1(sol.t_events[0][0]), rtol=1e-9, atol=0).any()
+    ):
+        at = int(np.searchsorted(rec, t_cross))  # the crossing's row, in time order
+        rec, xi = np.insert(rec, at, t_cross), np.insert(xi, at, sol.y_events[0][0], axis=1)
+    values = np.array([value(float(a), float(b)) for a, b in zip(xi[0], xi[1], strict=True)])
     mass = values[:, 3] if values.shape[1] > 3 else None
-    return Trajectory(rec, sol.y[0], sol.y[1], values[:, 0], mass=mass)
+    return Trajectory(rec, xi[0], xi[1], values[:, 0], mass=mass)
 
 
 def log_times(time_start: float, time_end: float, n: int, *, decades: bool = False) -> np.ndarray:

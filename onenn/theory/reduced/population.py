@@ -314,8 +314,9 @@ def population_flow(
     q: Quadrature,
     record_times: np.ndarray,
     progress: FlowProgressCallback | None = None,
+    bound: float | None = None,
 ) -> Trajectory:
-    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``: BDF, rtol 1e-7, atol 1e-8), its
-    gradient by ``q``."""
+    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``: BDF, rtol 1e-7, atol 1e-8, and
+    a row where ``xi1/xi2`` first rises through ``bound``), its gradient by ``q``."""
     value = partial(population_loss_grad, q=q)
-    return flow_of(value, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress)
+    return flow_of(value, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress, bound)
