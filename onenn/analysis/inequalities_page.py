@@ -13,7 +13,7 @@ import pandas as pd
 from onenn.analysis.markdown import cell, markdown_table, number
 
 #: the rows of a variant's main table: the rate inequalities (Lemmas 8 and 10 at their largest C_d), the Jensen step
-RATE_STEPS = ("lemma8", "lemma9", "lemma10", "lemma11", "lemma7")
+RATE_STEPS = ("lemma8", "lemma9", "lemma10", "lemma10_step", "lemma11", "lemma7")
 JENSEN_STEPS = ("jensen_population", "jensen_prompt")
 LEMMA12_STEPS = ("lemma12", "lemma12_replaced", "lemma12_printed")
 #: the sample's GD ends at this source's last time
@@ -145,7 +145,7 @@ def first_in_region(steps: pd.DataFrame) -> tuple[str, float] | None:
     """The inequality (label) that fails first, in time, inside the proof's region along the population flow
     (reading ``L`` for the rates; Lemmas 8 and 10 hold by their C_d), and when."""
     found = []
-    for order, name in enumerate(("lemma9", "lemma11", "lemma7", *JENSEN_STEPS)):
+    for order, name in enumerate(("lemma9", "lemma10_step", "lemma11", "lemma7", *JENSEN_STEPS)):
         rows = _trajectory(steps, MAIN, "L" if name not in JENSEN_STEPS else "", name)
         fail = first_failure(rows[rows["inside"]])
         if fail is not None:

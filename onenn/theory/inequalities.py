@@ -39,6 +39,7 @@ INEQUALITIES = (
     Inequality("lemma8", "Lemma 8: d ξ̇1 + 2 ξ̇2 ≥ (1 − 1/(2N)) C_d e^{−6ξ1}", upper=False, c_d=True),
     Inequality("lemma9", "Lemma 9: ξ̇1 ≤ (2N/d) e^{−4ξ1/(N+1)²} − (a/(d N³ e)) e^{2(ξ1−ξ2)}", upper=True),
     Inequality("lemma10", "Lemma 10: d ξ̇1 ≥ (1 − 1/(2N)) C_d e^{−6ξ1} − 2 e^{2ξ1−2ξ2}", upper=False, c_d=True),
+    Inequality("lemma10_step", "Lemma 10's step from Lemma 8: ξ̇2 ≤ e^{2ξ1−2ξ2}", upper=True),
     Inequality("lemma11", "Lemma 11: ξ̇2 ≥ e^{2aξ1 − 2ξ2} / ((N+1)³ e)", upper=False),
     Inequality("lemma7", "Lemma 7 (Theorem 1's upper bound): ξ̇2 ≤ e^{−ξ2/15}", upper=True),
     Inequality(
@@ -87,6 +88,7 @@ def sides(name, xi1, xi2, xi1_dot, xi2_dot, N: int, d: int, c_d: float = 1.0) ->
         "lemma8": lambda: (d * xi1_dot + 2 * xi2_dot, growth),
         "lemma9": lambda: (np.asarray(xi1_dot, dtype=np.float64), first - query),
         "lemma10": lambda: (d * np.asarray(xi1_dot), growth - 2 * _exp(2 * xi1 - 2 * xi2)),
+        "lemma10_step": lambda: (np.asarray(xi2_dot, dtype=np.float64), _exp(2 * xi1 - 2 * xi2)),
         "lemma11": lambda: (np.asarray(xi2_dot, dtype=np.float64), np.exp(2 * a * xi1 - 2 * xi2) / tie),
         "lemma7": lambda: (np.asarray(xi2_dot, dtype=np.float64), np.exp(-xi2 / 15)),
         "lemma12": lambda: (first, query),

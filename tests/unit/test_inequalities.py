@@ -86,6 +86,7 @@ def test_sides_typed_from_the_text():
         "lemma8": (d * x1dot + 2 * x2dot, (1 - 1 / 8) * c * math.exp(-1.8)),
         "lemma9": (x1dot, (8 / 5) * math.exp(-1.2 / 25) - a / (5 * 64 * e) * math.exp(2 * (0.3 - 1.1))),
         "lemma10": (d * x1dot, (1 - 1 / 8) * c * math.exp(-1.8) - 2 * math.exp(0.6 - 2.2)),
+        "lemma10_step": (x2dot, math.exp(0.6 - 2.2)),
         "lemma11": (x2dot, math.exp(2 * a * 0.3 - 2.2) / (125 * e)),
         "lemma7": (x2dot, math.exp(-1.1 / 15)),
         "lemma12": ((8 / 5) * math.exp(-1.2 / 25), a / (5 * 64 * e) * math.exp(-1.6)),
