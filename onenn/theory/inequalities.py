@@ -17,8 +17,8 @@ from onenn.theory.audit import AuditSettings, lemma12_a, resolve_sigma, sigma_th
 from onenn.theory.reduced.population import PANEL, population_loss_grad, quadrature
 from onenn.theory.reduced.sampling import inner_product_density
 
-#: the loss factors of the two readings: ``L`` as the project defines it (1/2 in the square loss), and ``2 L``
-LOSS_FACTORS = (1.0, 2.0)
+#: the readings' loss factors and names: ``L`` as the project defines it (1/2 in the square loss), and ``2L``
+LOSS_FACTORS = {1.0: "L", 2.0: "2L"}
 #: the reading of a row whose inequality does not involve the rate
 NO_READING = "–"
 
@@ -31,7 +31,6 @@ class Inequality:
     label: str
     upper: bool
     c_d: bool = False
-    needs_rate: bool = True
 
 
 #: the inequalities, in the proof's order
@@ -42,16 +41,12 @@ INEQUALITIES = (
     Inequality("lemma10_step", "Lemma 10's step from Lemma 8: ξ̇2 ≤ e^{2ξ1−2ξ2}", upper=True),
     Inequality("lemma11", "Lemma 11: ξ̇2 ≥ e^{2aξ1 − 2ξ2} / ((N+1)³ e)", upper=False),
     Inequality("lemma7", "Lemma 7 (Theorem 1's upper bound): ξ̇2 ≤ e^{−ξ2/15}", upper=True),
-    Inequality(
-        "lemma12", "Lemma 12, from Lemma 9: (2N/d) e^{−4ξ1/(N+1)²} < (a/(d N³ e)) e^{2(ξ1−ξ2)}", True, False, False
-    ),
-    Inequality(
-        "lemma12_replaced", "Lemma 12, first term (2N/d) e^{−ξ1/2}: 2.5ξ1 > log(2N⁴e/a) + 2ξ2", False, False, False
-    ),
-    Inequality("lemma12_printed", "Lemma 12, printed form: 2.5ξ1 > log(2N⁴e/a) + ξ2", False, False, False),
+    Inequality("lemma12", "Lemma 12, from Lemma 9: (2N/d) e^{−4ξ1/(N+1)²} < (a/(d N³ e)) e^{2(ξ1−ξ2)}", True),
+    Inequality("lemma12_replaced", "Lemma 12, first term (2N/d) e^{−ξ1/2}: 2.5ξ1 > log(2N⁴e/a) + 2ξ2", False),
+    Inequality("lemma12_printed", "Lemma 12, printed form: 2.5ξ1 > log(2N⁴e/a) + ξ2", False),
 )
 BY_NAME = {i.name: i for i in INEQUALITIES}
-#: the Lemma 12 conditions: needed only where ``xi1 = (7/15) xi2`` is reached
+#: the Lemma 12 conditions: without rates (one reading), needed only where ``xi1 = (7/15) xi2`` is reached
 LEMMA12 = ("lemma12", "lemma12_replaced", "lemma12_printed")
 #: the Jensen step's two readings of ``E[s_j]``: the population mean, and the prompt's own mean
 JENSEN = {
@@ -155,11 +150,6 @@ def jensen_threshold(d: int) -> float:
 # --- along an audit's trajectories -----------------------------------------------------------------------------
 
 
-def reading(loss_factor: float) -> str:
-    """The name of a reading: the rate of ``L`` (``1/2`` in the loss) or of ``2 L``."""
-    return "L" if loss_factor == 1.0 else f"{loss_factor:g}L"
-
-
 def _inside(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray) -> np.ndarray:
     """Where the proof uses its lemmas: before the trajectory's first crossing of ``xi1/xi2 = 7/15``."""
     t_cross = crossing(time, xi1, xi2)[0]
@@ -169,16 +159,16 @@ def _inside(time: np.ndarray, xi1: np.ndarray, xi2: np.ndarray) -> np.ndarray:
 def _rows(source: str, time, xi1, xi2, grads: np.ndarray, s: AuditSettings) -> list[pd.DataFrame]:
     """Every rate inequality, in both readings, and Lemma 12's conditions, at the points of one trajectory."""
     inside, out = _inside(time, xi1, xi2), []
-    for factor in LOSS_FACTORS:
+    for factor, read in LOSS_FACTORS.items():
         xi1_dot, xi2_dot = rate(grads[:, 0], grads[:, 1], s.d, factor)
         for ineq in INEQUALITIES:
-            if not ineq.needs_rate and factor != LOSS_FACTORS[0]:
+            if ineq.name in LEMMA12 and factor != 1.0:
                 continue
             bound = largest_c_d(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d) if ineq.c_d else np.nan
             c_d = float(np.min(bound)) if ineq.c_d else 1.0  # the largest C_d for the whole trajectory
             sided = sides(ineq.name, xi1, xi2, xi1_dot, xi2_dot, s.N, s.d, c_d)
-            read = reading(factor) if ineq.needs_rate else NO_READING
-            out.append(_frame(source, read, ineq, "trajectory", time, xi1, xi2, inside, *sided, bound))
+            reading = NO_READING if ineq.name in LEMMA12 else read
+            out.append(_frame(source, reading, ineq, "trajectory", time, xi1, xi2, inside, *sided, bound))
     return out
 
 
