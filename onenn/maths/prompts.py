@@ -46,9 +46,7 @@ def uniform_prompts(prompts: int, d: int, N: int, K: int, rng: np.random.Generat
     return {"x": x, "classes": classes, "nn": nearest_neighbour(x)}
 
 
-def separate(
-    x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator, max_rounds: int = MAX_ROUNDS
-) -> np.ndarray:
+def separate(x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator) -> np.ndarray:
     """The separated construction with margin ``δ*`` (docs/method.md §3.2), in place on ``x``; returns ``nn`` (n,).
     ``classes`` ``None`` (scalar labels) makes every other context point count (the binary paper's Appendix B)."""
     if not 0.0 < delta < 4.0:
@@ -57,16 +55,15 @@ def separate(
     nn = rng.integers(0, N, size=prompts)
     rows = np.arange(prompts)
     x[:, -1] = x[rows, nn]
-    # no classes: each point is a group of its own
     group = np.broadcast_to(np.arange(N), (prompts, N)) if classes is None else classes
     keep_away = group != group[rows, nn][:, None]  # (n, N)
-    for _ in range(max_rounds):
+    for _ in range(MAX_ROUNDS):
         sq_dist = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
         bad = keep_away & (sq_dist < delta)
         if not bad.any():
             return nn
         x[:, :-1][bad] = sphere(rng, (int(bad.sum()),), d)
-    raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {max_rounds} rounds")
+    raise RuntimeError(f"separated sampler did not reach the margin delta={delta} in {MAX_ROUNDS} rounds")
 
 
 def largest_delta(d: int, points: int) -> float:
@@ -82,12 +79,11 @@ def largest_delta(d: int, points: int) -> float:
 
 
 def separated_prompts(
-    prompts: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator, max_rounds: int = MAX_ROUNDS
+    prompts: int, d: int, N: int, K: int, delta: float, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
     """Uniform prompts made separated with margin ``δ*`` (``separate``): the multiclass separated test set."""
     drawn = uniform_prompts(prompts, d, N, K, rng)
-    nn = separate(drawn["x"], drawn["classes"], delta, rng, max_rounds)
-    return {"x": drawn["x"], "classes": drawn["classes"], "nn": nn}
+    return drawn | {"nn": separate(drawn["x"], drawn["classes"], delta, rng)}
 
 
 def seeded_generator(seed: int, purpose: str, *parts: object) -> np.random.Generator:

@@ -45,8 +45,8 @@ def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def compiled_loss_grad(x: np.ndarray) -> Callable[..., tuple[float, np.ndarray]]:
-    """``full_loss_grad`` on fixed prompts ``x`` by its compiled port (``reduced.compiled``): ``(A, with_loss=True)
-    -> (loss, gradient)``, the loss NaN without ``with_loss``; tests/unit/test_audit.py holds it to the definition."""
+    """``full_loss_grad`` on fixed prompts ``x`` by its compiled port: ``(A, with_loss=True) -> (loss, gradient)``,
+    the loss NaN without ``with_loss``."""
     from onenn.theory.reduced.compiled import full_loss_grad as kernel  # numba: imported where it is used
 
     x = np.ascontiguousarray(x, dtype=np.float64)  # (n, N+1, d), the query last
@@ -98,8 +98,7 @@ DESCRIPTIONS = {
 
 
 def full_matrix_vs_reduced(s: FullMatrixSettings) -> pd.DataFrame:
-    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, recorded side by side (the
-    columns: ``DESCRIPTIONS``)."""
+    """Full-matrix GD and reduced GD from ``W0 = diag(0, −σ)`` on the same prompts, side by side (``DESCRIPTIONS``)."""
     x = sphere(numpy_generator(s.seed, "full_matrix"), (s.prompts, s.N + 1), s.d)
     t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])  # the reduced sample: inner products of the same prompts
     record = log_spaced_steps(s.steps, s.n_eval)

@@ -243,8 +243,7 @@ FIRST = ["variant", "sigma", "sigma_rule", "source", "reading", "inequality", "l
 
 
 def inequalities_table(table: pd.DataFrame, settings: dict[str, dict]) -> pd.DataFrame:
-    """The inequalities along the trajectories of an audit's ``table`` (with ``variant``), one row per (variant,
-    source, reading, inequality, point); each variant's audit settings from ``settings``."""
+    """One row per (variant, source, reading, inequality, point) of an audit's ``table``, its settings ``settings``."""
     parts = []
     for variant, mine in table.groupby("variant", sort=True):
         if variant not in settings:

@@ -43,8 +43,7 @@ DESCRIPTIONS = {
 
 
 def landscape(s: LandscapeSettings) -> pd.DataFrame:
-    """One row per grid point (``xi1`` outer, ``xi2`` inner): ``xi1, xi2``, the reduced binary loss
-    ``reduced_loss`` and its standard error ``reduced_loss_se``."""
+    """One row per grid point, ``xi1`` outer and ``xi2`` inner (the columns: ``DESCRIPTIONS``)."""
     if s.grid < 2:
         raise ValueError(f"grid must be >= 2 points each way, got {s.grid}")
     t = sample_inner_products(s.prompts, s.N, s.d, numpy_generator(s.seed, "landscape"))

@@ -36,8 +36,7 @@ def points(panels: dict[str, dict[str, Any]]) -> list[Point]:
     """Every ``(panel, ξ1, ξ2, K)`` of the config's ``panels`` ``{xi: [[ξ1, ξ2], ...], K: [...], prompts: n}``."""
     out = []
     for panel, spec in panels.items():
-        missing = sorted({"xi", "K", "prompts"} - set(spec))
-        if missing:
+        if missing := sorted({"xi", "K", "prompts"} - set(spec)):
             raise ValueError(f"panels.{panel} needs the keys xi, K and prompts; missing {missing}")
         for pair in spec["xi"]:
             if len(pair) != 2:
@@ -51,8 +50,7 @@ def points(panels: dict[str, dict[str, Any]]) -> list[Point]:
 
 def square_losses(W: np.ndarray, x: np.ndarray, Y: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Per-prompt ``½‖ℓ − y_{i*}‖²`` of the model (``onenn.maths.model.forward``): (n,)."""
-    _, ell = forward(W, x, Y)
-    return square(ell, target)[0]
+    return square(forward(W, x, Y)[1], target)[0]
 
 
 def paired_losses(

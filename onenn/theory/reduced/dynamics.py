@@ -86,8 +86,7 @@ def gradient_flow(
     weights: np.ndarray | None = None,
     progress: FlowProgressCallback | None = None,
 ) -> Trajectory:
-    """The gradient flow ``d xi1/dt = -(1/d) dL/dxi1``, ``d xi2/dt = -dL/dxi2`` on the sample, recorded at
-    ``record_times`` (default: ``log_times(time_start, time_end, n_eval)``)."""
+    """The gradient flow (method.md §4.3) on the sample, at ``record_times`` (default: ``n_eval`` of ``log_times``)."""
     check_finite("xi1_0", xi1_0)
     check_finite("xi2_0", xi2_0)
     if not (math.isfinite(time_start) and time_start >= 0):

@@ -148,8 +148,7 @@ def far(main: pd.DataFrame, N: int, d: int) -> pd.DataFrame:
 
 
 def late_time_law(population: pd.DataFrame, N: int, d: int) -> dict[str, tuple[float, pd.DataFrame | None, ...]]:
-    """Per variant of an audit's population rows: ``(end, comparison, far)``, both None if its flow ends before
-    ``COMPARE_FROM`` (a short run: nothing to hold the law to)."""
+    """Per variant of the population rows: ``(end, comparison, far)``, Nones if it ends before ``COMPARE_FROM``."""
     out = {}
     for variant, main in population.groupby("variant", sort=True):
         end = float(main["time"].max())

@@ -116,8 +116,7 @@ def _shift(xi1: float, xi2: float, gap_query: np.ndarray, gaps_min: np.ndarray) 
 
 
 def _per_prompt_all(xi1: float, xi2: float, prep: Prepared, with_grad: bool, compiled: bool = True) -> list[np.ndarray]:
-    """Per-prompt binary loss (and gradient) over the prepared sample: by the compiled port, or with
-    ``compiled=False`` by the reference in chunks (tests/unit/test_reduced_compiled.py holds them together)."""
+    """Per-prompt binary loss (and gradient) over the sample: by the compiled port, or by the reference in chunks."""
     if compiled:
         from onenn.theory.reduced.compiled import per_prompt  # numba: imported where it is used
 
@@ -195,8 +194,7 @@ def _standard_error(v: np.ndarray, prep: Prepared) -> float:
 def loss_landscape(
     xi1_grid: np.ndarray, xi2_grid: np.ndarray, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The reduced loss and its standard error at every point of the grid (``'ij'`` indexing), on one sample ``t``,
-    by the numpy reference ``_per_prompt``."""
+    """The reduced loss and its standard error on the grid (``'ij'`` indexing), one sample ``t``, by ``_per_prompt``."""
     xi1_grid = np.asarray(xi1_grid, dtype=np.float64).ravel()
     xi2_grid = np.asarray(xi2_grid, dtype=np.float64).ravel()
     for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):

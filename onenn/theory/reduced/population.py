@@ -71,8 +71,7 @@ class Quadrature:
 def quadrature(
     N: int, d: int, t1_nodes: int, gap_nodes: int, seed: int, stream: int = REST_STREAM, third_nodes: int = THIRD_NODES
 ) -> Quadrature:
-    """The quadrature at ``t1_nodes x gap_nodes x third_nodes`` nodes, uniforms from instance ``stream`` of the
-    audit's stream of ``seed`` (``SWAP_STREAM``: the seed swap's)."""
+    """The quadrature at ``t1_nodes x gap_nodes x third_nodes`` nodes, uniforms from instance ``stream`` of ``seed``."""
     check_integer("N", N, minimum=3)
     check_integer("d", d, minimum=3)
     for name, value, unit in (("t1_nodes", t1_nodes, 4 * PANEL), ("gap_nodes", gap_nodes, PANEL)):
@@ -225,8 +224,7 @@ class PopulationValue(NamedTuple):
 
 
 def population_loss_grad(xi1: float, xi2: float, q: Quadrature) -> PopulationValue:
-    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` by the quadrature ``q``: the weighted mean over its prompts, each less
-    its control variates."""
+    """``(L_bin, dL/dxi1, dL/dxi2, mass)`` by ``q``: its prompts' weighted mean, each less its control variates."""
     check_finite("xi1", xi1)
     check_finite("xi2", xi2)
     at = nodes(xi1, xi2, q)
@@ -240,8 +238,7 @@ CONTROL_XI1_MIN = -100.0
 
 
 def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray) -> np.ndarray:
-    """``(4, n)``: the means of ``drawn_sums`` given ``t_(1)``, ``t_(3)``, by ``compiled.exp_moments``
-    (docs/method.md §7.3)."""
+    """``(4, n)``: ``drawn_sums``' means given ``t_(1)``, ``t_(3)`` (method.md §7.3), by ``compiled.exp_moments``."""
     from onenn.theory.reduced.compiled import exp_moments
 
     h = float(q.table_t[1] - q.table_t[0])
@@ -267,8 +264,7 @@ def conditional_moments(xi1: float, at: Nodes, q: Quadrature, shift: np.ndarray)
 
 
 def drawn_sums(xi1: float, gaps: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """``(4, n)``: ``sum e_j``, ``sum e_j^2``, ``sum e_j^2 gap_j``, ``sum e_j gap_j`` over the rows of ``gaps``
-    (``(k, n)``), ``e_j = exp(xi1 gap_j - shift)``."""
+    """``Σ e_j, Σ e_j², Σ e_j² gap_j, Σ e_j gap_j`` (4, n) over the rows of ``gaps``, ``e = exp(xi1 gaps - shift)``."""
     from onenn.theory.reduced.compiled import exp_sums  # numba: imported where it is used
 
     out = np.empty((4, gaps.shape[1]))

@@ -24,8 +24,7 @@ def check_finite(name: str, value: float, positive: bool = False) -> None:
 
 
 def sample_inner_products(prompts: int, N: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """``t`` (prompts, N): i.i.d. ``2 Beta((d-1)/2, (d-1)/2) - 1``, the inner products with the query of points
-    uniform on ``S^{d-1}``."""
+    """``t`` (prompts, N): i.i.d. ``2 Beta((d-1)/2, (d-1)/2) - 1``, the law of the inner products (method.md §4.3)."""
     check_integer("prompts", prompts)
     check_integer("N", N)
     check_integer("d", d, minimum=2)
@@ -53,12 +52,8 @@ def inner_product_cdf(t: np.ndarray, d: int) -> np.ndarray:
 def log_pair_density(t1: np.ndarray, t2: np.ndarray, N: int, d: int) -> np.ndarray:
     """Log joint density of the two largest of ``N`` i.i.d. inner products: ``N (N-1) f(t1) f(t2) F(t2)^(N-2)``."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (
-            math.log(N * (N - 1))
-            + np.log(inner_product_density(t1, d))
-            + np.log(inner_product_density(t2, d))
-            + (N - 2) * np.log(inner_product_cdf(t2, d))
-        )
+        pair = math.log(N * (N - 1)) + np.log(inner_product_density(t1, d)) + np.log(inner_product_density(t2, d))
+        return pair + (N - 2) * np.log(inner_product_cdf(t2, d))
 
 
 def audit_sample(
