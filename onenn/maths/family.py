@@ -38,12 +38,10 @@ def diagnostics(W: np.ndarray, d: int, m: int) -> dict[str, float]:
     xi1, xi2 = xi(W, d)
     off = W - family_matrix(xi1, xi2, d, m)
     labels = slice(d, d + m)  # the columns that multiply the query's zero label block (W12, W22, W32)
-    active = np.ones(W.shape[1], dtype=bool)
-    active[labels] = False
     return {
         "xi1": xi1,
         "xi2": xi2,
         "dist_family": float(np.linalg.norm(off)),
-        "dist_family_active": float(np.linalg.norm(off[:, active])),
+        "dist_family_active": float(np.linalg.norm(off[:, np.r_[:d, d + m : W.shape[1]]])),  # all but the labels
         "label_norm": float(np.linalg.norm(W[:, labels])),
     }

@@ -118,9 +118,8 @@ BOUNDS = {name: 1 << bits for name, bits in FIELDS}
 
 def counter(step, prompt, kind, token, group) -> np.ndarray:
     """The counter ``t·2⁴⁰ + b·2²⁰ + kind·2¹⁹ + j·2⁸ + m`` of a call (uint64, broadcast); raises outside ``BOUNDS``."""
-    values = {"step": step, "prompt": prompt, "kind": kind, "token": token, "group": group}
     total = np.uint64(0)
-    for name, value in values.items():
+    for name, value in {"step": step, "prompt": prompt, "kind": kind, "token": token, "group": group}.items():
         value = np.asarray(value, dtype=np.int64)
         if value.size and not (0 <= value.min() and value.max() < BOUNDS[name]):
             raise ValueError(
