@@ -32,6 +32,8 @@ _TABLE_POINTS = (1 << 18) + 1
 #: the drawn points' inverse of F (``compiled.drawn_gaps``) uses a table on a uniform grid of F's values for
 #: ``|t| <= INVERSE_BULK`` (within 4e-9 of ``np.interp`` there), ``compiled.interp`` in the steeper tails
 INVERSE_BULK = 0.8
+#: the t1 integral's two bulk pieces meet at this quantile of the law of ``t_(1)`` (or at the boundary's, if higher)
+_BULK_QUANTILE = 0.05
 #: the instance of the audit's stream (onenn.maths.stream) that gives the uniforms of the other N - 3 inner products
 REST_STREAM = 3
 #: the instance that gives the seed swap's uniforms (the same quadrature with other draws: its noise)
@@ -132,10 +134,6 @@ class Nodes(NamedTuple):
 #: ``_BOUNDARY_SPAN``): beyond it the query's weight relative to the nearest point is below ``exp(-40)``
 BOUNDARY_WIDTHS = 40.0
 _BOUNDARY_SPAN = 0.25
-
-
-#: the bulk's two pieces meet at this quantile of the law of ``t_(1)`` (or at the boundary's piece, if higher)
-_BULK_QUANTILE = 0.05
 
 
 def _piece(q: Quadrature, k: int) -> tuple[np.ndarray, np.ndarray]:
