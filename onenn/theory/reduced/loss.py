@@ -65,12 +65,7 @@ def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
 
 
 def _per_prompt(
-    xi1: float,
-    xi2: float,
-    gaps: np.ndarray,
-    gaps_min: np.ndarray,
-    gap_query: np.ndarray,
-    with_grad: bool,
+    xi1: float, xi2: float, gaps: np.ndarray, gaps_min: np.ndarray, gap_query: np.ndarray, with_grad: bool
 ) -> tuple[np.ndarray, ...]:
     """Per-prompt binary loss (and gradient in xi1, xi2) for one chunk of a prepared sample: the reference."""
     # Shift every score by its row maximum: scores relative to s_{i*} are xi1*gap_j (context),
