@@ -25,8 +25,7 @@ from onenn.theory.reduced.sampling import audit_sample, check_integer, sample_in
 
 
 def sigma_threshold_theorem1(N: int, d: int) -> float:
-    """Theorem 1's explicit part of the bound: ``2 max(log(N d), -log(1 - (N sqrt(d))^(-1/d)))`` (the third term,
-    ``2 C_d (1 - 1/(2N))``, is at most ``4/N`` wherever Lemma 8 holds at ``t = 0``: docs/method.md §7.3)."""
+    """Theorem 1's explicit part of the bound, ``2 max(log(N d), -log(1 - (N sqrt(d))^(-1/d)))`` (method.md §7.3)."""
     check_integer("N", N)
     check_integer("d", d, minimum=2)
     return 2.0 * max(math.log(N * d), -math.log(1.0 - (N * math.sqrt(d)) ** (-1.0 / d)))
@@ -116,8 +115,7 @@ DESCRIPTIONS = {
 def _rows(
     source: str, flow: Trajectory, mass, t: np.ndarray | None = None, w: np.ndarray | None = None
 ) -> pd.DataFrame:
-    """A trajectory's rows: on a sample ``(t, w)`` the loss, its standard error and gradient recomputed there, else
-    the population flow's loss (no sampling error: ``reduced_loss_se`` is NaN); and the columns every row carries."""
+    """A trajectory's rows; on a sample ``(t, w)`` its loss, standard error and gradient are recomputed there."""
     if t is None:
         values = {"reduced_loss": flow.loss, "reduced_loss_se": np.nan}
     else:
