@@ -1,6 +1,5 @@
-"""The numba ports of ``loss._per_prompt`` (held to it by tests/unit/test_reduced_compiled.py) and of
-``full_matrix.full_loss_grad`` (``full_loss_grad``: by tests/unit/test_audit.py), and the population quadrature's
-compiled lookups (``interp``: ``np.interp``'s numbers; ``drawn_gaps``; ``exp_moments``)."""
+"""The numba ports of ``loss._per_prompt`` and ``full_matrix.full_loss_grad`` (their tests: docs/guide.md's table), and
+the population quadrature's compiled lookups (``interp``: ``np.interp``'s numbers; ``drawn_gaps``; ``exp_moments``)."""
 
 from __future__ import annotations
 
