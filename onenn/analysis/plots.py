@@ -89,7 +89,6 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
 def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
     """Final separated accuracy against the first varied setting (ε), one series per noise blocks; the label-column
     norm at the first and last step; the distance to the family (whole W, active blocks) against step."""
-    group_by = list(group_by)
     runs = table.drop_duplicates("variant").set_index("variant")
     labels = {v: settings_label(row, group_by) if group_by else str(v) for v, row in runs.iterrows()}
     table = table.assign(init=table["variant"].map(labels))
