@@ -161,8 +161,7 @@ def grouped(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> t
 
 
 def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[str, str] | None:
-    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, the title and the entries of every legend,
-    axes by axes, as JSON (chunk ``Legends``)."""
+    """A saved figure's name and grouping and, in a PNG, each legend's title and entries as JSON (chunk ``Legends``)."""
     title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
     if fmt != "png":
         # no date: the same table draws the same bytes (a PDF's CreationDate, an SVG's Date)

@@ -85,7 +85,6 @@ def variant_order(table: pd.DataFrame) -> list[str]:
     return list(per_variant.sort_values(keys, kind="stable").index) if keys else list(per_variant.index)
 
 
-#: the audit's main trajectory: the population flow at the finest resolution
 AUDIT_MAIN = "population"
 #: times of the resolution table: the early flow (10 ... 1e6, where xi1/xi2 crosses 7/15 and the weighted sample
 #: is valid) and the late one
