@@ -4,6 +4,7 @@ bands against step, final values with error bars, the labels of settings."""
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,14 +35,10 @@ class PlotStyle:
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
 DASHES = ("-", "--", ":", "-.")
 MARK_EVERY = 0.1
-
-
-@dataclass(frozen=True)
-class Look:
-    """How a figure draws one group of variants, in every panel."""
-
-    colour: Any
-    marker: str
+#: how a figure draws one group of variants, in every panel; how it groups an experiment's curves: by the table's
+#: ``column``, in ``order``, under ``title``
+Look = namedtuple("Look", ["colour", "marker"])
+Grouping = namedtuple("Grouping", ["column", "order", "title"])
 
 
 def looks(levels: Sequence, palette: str | Sequence) -> dict[Any, Look]:
@@ -65,15 +62,6 @@ def fill_key(labels: Sequence[str]) -> list[Line2D]:
         Line2D([], [], color="grey", marker="o", ls="none", mfc=face, label=label)
         for label, face in zip(labels, ("grey", "white"))
     ]
-
-
-@dataclass(frozen=True)
-class Grouping:
-    """How a figure groups an experiment's curves: by the table's ``column``, in ``order``, under ``title``."""
-
-    column: str
-    order: list
-    title: str
 
 
 def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
@@ -173,8 +161,7 @@ def grouped(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> t
 
 
 def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[str, str] | None:
-    """A saved figure's name and grouping (PNG, PDF, SVG) and, in a PNG, the title and the entries of every legend,
-    axes by axes, as JSON (chunk ``Legends``)."""
+    """A saved figure's name and grouping and, in a PNG, each legend's title and entries as JSON (chunk ``Legends``)."""
     title = f"onenn figure {name}" + (f", grouped by {', '.join(group_by)}" if group_by else "")
     if fmt != "png":
         # no date: the same table draws the same bytes (a PDF's CreationDate, an SVG's Date)

@@ -222,8 +222,7 @@ FIGURE_STEPS = ("lemma8", "lemma9", "lemma10", "lemma11", "lemma7", "lemma12", *
 
 
 def figure_variant(steps: pd.DataFrame) -> str:
-    """The variant the figure draws: the one at Lemma 12's threshold (``sigma_rule`` ``lemma12``), else the
-    largest σ."""
+    """The variant the figure draws: the one at Lemma 12's threshold (``sigma_rule: lemma12``), else the largest σ."""
     rules = steps.groupby("variant")["sigma_rule"].first()
     at_rule = rules[rules == "lemma12"]
     return str(at_rule.index[0] if len(at_rule) else steps.groupby("variant")["sigma"].first().idxmax())

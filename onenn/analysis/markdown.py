@@ -56,8 +56,7 @@ def line_kind(line: str) -> str:
 
 
 def markdown_to_html(text: str, title: str) -> str:
-    """A standalone HTML page of ``#`` headings, paragraphs and pipe tables (text escaped): a block is a run of lines
-    of one kind, a heading one line."""
+    """A standalone HTML page of ``#`` headings, paragraphs and pipe tables (text escaped), a block per run of lines."""
     body = []
     for kind, group in itertools.groupby(text.splitlines(), line_kind):
         lines = list(group)

@@ -87,9 +87,7 @@ def number_of_classes(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[
 
 
 def diagonal_init(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
-    """Final separated accuracy against the first varied setting (ε), one series per noise blocks; the label-column
-    norm at the first and last step; the distance to the family (whole W, active blocks) against step."""
-    group_by = list(group_by)
+    """Final separated accuracy against ε (a series per noise blocks), label-column norms, distances to the family."""
     runs = table.drop_duplicates("variant").set_index("variant")
     labels = {v: settings_label(row, group_by) if group_by else str(v) for v, row in runs.iterrows()}
     table = table.assign(init=table["variant"].map(labels))
@@ -149,8 +147,7 @@ def loss_function(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]
 
 
 def theorem_regime(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str]) -> plt.Figure:
-    """SGD from W0 at several σ: separated accuracy, training loss, ξ1 (solid) and ξ2 (dashed) of Π(W) and the
-    active distance to the family, against step, one colour per group (per σ)."""
+    """Against step, a colour per σ: separated accuracy, training loss, ξ1 (solid) and ξ2 (dashed) of Π(W), distance."""
     group, look_of = grouped(table, style, group_by)
     fig, ((acc_ax, loss_ax), (xi_ax, dist_ax)) = plt.subplots(2, 2, figsize=(style.width, 2 * style.height))
     band_panel(acc_ax, table, group, look_of, style.band_sd, SEPARATED_ACCURACY)
@@ -303,8 +300,7 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
 
 
 def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
-    """Full-matrix GD against reduced GD: (xi1, xi2) of Π(W) and the reduced ones, and the active distance of W to
-    the family and |ξ − ξ_reduced|, against step, one colour per number of prompts."""
+    """Full-matrix GD (markers) against reduced GD (lines): ξ of Π(W), distances to the family, a colour per prompts."""
     fig, (xi_ax, dist_ax) = plt.subplots(1, 2, figsize=(style.width, style.height))
     levels = sorted(table["prompts"].unique())
     colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))

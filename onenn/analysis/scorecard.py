@@ -1,6 +1,5 @@
-"""The scorecard: each claim of ``workflow/claims.yaml`` against this run's tables (docs/claims.md): measured at
-its points (``Measured``), judged (``onenn.analysis.verdict``), written as a row (``scorecard``) and as its Markdown
-page (``to_markdown``). No torch."""
+"""The scorecard (docs/claims.md): each claim of ``workflow/claims.yaml`` measured at its points in this run's
+tables, judged (``onenn.analysis.verdict``), written as a row (``scorecard``) and a page (``to_markdown``). No torch."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The headline table: a tidy row per (experiment, variant, test set, quantity), each kind's by its summariser
-(``train_summary``, ...), with the software that made it (``onenn.base.provenance``), docs/method.md §5, §7; and its
-Markdown, a renderer per kind (``train_markdown``, ...), with the audit's section as a page of its own. No torch."""
+"""The headline table (docs/method.md §5, §7): a tidy row per (experiment, variant, test set, quantity) by each
+kind's summariser (``train_summary``, ...), with its software; its Markdown by each kind's ``*_markdown``. No torch."""
 
 from __future__ import annotations
 
@@ -81,7 +80,6 @@ def in_variant_order(out: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def train_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Summary rows of one training experiment's table."""
     by = ["experiment", "variant", "K"]
     final = final_step(table)
     parts = [

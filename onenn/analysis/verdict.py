@@ -1,6 +1,5 @@
-"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``) and a
-row's verdict and wording (``judge``), the error budget, shared test sets (``chi_square``), the assumed test size,
-*differs* by chance (``expected_by_chance``)."""
+"""The scorecard's verdict rule, section by section as docs/claims.md states it: the checks (``JUDGES``, ``judge``),
+the error budget, shared test sets (``chi_square``), the assumed test size, chance (``expected_by_chance``)."""
 
 from __future__ import annotations
 
@@ -147,8 +146,7 @@ JUDGES |= dict.fromkeys(SLOPE_CHECKS, judge_slope)
 
 
 def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
-    """The row's verdict, why a *differs*, the other test sizes' verdicts, the point farthest from agreeing and
-    every point, in words (docs/claims.md)."""
+    """The row's verdict, why a *differs*, the other test sizes' verdicts, the farthest point and every point."""
     row = JUDGES[claim.check](points, claim) | {"n": min(m.n for m in points)}
     row["test_sizes"] = verdicts_at_test_sizes(points, claim)
     # the chance line counts it (docs/claims.md, How many failures chance alone gives)
@@ -170,9 +168,8 @@ def judge(points: list[Measured], claim: Claim) -> dict[str, Any]:
 
 
 def shortfall(m: Measured, claim: Claim, with_z: bool) -> float:
-    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side);
-    else in the quantity's units, by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: the
-    resolution + 2 sd)."""
+    """How far from agreeing (the row shows the farthest): by the z it prints (|z|, or against the bound's side); else
+    by how far it misses the rule's 2 sd from the bound or a slope's 0 (flat: resolution + 2 sd), in its units."""
     side = {"above": 1.0, "rising": 1.0, "below": -1.0, "falling": -1.0}.get(claim.check)
     if claim.check == "decays":  # the smallest fall, last / first
         return m.series[-1] / m.series[0] if m.series[0] else math.inf
