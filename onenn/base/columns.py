@@ -59,11 +59,7 @@ def setting_description(key: str) -> str:
 
 def metric_descriptions(metrics: Iterable[str]) -> dict[str, str]:
     """``{metric: ..., metric_se: ...}`` for each of ``metrics``, in the order a run's table has them."""
-    return {
-        c: m
-        for metric in metrics
-        for c, m in ((metric, METRIC_DESCRIPTIONS[metric]), (se_column(metric), SE_DESCRIPTION))
-    }
+    return dict(pair for m in metrics for pair in ((m, METRIC_DESCRIPTIONS[m]), (se_column(m), SE_DESCRIPTION)))
 
 
 def first_wins(*registries: Mapping[str, str]) -> dict[str, str]:

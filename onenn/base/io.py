@@ -61,11 +61,8 @@ def checksum_path(path: str | os.PathLike) -> Path:
 
 def file_digest(path: str | os.PathLike) -> str:
     """The SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def verify_checksum(path: str | os.PathLike) -> bool:

@@ -106,8 +106,7 @@ def declared_properties(validator, schema: dict, instance: Any) -> dict[str, dic
     if "if" in schema and validator.evolve(schema=schema["if"]).is_valid(instance):
         applied.append(schema.get("then", {}))
     for sub in applied:
-        for key, prop in declared_properties(validator, sub, instance).items():
-            out.setdefault(key, prop)
+        out = {**declared_properties(validator, sub, instance), **out}
     return out
 
 
