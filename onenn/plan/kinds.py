@@ -17,7 +17,6 @@ EVAL_KEYS = job_keys("evaluation")
 TRAIN_FIGURES = (*(e for e in PAPER_EXPERIMENTS if e != "scaling_identity"), "theorem_regime", "sweep")
 #: where a table comes from: its runs' metrics or its variants' tables (concatenated), or its settings (computed)
 TABLE_SOURCES = ("runs", "variants", "settings")
-#: the modules of the kinds' functions
 SUMMARY = "onenn.analysis.summary"
 TABLES, BEYOND = "onenn.jobs.tables", "onenn.jobs.beyond"
 
