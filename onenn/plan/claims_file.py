@@ -114,8 +114,8 @@ def point_problems(path: tuple, kind: str, points: list, entry: dict[str, Any]) 
     return problems
 
 
-def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
-    """Checks equal, below and above need a value at every point; the others take none."""
+def option_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
+    """The check's options: a value at every point for equal, below and above (no other); ``by`` for constant."""
     check = claim["check"]
     given = [(path, claim)] + [((*path, "points", i), p) for i, p in enumerate(claim["points"]) if isinstance(p, dict)]
     problems = []
@@ -133,6 +133,11 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
         problems.append(Problem((*path, "resolution"), f"check {check!r} takes no value, so no resolution"))
     if check in ORDER_CHECKS and len(claim["points"]) < 2:
         problems.append(Problem((*path, "points"), f"check {check!r} orders points: give at least two"))
+    allowed = SCALING_KEYS if kind == "scaling" else TRAIN_BY  # the columns ``by`` may group the points by
+    if "by" in claim and check != "constant":
+        problems.append(Problem((*path, "by"), "only check 'constant' groups its points"))
+    elif "by" in claim and claim["by"] not in allowed:
+        problems.append(unknown((*path, "by"), "column", claim["by"], list(allowed)))
     return problems
 
 
@@ -152,15 +157,6 @@ def versus_problems(path: tuple, kind: str, claim: dict, entry: dict[str, Any]) 
     return []
 
 
-def by_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
-    if "by" not in claim:
-        return []
-    if claim["check"] != "constant":
-        return [Problem((*path, "by"), "only check 'constant' groups its points")]
-    allowed = SCALING_KEYS if kind == "scaling" else TRAIN_BY
-    return [] if claim["by"] in allowed else [unknown((*path, "by"), "column", claim["by"], list(allowed))]
-
-
 def claim_problems(i: int, claim: dict, known: Catalogue) -> list[Problem]:
     path = ("claims", i)
     name = claim["experiment"]
@@ -178,8 +174,7 @@ def claim_problems(i: int, claim: dict, known: Catalogue) -> list[Problem]:
     return (
         quantity_problems(path, kind, claim["quantity"], claim["check"])
         + point_problems(path, kind, claim["points"], known[name])
-        + value_problems(path, kind, claim)
-        + by_problems(path, kind, claim)
+        + option_problems(path, kind, claim)
         + versus_problems(path, kind, claim, known[name])
     )
 
