@@ -198,22 +198,18 @@ def check_claims(data: Any, known: Catalogue, schema: dict) -> list[Problem]:
     return sorted(set(problems), key=problem_order)
 
 
-def to_point(point: str | dict, claim: dict) -> ClaimPoint:
-    point = {"variant": point} if isinstance(point, str) else point
-    return ClaimPoint(**{key: claim[key] for key in ("value", "spread", "baseline") if key in claim} | point)
-
-
 #: the claim's keys that are the ``Claim``'s fields as written (the others default to the ``Claim``'s defaults)
 AS_WRITTEN = ("id", "paper", "experiment", "check", "by", "note", "source", "reason", "untested", "versus")
 
 
 def to_claim(claim: dict, known: Catalogue, paper_test_size: int, paper_test_sizes: tuple[int, ...]) -> Claim:
+    inherited = {key: claim[key] for key in ("value", "spread", "baseline") if key in claim}  # a point overrides them
     return Claim(
         **{key: claim[key] for key in AS_WRITTEN if key in claim},
         figure=int(claim.get("figure", 0)),
         kind=known[claim["experiment"]]["kind"],
         quantity=Quantity(**claim["quantity"]),
-        points=tuple(to_point(p, claim) for p in claim["points"]),
+        points=tuple(ClaimPoint(**inherited | ({"variant": p} if isinstance(p, str) else p)) for p in claim["points"]),
         resolution=float(claim.get("resolution", 0.0)),
         paper_test_size=paper_test_size,
         paper_test_sizes=paper_test_sizes,
