@@ -1,6 +1,5 @@
-"""Which software produced a result: the onenn modules a job runs and a fingerprint of their syntax trees (the rules'
-``params``: Snakemake reruns the jobs whose code changed, docs/guide.md), its git commit, Python's and the packages'
-versions (from their metadata: no torch import), the GPU a run used; and, for the benchmarks, which machine."""
+"""Which software produced a result: a fingerprint of the onenn code a job runs (the rules' ``params``: Snakemake reruns
+a job whose code changed, docs/guide.md), its git commit, the versions (no torch import), the GPU, the machine."""
 
 from __future__ import annotations
 

@@ -293,9 +293,8 @@ def palette_problems(config: dict) -> list[Problem]:
 
 
 def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str]]:
-    """``(setting, how bad, message)`` where a run of kind train or binary of settings ``s`` cannot run: the first of
-    its largest arrays (``ARRAYS``) over this machine's memory; a margin the separated sampler does not reach; of an
-    audit, its node counts and times (``audit_problems``)."""
+    """``(setting, how bad, message)`` where a run of settings ``s`` cannot run: the first array (``ARRAYS``) over this
+    machine's memory, a margin the separated sampler does not reach, an audit's node counts and times."""
     if kind not in ("train", "binary", "audit"):
         return
     s = {**{k: p["default"] for k, p in section(kind, root).items() if "default" in p}, **s}
@@ -319,9 +318,8 @@ def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str
 
 
 def work_limit(kind: str, s: dict, root: dict, most: float) -> Iterator[tuple[str, float, str]]:
-    """``(setting, how bad, message)`` where a run does more than ``most`` times the work of one at its kind's
-    defaults (a typo such as ``steps: 1e9``), the setting the most enlarged; how bad is below 0, so that at one key
-    a memory limit (bytes) is reported first."""
+    """``(setting, how bad, message)`` where a run does over ``most`` times the work of one at its kind's defaults (a
+    typo: ``steps: 1e9``), at the setting most enlarged; how bad is below 0: a memory limit at one key comes first."""
     defaults = {k: p["default"] for k, p in section(kind, root).items() if "default" in p}
     if kind == "scaling":  # one point at one K
         prompts = root["$defs"]["scaling"]["properties"]["panels"]["additionalProperties"]["properties"]["prompts"]
