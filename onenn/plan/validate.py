@@ -340,12 +340,10 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
         return aliased
     validator = StrictValidator(schema)
     infinite = list(non_finite(config))
-    problems, seen = [], set()
+    errors: dict[tuple, ValidationError] = {}  # the first of each: a $ref and an if/then may both say "not an object"
     for error in validator.iter_errors(config):
-        key = (tuple(error.absolute_path), error.message)
-        if key not in seen:  # a $ref and an if/then may both say "not an object"
-            seen.add(key)
-            problems += schema_error_problems(validator, error)
+        errors.setdefault((tuple(error.absolute_path), error.message), error)
+    problems = [p for error in errors.values() for p in schema_error_problems(validator, error)]
     bad_paths = {p.path for p in infinite}
     # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
     skip = {("experiments", name) for name in unknown_kind(config, schema)}
