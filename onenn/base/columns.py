@@ -31,7 +31,6 @@ METRIC_DESCRIPTIONS = {
     "nn_mse": "mean over the prompts of `(ŷ − y_{i*})²`: the squared distance of the output to the 1-NN label",
     "test_loss": "the run's own loss (its `loss`) on the test set",
 }
-#: what the standard error beside a metric means (``se_column``)
 SE_DESCRIPTION = "standard error over the test prompts (sample sd / √n) of the column it follows"
 
 
@@ -45,7 +44,6 @@ def se_column(metric: str) -> str:
 #: ``train`` first); onenn.maths.prompts names them too (the mathematics imports no foundation), a test holds them equal
 TEST_SETS = ("uniform", "separated")
 BINARY_TEST_SETS = ("train", *TEST_SETS)
-#: the ``test_set`` column of a binary run's table
 BINARY_TEST_SET_DESCRIPTION = "the prompt set: the fixed training set `train`, `uniform` or `separated` (method.md §3)"
 #: the first columns of an audit variant's table and of a full-matrix one, in order
 AUDIT_FIRST = ("experiment", "variant", "sigma_rule", "sigma", "source", "step", "time")
@@ -59,19 +57,14 @@ def setting_description(key: str) -> str:
 
 def metric_descriptions(metrics: Iterable[str]) -> dict[str, str]:
     """``{metric: ..., metric_se: ...}`` for each of ``metrics``, in the order a run's table has them."""
-    return {
-        c: m
-        for metric in metrics
-        for c, m in ((metric, METRIC_DESCRIPTIONS[metric]), (se_column(metric), SE_DESCRIPTION))
-    }
+    return dict(pair for m in metrics for pair in ((m, METRIC_DESCRIPTIONS[m]), (se_column(m), SE_DESCRIPTION)))
 
 
 def first_wins(*registries: Mapping[str, str]) -> dict[str, str]:
     """The registries in one, each column where it first appears (a table's own meaning before a shared one)."""
     out: dict[str, str] = {}
     for registry in registries:
-        for column, description in registry.items():
-            out.setdefault(column, description)
+        out |= {column: description for column, description in registry.items() if column not in out}
     return out
 
 
@@ -99,9 +92,7 @@ def format_value(value: Any) -> str:
     """``3.0 -> '3'``, ``0.1 -> '0.1'``, ``'label' -> 'label'``: the spelling used in paths."""
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 #: joins the key=value pairs of a variant name (never a comma: a comma would split Snakemake's wildcards)

@@ -20,7 +20,6 @@ import numpy as np
 from onenn.base.columns import check_described
 from onenn.base.paths import rules_making
 
-#: the suffix of a file's checksum, beside it
 CHECKSUM_SUFFIX = ".sha256"
 #: where a read without a checksum is reported: a child of the job's log (onenn.jobs.logs)
 LOG = logging.getLogger(__name__)
@@ -55,17 +54,13 @@ class CannotWrite(OSError):
 
 
 def checksum_path(path: str | os.PathLike) -> Path:
-    path = Path(path)
-    return path.with_name(path.name + CHECKSUM_SUFFIX)
+    return Path(os.fspath(path) + CHECKSUM_SUFFIX)
 
 
 def file_digest(path: str | os.PathLike) -> str:
     """The SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def verify_checksum(path: str | os.PathLike) -> bool:

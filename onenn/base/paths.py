@@ -38,7 +38,6 @@ RUN_METRICS = made_by(f"{RUN_DIR}/metrics.parquet", "evaluate", "binary_evaluate
 #: one variant's table, for the kinds computed per variant (the audit, full-matrix GD)
 VARIANT_TABLE = made_by("results/beyond/{experiment}/{variant}.parquet", "beyond")
 
-#: an experiment's table and its figure
 TABLE = made_by("results/tables/{experiment}.parquet", "table")
 FIGURE_PNG = made_by("results/figures/{experiment}.png", "figure")
 FIGURE_PDF = made_by("results/figures/{experiment}.pdf", "figure")

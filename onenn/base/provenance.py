@@ -1,10 +1,10 @@
-"""Which software produced a result: the onenn modules a job runs and a fingerprint of their syntax trees (the rules'
-``params``: Snakemake reruns the jobs whose code changed, docs/guide.md), its git commit, Python's and the packages'
-versions (from their metadata: no torch import), the GPU a run used; and, for the benchmarks, which machine."""
+"""Which software produced a result: a fingerprint of the onenn code a job runs (the rules' ``params``: Snakemake reruns
+a job whose code changed, docs/guide.md), its git commit, the versions (no torch import), the GPU, the machine."""
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import os
@@ -181,11 +181,9 @@ def versions() -> dict[str, str]:
 def accelerator() -> dict[str, str]:
     """``{"gpu": "NVIDIA H200", "cuda": "12.8"}`` where this process initialised CUDA through torch, else ``NO_GPU``."""
     torch = sys.modules.get("torch")
-    try:
+    with contextlib.suppress(AttributeError, RuntimeError):
         if torch is not None and torch.cuda.is_initialized():
             return {"gpu": torch.cuda.get_device_name(), "cuda": str(torch.version.cuda)}
-    except (AttributeError, RuntimeError):
-        pass
     return dict.fromkeys(ACCELERATOR_KEYS, NO_GPU)
 
 
@@ -227,13 +225,11 @@ def _git(*args: str) -> str:
 @functools.cache
 def source() -> str:
     """``git 0123456789ab`` (``(modified)``: onenn/, workflow/, Snakefile differ), else ``onenn 0.1.0`` (installed)."""
-    try:
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
         if os.path.realpath(_git("rev-parse", "--show-toplevel")) == os.path.realpath(SOURCE_ROOT):
             commit = _git("rev-parse", "--short=12", "HEAD")
             changed = _git("status", "--porcelain", "--untracked-files=no", "--", "onenn", "workflow", "Snakefile")
             return f"git {commit}" + (" (modified)" if changed else "")
-    except (OSError, subprocess.CalledProcessError):
-        pass
     return f"onenn {package_version('onenn')}"
 
 
@@ -247,8 +243,7 @@ def config_files(files: Sequence[str | os.PathLike], root: str | os.PathLike) ->
     files in the order they apply, each once, relative to ``root`` where they lie inside it."""
     parts = []
     for path in dict.fromkeys(os.path.realpath(f) for f in files):
-        with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()[:12]  # of the 64 that sha256sum prints
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]  # of the 64 that sha256sum prints
         shown = os.path.relpath(path, os.path.realpath(root))
         parts.append(f"{path if shown.startswith(os.pardir) else shown} (sha256 {digest})")
     return " + ".join(parts)
@@ -257,9 +252,6 @@ def config_files(files: Sequence[str | os.PathLike], root: str | os.PathLike) ->
 def processors() -> str:
     """``AMD EPYC ..., 2 logical CPUs``: the CPU's model (from /proc/cpuinfo where there is one) and count."""
     cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    with contextlib.suppress(OSError, StopIteration), open("/proc/cpuinfo") as f:
+        cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     return f"{cpu}, {os.cpu_count()} logical CPUs"

@@ -114,8 +114,8 @@ def point_problems(path: tuple, kind: str, points: list, entry: dict[str, Any]) 
     return problems
 
 
-def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
-    """Checks equal, below and above need a value at every point; the others take none."""
+def option_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
+    """The check's options: a value at every point for equal, below and above (no other); ``by`` for constant."""
     check = claim["check"]
     given = [(path, claim)] + [((*path, "points", i), p) for i, p in enumerate(claim["points"]) if isinstance(p, dict)]
     problems = []
@@ -133,6 +133,11 @@ def value_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
         problems.append(Problem((*path, "resolution"), f"check {check!r} takes no value, so no resolution"))
     if check in ORDER_CHECKS and len(claim["points"]) < 2:
         problems.append(Problem((*path, "points"), f"check {check!r} orders points: give at least two"))
+    allowed = SCALING_KEYS if kind == "scaling" else TRAIN_BY  # the columns ``by`` may group the points by
+    if "by" in claim and check != "constant":
+        problems.append(Problem((*path, "by"), "only check 'constant' groups its points"))
+    elif "by" in claim and claim["by"] not in allowed:
+        problems.append(unknown((*path, "by"), "column", claim["by"], list(allowed)))
     return problems
 
 
@@ -152,15 +157,6 @@ def versus_problems(path: tuple, kind: str, claim: dict, entry: dict[str, Any]) 
     return []
 
 
-def by_problems(path: tuple, kind: str, claim: dict) -> list[Problem]:
-    if "by" not in claim:
-        return []
-    if claim["check"] != "constant":
-        return [Problem((*path, "by"), "only check 'constant' groups its points")]
-    allowed = SCALING_KEYS if kind == "scaling" else TRAIN_BY
-    return [] if claim["by"] in allowed else [unknown((*path, "by"), "column", claim["by"], list(allowed))]
-
-
 def claim_problems(i: int, claim: dict, known: Catalogue) -> list[Problem]:
     path = ("claims", i)
     name = claim["experiment"]
@@ -178,8 +174,7 @@ def claim_problems(i: int, claim: dict, known: Catalogue) -> list[Problem]:
     return (
         quantity_problems(path, kind, claim["quantity"], claim["check"])
         + point_problems(path, kind, claim["points"], known[name])
-        + value_problems(path, kind, claim)
-        + by_problems(path, kind, claim)
+        + option_problems(path, kind, claim)
         + versus_problems(path, kind, claim, known[name])
     )
 
@@ -203,22 +198,18 @@ def check_claims(data: Any, known: Catalogue, schema: dict) -> list[Problem]:
     return sorted(set(problems), key=problem_order)
 
 
-def to_point(point: str | dict, claim: dict) -> ClaimPoint:
-    point = {"variant": point} if isinstance(point, str) else point
-    return ClaimPoint(**{key: claim[key] for key in ("value", "spread", "baseline") if key in claim} | point)
-
-
 #: the claim's keys that are the ``Claim``'s fields as written (the others default to the ``Claim``'s defaults)
 AS_WRITTEN = ("id", "paper", "experiment", "check", "by", "note", "source", "reason", "untested", "versus")
 
 
 def to_claim(claim: dict, known: Catalogue, paper_test_size: int, paper_test_sizes: tuple[int, ...]) -> Claim:
+    inherited = {key: claim[key] for key in ("value", "spread", "baseline") if key in claim}  # a point overrides them
     return Claim(
         **{key: claim[key] for key in AS_WRITTEN if key in claim},
         figure=int(claim.get("figure", 0)),
         kind=known[claim["experiment"]]["kind"],
         quantity=Quantity(**claim["quantity"]),
-        points=tuple(to_point(p, claim) for p in claim["points"]),
+        points=tuple(ClaimPoint(**inherited | ({"variant": p} if isinstance(p, str) else p)) for p in claim["points"]),
         resolution=float(claim.get("resolution", 0.0)),
         paper_test_size=paper_test_size,
         paper_test_sizes=paper_test_sizes,

@@ -48,10 +48,9 @@ def declared_variants(config: dict, experiment: str) -> list[Variant]:
     base: KeyPath = ("experiments", experiment)
     out = []
     sweep = exp.get("sweep") or {}
-    keys = list(sweep)
-    for picks in itertools.product(*(list(enumerate(sweep[k])) for k in keys)) if keys else ():
-        overrides = {k: v for k, (_, v) in zip(keys, picks)}
-        paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(keys, picks)}
+    for picks in itertools.product(*(list(enumerate(values)) for values in sweep.values())) if sweep else ():
+        overrides = {k: v for k, (_, v) in zip(sweep, picks)}
+        paths = {k: (*base, "sweep", k, i) for k, (i, _) in zip(sweep, picks)}
         out.append(Variant(variant_name(overrides), overrides, (*base, "sweep"), paths, (*base, "sweep")))
     for i, entry in enumerate(exp.get("variants") or []):
         overrides = {k: v for k, v in entry.items() if k != "name"}

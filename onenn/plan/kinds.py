@@ -17,7 +17,6 @@ EVAL_KEYS = job_keys("evaluation")
 TRAIN_FIGURES = (*(e for e in PAPER_EXPERIMENTS if e != "scaling_identity"), "theorem_regime", "sweep")
 #: where a table comes from: its runs' metrics or its variants' tables (concatenated), or its settings (computed)
 TABLE_SOURCES = ("runs", "variants", "settings")
-#: the modules of the kinds' functions
 SUMMARY = "onenn.analysis.summary"
 TABLES, BEYOND = "onenn.jobs.tables", "onenn.jobs.beyond"
 
@@ -79,15 +78,13 @@ def kind_named(name: str) -> Kind:
     return KINDS[name]
 
 
-#: the function of the table job that concatenates the tables of a kind without a ``job`` of its own
-AGGREGATE = f"{TABLES}:aggregate_job"
 #: the kinds whose variants the rule ``beyond`` computes
 VARIANT_KINDS = tuple(name for name, kind in KINDS.items() if kind.table_source == "variants")
 
 
 def kind_entries(kind: str) -> list[str]:
     """What the table or variant job of ``kind`` runs besides its own: the kind's job, or the concatenation."""
-    return [kind_named(kind).job or AGGREGATE]
+    return [kind_named(kind).job or f"{TABLES}:aggregate_job"]
 
 
 def summary_entries() -> list[str]:
@@ -105,11 +102,9 @@ def work(kind: str, s: dict) -> dict[str, float]:
     """A run's work as factors (the setting that sizes each -> its size) whose product grows as its multiply-adds.
     A scaling experiment's factor ``panels`` counts its points × K × prompts."""
     D2 = (s["d"] + (s["K"] if kind == "train" else 1) + 1) ** 2  # (D = d + K + 1; a binary model's K is 1)
-    if kind == "train":
-        return {"steps": s["steps"], "batch": s["batch"], "N": s["N"] + 1, "d": D2}
-    if kind in ("binary", "full_matrix"):
-        first, size = ("epochs", "train_size") if kind == "binary" else ("steps", "prompts")
-        return {first: s[first], size: s[size], "N": s["N"] + 1, "d": D2}  # a binary epoch: train_size prompts
+    if kind in ("train", "binary", "full_matrix"):  # a binary epoch: train_size prompts
+        first, size = {"train": ("steps", "batch"), "binary": ("epochs", "train_size")}.get(kind, ("steps", "prompts"))
+        return {first: s[first], size: s[size], "N": s["N"] + 1, "d": D2}
     if kind == "audit":  # the GD steps on the weighted sample; the population flow's nodes: audit_problems
         return {"steps": s["steps"], "n_plain": s["n_plain"] + s["n_max"] * s["n_gap"], "N": s["N"]}
     if kind == "landscape":

@@ -106,8 +106,7 @@ def declared_properties(validator, schema: dict, instance: Any) -> dict[str, dic
     if "if" in schema and validator.evolve(schema=schema["if"]).is_valid(instance):
         applied.append(schema.get("then", {}))
     for sub in applied:
-        for key, prop in declared_properties(validator, sub, instance).items():
-            out.setdefault(key, prop)
+        out = {**declared_properties(validator, sub, instance), **out}
     return out
 
 
@@ -294,9 +293,8 @@ def palette_problems(config: dict) -> list[Problem]:
 
 
 def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str]]:
-    """``(setting, how bad, message)`` where a run of kind train or binary of settings ``s`` cannot run: the first of
-    its largest arrays (``ARRAYS``) over this machine's memory; a margin the separated sampler does not reach; of an
-    audit, its node counts and times (``audit_problems``)."""
+    """``(setting, how bad, message)`` where a run of settings ``s`` cannot run: the first array (``ARRAYS``) over this
+    machine's memory, a margin the separated sampler does not reach, an audit's node counts and times."""
     if kind not in ("train", "binary", "audit"):
         return
     s = {**{k: p["default"] for k, p in section(kind, root).items() if "default" in p}, **s}
@@ -320,9 +318,8 @@ def run_limits(kind: str, s: dict, root: dict) -> Iterator[tuple[str, float, str
 
 
 def work_limit(kind: str, s: dict, root: dict, most: float) -> Iterator[tuple[str, float, str]]:
-    """``(setting, how bad, message)`` where a run does more than ``most`` times the work of one at its kind's
-    defaults (a typo such as ``steps: 1e9``), the setting the most enlarged; how bad is below 0, so that at one key
-    a memory limit (bytes) is reported first."""
+    """``(setting, how bad, message)`` where a run does over ``most`` times the work of one at its kind's defaults (a
+    typo: ``steps: 1e9``), at the setting most enlarged; how bad is below 0: a memory limit at one key comes first."""
     defaults = {k: p["default"] for k, p in section(kind, root).items() if "default" in p}
     if kind == "scaling":  # one point at one K
         prompts = root["$defs"]["scaling"]["properties"]["panels"]["additionalProperties"]["properties"]["prompts"]
@@ -343,12 +340,10 @@ def check_config(config: Any, schema: dict) -> list[Problem]:
         return aliased
     validator = StrictValidator(schema)
     infinite = list(non_finite(config))
-    problems, seen = [], set()
+    errors: dict[tuple, ValidationError] = {}  # the first of each: a $ref and an if/then may both say "not an object"
     for error in validator.iter_errors(config):
-        key = (tuple(error.absolute_path), error.message)
-        if key not in seen:  # a $ref and an if/then may both say "not an object"
-            seen.add(key)
-            problems += schema_error_problems(validator, error)
+        errors.setdefault((tuple(error.absolute_path), error.message), error)
+    problems = [p for error in errors.values() for p in schema_error_problems(validator, error)]
     bad_paths = {p.path for p in infinite}
     # of an experiment whose kind is unknown, only the kind (and the experiment itself) is reported
     skip = {("experiments", name) for name in unknown_kind(config, schema)}
