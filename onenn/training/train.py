@@ -1,6 +1,5 @@
-"""A training run (docs/method.md §4.2), from its settings to its saved weights: its device and its engine, the CPU
-engine (numba) or the GPU engine (Triton, CUDA) after the GPU check (docs/performance.md#gpu), and the divergence
-policy. A CPU run imports no torch; ``device: auto`` needs none where no GPU driver is."""
+"""A training run (docs/method.md §4.2): its device, its engine (CPU: numba; CUDA: Triton, after the GPU check of
+docs/performance.md#gpu) and the divergence policy. No torch on the CPU, nor for ``device: auto`` without a driver."""
 
 from __future__ import annotations
 
@@ -112,7 +111,6 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | GpuEn
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256
 SAVED = (1, 16, 64, 128, 256)
-EPS32 = 2.0**-23  # float32's machine epsilon
 #: the device types on which a GPU run is checked first (the interpreter's CPU runs in the tests alone)
 CHECKED = ("cuda",)
 #: the result of each device's check in this process (``str(device)``)
@@ -125,7 +123,7 @@ class FusedKernelMismatch(RuntimeError):
 
 def tolerance(steps: int, W_max: float) -> float:
     """The largest max |ΔW| of two float32 runs that make the same updates: one rounding of each weight a step."""
-    return steps * EPS32 * max(1.0, W_max)
+    return steps * 2.0**-23 * max(1.0, W_max)  # 2^-23: float32's machine epsilon
 
 
 def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
