@@ -161,8 +161,7 @@ def run_check(settings: TrainSettings, device: torch.device, steps: int | None =
 
 
 def check_once(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
-    """The check's record for ``device``, made once in this process; raises ``FusedKernelMismatch`` if it failed,
-    with the difference, where, the tolerance and the fallback."""
+    """The check's record for ``device``, made once a process; raises ``FusedKernelMismatch`` if it failed."""
     if str(device) not in RESULTS:
         RESULTS[str(device)] = run_check(settings, device, steps)
     record = RESULTS[str(device)]
@@ -197,8 +196,7 @@ def train(
 
 
 def recorded_run(sgd, steps: int, n_eval: int, progress, on_divergence: str, **record) -> dict:
-    """``sgd.run`` (an engine, ``FixedSetSGD``) of ``steps``, ``W`` saved at the log-spaced steps, in float64 with
-    ``record``, under the divergence policy."""
+    """``sgd.run`` (an engine or ``FixedSetSGD``), ``W`` saved at log-spaced steps, in float64 with ``record``."""
     saved_steps = log_spaced_steps(steps, n_eval, refine=True)
     arrays = sgd.run(steps, saved_steps.tolist(), progress)
     W, losses = (a.astype(np.float64) if isinstance(a, np.ndarray) else a.double().cpu().numpy() for a in arrays)
