@@ -94,6 +94,5 @@ class FixedSetSGD:
 def train_binary(
     s: BinarySettings, train_set: dict[str, np.ndarray], progress: Progress | None = None
 ) -> dict[str, np.ndarray]:
-    """SGD over the fixed training set (``FixedSetSGD``): ``W`` at ``saved_steps`` and every step's minibatch loss
-    (``diverged_step`` -1: it raises ``Diverged`` at a divergence)."""
+    """``FixedSetSGD``'s run, recorded as ``train``'s (``diverged_step`` -1: a divergence raises ``Diverged``)."""
     return recorded_run(FixedSetSGD(s, train_set), s.steps, s.n_eval, progress, "error")

@@ -19,9 +19,8 @@ BLOCK = 16
 
 
 def run_pieces(W, steps: int, saved_steps: list[int] | None, piece_end, advance, progress, new=None) -> tuple:
-    """Every engine's run: ``advance(t, stop, losses)`` runs steps ``t..stop-1``, pieces that end at ``piece_end(t)``,
-    at the next saved step or at ``steps``, and says whether to call ``progress``; ``W`` is copied into ``saved[k]``
-    at step ``saved_steps[k]``. ``new(*shape)``: the buffers (numpy zeros in ``W``'s dtype)."""
+    """Every engine's run: ``advance(t, stop, losses)`` runs steps ``t..stop-1`` (a piece ends at ``piece_end(t)``, a
+    saved step or ``steps``) and says whether to call ``progress``; ``new(*shape)``: the buffers (numpy by default)."""
     saved_steps = list(saved_steps or [])
     if saved_steps != sorted(saved_steps) or not all(0 <= t <= steps for t in saved_steps):
         raise ValueError(f"saved_steps must be sorted and lie in 0..{steps}; got {saved_steps}")
@@ -119,15 +118,15 @@ class FreshDraws:
     def attach(self, engine: Engine) -> None:
         if self.engine is not None:
             raise ValueError("a FreshDraws source feeds one engine; make one per engine")
-        e, K = engine, engine.m  # multiclass: the label width is the number of classes
+        e = engine
         check_minibatch(e.d, e.N, e.B)
         self.engine = engine
         dtype = e.W.dtype.type
         # the float32 draws land in H directly; a float64 engine's go through Z
         self.Z = None if dtype is np.float32 else np.zeros((e.S, e.d, e.N + 1, e.B), np.float32)
         self.C = np.zeros((e.S, e.N, e.B), np.int64)  # classes
-        one, shift = dtype(1.0), dtype(1.0 / K)
-        self.codes = (one - shift, -shift)  # u_c's entries
+        shift = dtype(1.0 / e.m)  # multiclass: the label width is the number of classes K
+        self.codes = (dtype(1.0) - shift, -shift)  # u_c's entries, 1 - 1/K and -1/K
         self.kernel_scratch = tuple(np.zeros((2, e.B), dtype))
 
     def prepare(self, engine: Engine, n: int) -> None:

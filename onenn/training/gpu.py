@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import torch
 import triton
 import triton.language as tl
+from triton import next_power_of_2
 
 from onenn.maths import stream
 from onenn.maths.losses import Loss, loss_code, require_loss
@@ -229,13 +230,9 @@ def sgd_block_kernel(W_ptr, loss_ptr, consts_ptr, key, z_ptr, c_ptr, z_s0, z_s1,
     tl.store(W_ptr + (D - 1) * D + (D - 1), W_ii)
 
 
-def next_power_of_two(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
-
 def tile_sizes(d: int, N: int, K: int) -> dict[str, int]:
     """The kernel's padded tiles: tokens ``NP``, x coordinates ``XP`` (powers of two, at least 4), classes ``KP``."""
-    return {"NP": max(4, next_power_of_two(N)), "XP": max(4, next_power_of_two(d)), "KP": next_power_of_two(K)}
+    return {"NP": max(4, next_power_of_2(N)), "XP": max(4, next_power_of_2(d)), "KP": next_power_of_2(K)}
 
 
 def auto_chunk(d: int, N: int, K: int, batch: int, dtype: torch.dtype, num_warps: int) -> int:
@@ -243,7 +240,7 @@ def auto_chunk(d: int, N: int, K: int, batch: int, dtype: torch.dtype, num_warps
     elements to each thread; ptxas then needs no spills (checked for sm_90)."""
     t = tile_sizes(d, N, K)
     fit = PER_THREAD[dtype] * 32 * num_warps // (t["NP"] * max(t["XP"], t["KP"]))
-    return max(1, min(1 << max(0, fit.bit_length() - 1), next_power_of_two(batch)))
+    return max(1, min(1 << max(0, fit.bit_length() - 1), next_power_of_2(batch)))
 
 
 class GpuEngine:
@@ -284,7 +281,7 @@ class GpuEngine:
         self.W, self.d, self.N, self.K, self.B = W, d, N, K, batch
         self.loss, self.key, self.block, self.num_warps = loss, key, block, num_warps
         auto = auto_chunk(d, N, K, batch, W.dtype, num_warps)
-        self.chunk = auto if chunk is None else min(next_power_of_two(chunk), next_power_of_two(batch))
+        self.chunk = auto if chunk is None else min(next_power_of_2(chunk), next_power_of_2(batch))
         self.step = 0  # the next step's number in the run's stream
         dev = W.device
         # constants in the training precision (a Python float reaches a Triton kernel as float32)

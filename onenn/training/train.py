@@ -1,6 +1,5 @@
-"""A training run (docs/method.md §4.2), from its settings to its saved weights: its device and its engine, the CPU
-engine (numba) or the GPU engine (Triton, CUDA) after the GPU check (docs/performance.md#gpu), and the divergence
-policy. A CPU run imports no torch; ``device: auto`` needs none where no GPU driver is."""
+"""A training run (docs/method.md §4.2): its device, its engine (CPU: numba; CUDA: Triton, after the GPU check of
+docs/performance.md#gpu) and the divergence policy. No torch on the CPU, nor for ``device: auto`` without a driver."""
 
 from __future__ import annotations
 
@@ -112,7 +111,6 @@ def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | GpuEn
 #: the check's steps, and the steps at which the weights are compared
 STEPS = 256
 SAVED = (1, 16, 64, 128, 256)
-EPS32 = 2.0**-23  # float32's machine epsilon
 #: the device types on which a GPU run is checked first (the interpreter's CPU runs in the tests alone)
 CHECKED = ("cuda",)
 #: the result of each device's check in this process (``str(device)``)
@@ -125,7 +123,7 @@ class FusedKernelMismatch(RuntimeError):
 
 def tolerance(steps: int, W_max: float) -> float:
     """The largest max |ΔW| of two float32 runs that make the same updates: one rounding of each weight a step."""
-    return steps * EPS32 * max(1.0, W_max)
+    return steps * 2.0**-23 * max(1.0, W_max)  # 2^-23: float32's machine epsilon
 
 
 def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
@@ -163,8 +161,7 @@ def run_check(settings: TrainSettings, device: torch.device, steps: int | None =
 
 
 def check_once(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
-    """The check's record for ``device``, made once in this process; raises ``FusedKernelMismatch`` if it failed,
-    with the difference, where, the tolerance and the fallback."""
+    """The check's record for ``device``, made once a process; raises ``FusedKernelMismatch`` if it failed."""
     if str(device) not in RESULTS:
         RESULTS[str(device)] = run_check(settings, device, steps)
     record = RESULTS[str(device)]
@@ -199,8 +196,7 @@ def train(
 
 
 def recorded_run(sgd, steps: int, n_eval: int, progress, on_divergence: str, **record) -> dict:
-    """``sgd.run`` (an engine, ``FixedSetSGD``) of ``steps``, ``W`` saved at the log-spaced steps, in float64 with
-    ``record``, under the divergence policy."""
+    """``sgd.run`` (an engine or ``FixedSetSGD``), ``W`` saved at log-spaced steps, in float64 with ``record``."""
     saved_steps = log_spaced_steps(steps, n_eval, refine=True)
     arrays = sgd.run(steps, saved_steps.tolist(), progress)
     W, losses = (a.astype(np.float64) if isinstance(a, np.ndarray) else a.double().cpu().numpy() for a in arrays)
