@@ -17,10 +17,10 @@ import numpy as np
 from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS, format_value, variant_name
-from onenn.base.io import DamagedFile, load_arrays, load_json, save_arrays, save_json
+from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, save_arrays, save_json
 from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
-from onenn.jobs.inputs import WEIGHTS_ARRAYS
+from onenn.jobs.inputs import ANY, WEIGHTS_ARRAYS, load_checked_table
 from onenn.plan import experiments as ex
 from onenn.plan.validate import ConfigError, Problem, name_problems, unknown, validate_config
 
@@ -71,6 +71,16 @@ class TrainResult:
         raise KeyError(f"no run of seed {seed} (seeds: {', '.join(map(str, self.seeds))})")
 
 
+def _settings_as_keywords(function: Any) -> Any:
+    """Give ``function`` (``**settings``) every setting as a keyword parameter with its default, for ``help()``."""
+    parameters = [p for p in inspect.signature(function).parameters.values() if p.kind != p.VAR_KEYWORD]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    keywords = [inspect.Parameter(k, keyword, default=v, annotation=type(v)) for k, v in default_settings().items()]
+    function.__signature__ = inspect.signature(function).replace(parameters=parameters + keywords)
+    return function
+
+
+@_settings_as_keywords
 def train(
     *,
     seed: int | Iterable[int] | None = None,
@@ -132,23 +142,11 @@ def train(
     return TrainResult(resolved, experiment, variant, seed_of_sets, tuple(runs))
 
 
-def _settings_as_keywords(function: Any) -> None:
-    """Give ``function`` (``**settings``) every setting as a keyword parameter with its default, for ``help()``."""
-    parameters = [p for p in inspect.signature(function).parameters.values() if p.kind != p.VAR_KEYWORD]
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    keywords = [inspect.Parameter(k, keyword, default=v, annotation=type(v)) for k, v in default_settings().items()]
-    function.__signature__ = inspect.signature(function).replace(parameters=parameters + keywords)
-
-
-_settings_as_keywords(train)
-
-
 def evaluate(
     result: TrainResult | Iterable[TrainResult], test_set: str | Iterable[str] = TEST_SETS, progress: bool = True
 ) -> pd.DataFrame:
     """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, as the workflow's table."""
     from onenn.analysis.tables import concat_tables
-    from onenn.base.io import load_table
     from onenn.jobs.datasets import test_set_job
     from onenn.jobs.evaluate import evaluate_job
 
@@ -224,8 +222,6 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
     """The tables, run records, headline table and scorecard in ``results_dir``, checked; ``experiment``: only those."""
     import pandas as pd
 
-    from onenn.jobs.inputs import load_checked_table
-
     root = Path(results_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is no folder: load needs the results/ folder of a finished run")
@@ -242,7 +238,13 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
         problems = [p for name in names for p in name_problems(("experiment",), name, "experiment")]
         if problems:
             raise ConfigError(problems, what="arguments")
-    tables = {name: experiment_table(under(paths.TABLE.format(experiment=name)), name) for name in names}
+    tables = {}
+    for name in names:  # every kind's table names its experiment: another experiment's, or a foreign one, is refused
+        path = under(paths.TABLE.format(experiment=name))
+        tables[name] = load_checked_table(path, {"experiment": ANY})
+        found = sorted(set(map(str, tables[name]["experiment"])))
+        if found != [name]:
+            raise DamagedFile(path, f"it holds experiment {', '.join(found) or 'none'}, not {name!r}")
     record = paths.RUN_RECORD.removeprefix("results/")
     records = [
         load_json(path)
@@ -251,17 +253,6 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
     ]
     optional = [load_checked_table(under(p)) if under(p).exists() else None for p in fixed]
     return Loaded(tables, pd.DataFrame(records), *optional)
-
-
-def experiment_table(path: Path, name: str) -> pd.DataFrame:
-    """The table of experiment ``name`` at ``path``; another experiment's, or a foreign one, is refused."""
-    from onenn.jobs.inputs import ANY, load_checked_table
-
-    table = load_checked_table(path, {"experiment": ANY})  # every kind's table names its experiment
-    found = sorted(set(map(str, table["experiment"])))
-    if found != [name]:
-        raise DamagedFile(path, f"it holds experiment {', '.join(found) or 'none'}, not {name!r}")
-    return table
 
 
 def family_weights(xi1: float, xi2: float, d: int = 8, K: int = 3) -> np.ndarray:

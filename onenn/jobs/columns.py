@@ -24,6 +24,8 @@ from onenn.plan.kinds import EVAL_KEYS, kind_named
 
 #: the settings the landscape job writes into its table (the grid's own settings make its ``xi1, xi2`` instead)
 LANDSCAPE_SETTING_COLUMNS = ("d", "N", "prompts", "seed")
+#: a binary run's ids: its prompt set is one of the test sets or its training set
+BINARY_IDS = {**ID_DESCRIPTIONS, "test_set": BINARY_TEST_SET_DESCRIPTION}
 
 
 def registry(module: str, name: str) -> dict[str, str]:
@@ -63,12 +65,7 @@ def computed(kind: str, module: str, ids: tuple[str, ...], keys: Iterable[str] |
 #: table's and the scorecard's
 TABLES: dict[str, Callable[[], dict[str, str]]] = {
     "train": lambda: run_table("train", "RECORD_DESCRIPTIONS", ID_DESCRIPTIONS, METRICS, accelerator=True),
-    "binary": lambda: run_table(
-        "binary",
-        "BINARY_RECORD_DESCRIPTIONS",
-        {**ID_DESCRIPTIONS, "test_set": BINARY_TEST_SET_DESCRIPTION},
-        BINARY_RUN_METRICS,
-    ),
+    "binary": lambda: run_table("binary", "BINARY_RECORD_DESCRIPTIONS", BINARY_IDS, BINARY_RUN_METRICS),
     "scaling": lambda: computed("scaling", "onenn.theory.scaling", ("experiment",)),
     "landscape": lambda: computed("landscape", "onenn.theory.landscape", ("experiment",), LANDSCAPE_SETTING_COLUMNS),
     "audit": lambda: computed("audit", "onenn.theory.audit", ("experiment", "variant")),
@@ -90,8 +87,7 @@ def descriptions(table: str) -> dict[str, str]:
 
 
 def save_kind_table(kind: str, table, output: str, info: dict) -> None:
-    """A table of ``kind``'s job with ``info`` and the software that made it (the versions, the job's code) in every
-    row, the kind's ``id_columns`` first."""
+    """``table`` of ``kind``'s job, its ``id_columns`` first, with ``info``, the versions and the code in every row."""
     table = table.assign(**{**info, **provenance.versions(), **provenance.code_provenance(kind_named(kind).job)})
     first = list(kind_named(kind).id_columns)
     save_table(output, normalise_types(table[first + [c for c in table.columns if c not in first]]), descriptions(kind))

@@ -13,8 +13,7 @@ from onenn.jobs.inputs import load_checked_table
 def figure_job(
     figure: str, table_path: str, style: dict, outputs: Sequence[str], *, group_by: Sequence[str], log: Logger
 ) -> None:
-    """Draw figure ``figure`` of an experiment's table, grouped by ``group_by``, laid out in the style's seaborn
-    context, into every path of ``outputs``."""
+    """Draw ``figure`` of a table, grouped by ``group_by``, in the style's seaborn context, into each of ``outputs``."""
     import matplotlib
 
     matplotlib.use("Agg")  # the job chooses the backend (files, no screen); the library leaves it to its user

@@ -11,8 +11,7 @@ from contextlib import contextmanager
 
 @contextmanager
 def job_log(path: str) -> Iterator[logging.Logger]:
-    """Log to ``path`` for the duration of a job, warnings to stderr too (Snakemake shows it); an exception is
-    written there too, then re-raised."""
+    """Log to ``path`` during a job, warnings to stderr too (Snakemake shows it); an exception too, then re-raised."""
     logger = logging.getLogger("onenn")
     logger.setLevel(logging.INFO)
     handler = logging.FileHandler(path, mode="w")

@@ -90,9 +90,8 @@ def lemmas_job(
     from onenn.theory.inequalities import inequalities_table
 
     steps = inequalities_table(load_checked_table(table_path), settings)
-    write_page(
-        page_path, page(steps), configs, PAGE_COMMAND.format("lemmas"), also="; the target `readme` makes it too"
-    )
+    also = "; the target `readme` makes it too"
+    write_page(page_path, page(steps), configs, PAGE_COMMAND.format("lemmas"), also=also)
     fig = figure(steps)
     try:
         fig.tight_layout()
@@ -123,10 +122,8 @@ def late_time_job(table_path: str, configs: str, output: str, *, log: Logger) ->
     page = late_time_page(law, N, d, asymptote(N, d), COMPARE_FROM)
     write_page(output, page, configs, PAGE_COMMAND.format("late_time"))
     for variant, (end, comp, _) in law.items():
-        changes = (
-            "none (ends before the comparison)"
-            if comp is None
-            else {q: comp[f"{q}_change"].max() for q in ("xi1", "xi_ratio", "loss_xi1")}
-        )
+        changes = "none (ends before the comparison)"
+        if comp is not None:
+            changes = {q: comp[f"{q}_change"].max() for q in ("xi1", "xi_ratio", "loss_xi1")}
         log.info("%s: the population flow ends at t=%g; largest relative differences: %s", variant, end, changes)
     log.info("wrote %s", output)

@@ -48,9 +48,8 @@ def train_job(
     try:
         result = train(s, progress=both(StepProgress(log.info, every=progress_every), progress))
     except Diverged as err:
-        raise Diverged(
-            f"{run}: {err}. Lower lr, or set on_divergence: record to keep the steps before the divergence"
-        ) from err
+        advice = "Lower lr, or set on_divergence: record to keep the steps before the divergence"
+        raise Diverged(f"{run}: {err}. {advice}") from err
     seconds = time.perf_counter() - started
     diverged = result["diverged_step"]
     if diverged >= 0:
