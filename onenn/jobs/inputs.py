@@ -156,11 +156,12 @@ def load_prompt_set(
 ANY, NUMBER = "any", "number"
 
 
-def load_checked_table(path: PathLike, columns: Mapping[str, str] = {}):
+def load_checked_table(path: PathLike, columns: Mapping[str, str] | None = None):
     """A Parquet table with ``columns`` (name -> ``ANY`` or ``NUMBER``), as a pandas DataFrame."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
     table = load_table(path, verify=False)
+    columns = columns or {}
     missing = [c for c in columns if c not in table]
     if missing:
         names = ", ".join(map(str, table.columns[:12])) + (" ..." if len(table.columns) > 12 else "")
