@@ -280,7 +280,7 @@ AUDIT_COLUMNS = (
     ("ξ2", "xi2_end"),
     ("ξ1/ξ2", "xi_ratio_end"),
     ("max ξ1/ξ2", "xi_ratio_max"),
-    ("first t with ξ1/ξ2 > 7/15", "time_cross"),
+    ("first t with ξ1/ξ2 > 7/15 (± its largest change at half the nodes or under the seed swap)", "time_cross"),
     ("ξ2 − ξ1", "xi2_minus_xi1_end"),
     ("loss", "reduced_loss_end"),
     ("loss·log t at t = 10", "loss_log_time_first"),
@@ -326,7 +326,9 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
     times_header = ["variant", "value"] + [f"t={t}" for t in times]
     return (
         titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", header, body)
-        + titled_table("The main trajectory (the population flow) at log-spaced times t:", times_header, loss_body)
+        + titled_table(
+            "The main trajectory (the population flow) at log-spaced times t, computed there:", times_header, loss_body
+        )
         + resolution_markdown(rows, values)
     )
 
