@@ -206,7 +206,11 @@ def page(steps: pd.DataFrame) -> str:
             "of it); 2L, a sensitivity check: of the loss without the ½. The proof's region: before the flow first "
             "crosses ξ1/ξ2 = 7/15. 'At half the nodes': the same points, the rate from the quadrature at half its "
             "nodes in each variable. GD: exact gradient descent on the weighted sample (t ≤ 1000), its rate its own "
-            "step over η. Lemmas 8 and 10 are evaluated at the largest C_d for which they hold along the whole flow."
+            "step over η. Lemmas 8 and 10 are evaluated at the largest C_d for which they hold along the whole flow: "
+            "they hold there by construction and are not tests (the text gives C_d no value); Lemma 10's step from "
+            "Lemma 8, ξ̇2 ≤ e^{2ξ1−2ξ2}, is a test. Not evaluated: Lemma 6 (its c1–c4 and poly(N, d) have no value "
+            "in the text) and Lemma 7's lower bound; Lemma 7 is the multiclass numbering (the binary paper's Lemma "
+            "5), tested in A.5's instance (c2′ = 1, poly = 1/15)."
         ),
         "",
     ]
