@@ -198,6 +198,12 @@ def page(steps: pd.DataFrame) -> str:
         "# The convergence proof's inequalities along the audit's flow",
         "",
         (
+            "What breaks the invariant's proof is Lemma 12's deduction: on the line ξ1 = (7/15)·ξ2 its condition "
+            "(Lemma 9's right side negative) reads (16/7 − 4/(N+1)²)·ξ1 < log(a/(2N⁴e)) < 0, so it holds at no point "
+            "of the line with ξ1 ≥ 0, whatever σ (docs/audit.md); the rows below evaluate it where the flow crosses."
+        ),
+        "",
+        (
             "Each inequality of the binary paper's convergence proof (Lemmas 7–12, the review's Jensen step in "
             "Lemma 9's proof, Eq. C.18) at every recorded point of the population flow, its rate ξ̇ from the "
             "population quadrature at the audit's nodes (docs/method.md §7.6 for the readings). Margin: the slack "
