@@ -17,10 +17,10 @@ import numpy as np
 from onenn import API
 from onenn.base import paths
 from onenn.base.columns import TEST_SETS, format_value, variant_name
-from onenn.base.io import DamagedFile, load_arrays, load_json, load_table, save_arrays, save_json
+from onenn.base.io import DamagedFile, load_arrays, load_json, save_arrays, save_json
 from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
-from onenn.jobs.inputs import ANY, WEIGHTS_ARRAYS, load_checked_table
+from onenn.jobs.inputs import WEIGHTS_ARRAYS
 from onenn.plan import experiments as ex
 from onenn.plan.validate import ConfigError, Problem, name_problems, unknown, validate_config
 
@@ -147,6 +147,7 @@ def evaluate(
 ) -> pd.DataFrame:
     """Metrics of every saved step of every run of ``result`` (or several) on ``test_set``, as the workflow's table."""
     from onenn.analysis.tables import concat_tables
+    from onenn.base.io import load_table
     from onenn.jobs.datasets import test_set_job
     from onenn.jobs.evaluate import evaluate_job
 
@@ -221,6 +222,8 @@ class Loaded:
 def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | None = None) -> Loaded:
     """The tables, run records, headline table and scorecard in ``results_dir``, checked; ``experiment``: only those."""
     import pandas as pd
+
+    from onenn.jobs.inputs import ANY, load_checked_table
 
     root = Path(results_dir)
     if not root.is_dir():
