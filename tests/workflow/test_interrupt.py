@@ -129,7 +129,8 @@ def assert_same_results(a: Path, b: Path) -> None:
     assert ta[numeric].to_numpy().tobytes() == tb[numeric].to_numpy().tobytes()
 
 
-@pytest.mark.parametrize("victim", ["job", "everything"])
+# "job" is slow (pytest -m slow): "everything" kills the job too, and Snakemake with it, and is the harder rerun
+@pytest.mark.parametrize("victim", [pytest.param("job", marks=pytest.mark.slow), "everything"])
 def test_sigkill_then_rerun_incomplete_gives_identical_results(reference, tmp_path, victim):
     """``job``: SIGKILL the training process only (Snakemake sees the job fail). ``everything``: SIGKILL
     Snakemake and its jobs at once, as a preempted node would (stale lock, incomplete job metadata)."""

@@ -4,6 +4,7 @@ setting (the grouping by other settings, sigma among them, without Snakemake: te
 
 import json
 
+import pytest
 import yaml
 from PIL import Image
 
@@ -19,6 +20,7 @@ SMALL = {
 }
 
 
+@pytest.mark.slow  # 16 s; without Snakemake, tests/unit/test_plots.py draws this example's figure and its legend
 def test_a_new_experiment_reuses_the_sweep_figure_grouped_by_its_setting(tmp_path):
     workdir = copy_workflow(tmp_path)
     (workdir / "small.yaml").write_text(yaml.safe_dump(SMALL, sort_keys=False))
