@@ -1,5 +1,5 @@
-"""The audit's pages beside its table (docs/method.md §7.3): the resolution test, from ``tables.audit_resolution``,
-and the late-time law, from ``onenn.theory.reduced.late_time.late_time_law``'s tables."""
+"""The audit's pages (docs/method.md §7.3): its headline section and page, from the headline table's audit rows; the
+resolution test, from ``tables.audit_resolution``; the late-time law, from ``late_time.late_time_law``'s tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,90 @@ import numpy as np
 import pandas as pd
 
 from onenn.analysis.markdown import markdown_table, number
+from onenn.analysis.summary import AUDIT_TIMES, _value, titled_table
 from onenn.analysis.tables import AUDIT_SWAP
+from onenn.base.paths import README_EXPERIMENTS
+from onenn.maths.family import XI_RATIO_BOUND
+
+#: (header, quantity) of the audit's table: what a reader needs
+AUDIT_COLUMNS = (
+    ("σ", "sigma"),
+    ("first t with ξ1/ξ2 > 7/15 (± its largest change at half the nodes or under the seed swap)", "time_cross"),
+    ("max ξ1/ξ2", "xi_ratio_max"),
+    ("t end", "time_end"),
+    ("ξ1/ξ2 at the end", "xi_ratio_end"),
+    ("loss at the end", "reduced_loss_end"),
+    ("loss·ξ1 at the end", "loss_xi1_end"),
+    ("its limit C (closed form)", "asymptote"),
+)
+#: (header, quantity) of the audit's detail table, at the flow's end unless the header says otherwise
+DETAIL_COLUMNS = (
+    ("ξ1", "xi1_end"),
+    ("ξ2", "xi2_end"),
+    ("ξ2 − ξ1", "xi2_minus_xi1_end"),
+    ("loss·log t at t = 10", "loss_log_time_first"),
+    ("loss·log t", "loss_log_time_end"),
+    ("GD–flow gap", "gd_flow_gap"),
+    ("r = 1 − ξ2/ξ1", "boundary_end"),
+    ("mass beyond r", "stuck_mass_end"),
+    ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
+    ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
+    ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
+    ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
+    ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
+    ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
+)
+#: (name, quantity) of the main trajectory's rows at ``AUDIT_TIMES``
+AT_TIMES = (
+    ("loss", "reduced_loss"),
+    ("ξ1/ξ2", "xi_ratio"),
+    ("ξ1", "xi1"),
+    ("r", "boundary"),
+    ("mass beyond r", "stuck_mass"),
+)
+
+
+def audit_markdown(rows: pd.DataFrame) -> list[str]:
+    """An audit experiment's headline section: its table, the detail, the flow at ``AUDIT_TIMES``, the resolution."""
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    variants = list(dict.fromkeys(rows["variant"]))
+
+    def table(columns: tuple) -> tuple[list[str], list[list[str]]]:
+        return ["variant"] + [h for h, _ in columns], [
+            [v] + [_value(values, v, q) for _, q in columns] for v in variants
+        ]
+
+    times = [f"{t:.0e}" for t in AUDIT_TIMES]
+    loss_body = [[v, name] + [_value(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES]
+    times_header = ["variant", "value"] + [f"t={t}" for t in times]
+    return (
+        titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", *table(AUDIT_COLUMNS))
+        + titled_table("The detail, at the flow's end unless the header says otherwise:", *table(DETAIL_COLUMNS))
+        + titled_table(
+            "The main trajectory (the population flow) at log-spaced times t, computed there:", times_header, loss_body
+        )
+        + resolution_markdown(rows, values)
+    )
+
+
+def audit_answer(rows: pd.DataFrame) -> list[str]:
+    """The answer of an audit experiment's rows, a line per variant: whether and when ξ1/ξ2 passes 7/15, its peak and
+    end, the loss at the end against its limit."""
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    lines = ["Does ξ1/ξ2 stay at or below 7/15 along the population flow?", ""]
+    for v in dict.fromkeys(rows["variant"]):
+        get = {q: values.get((v, q), math.nan) for _, q in AUDIT_COLUMNS}
+        crossed = f"no: it passes 7/15 at t = {_value(values, v, 'time_cross')}"
+        if math.isnan(get["time_cross"]):
+            crossed = "yes, to the flow's end"
+        lines.append(
+            f"- {v} (σ = {number(get['sigma'])}): {crossed}; its largest value is {number(get['xi_ratio_max'])}, "
+            f"at t = {number(get['time_end'])} (the end) it is {number(get['xi_ratio_end'])}, the loss "
+            f"{number(get['reduced_loss_end'])}, loss·ξ1 {number(get['loss_xi1_end'])} (its limit C, closed form: "
+            f"{number(get['asymptote'])})."
+        )
+    return [*lines, ""]
+
 
 #: the tolerance the resolution test is held to at late times: relative change of xi1/xi2 and of the loss between
 #: the two finest resolutions
@@ -18,6 +101,43 @@ RESOLUTION_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-2}
 #: between the two finest resolutions and under the seed swap
 EARLY_END = 1e6
 EARLY_TOLERANCE = {"xi_ratio": 1e-3, "reduced_loss": 1e-3}
+
+
+def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
+    """The resolution test: ξ1/ξ2 and the loss of every population level (rows ``xi_ratio@<source>@t=<time>``)."""
+    found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
+    if not len(found):
+        return []
+    keys = [q.split("@")[1:] for q in dict.fromkeys(found["quantity"])]
+    sources = list(dict.fromkeys(k[0] for k in keys))
+    times = list(dict.fromkeys(k[1] for k in keys))
+    header = ["variant", "resolution"] + [f"ξ1/ξ2 at {t}" for t in times] + [f"loss at {t}" for t in times]
+    body = []
+    for v in dict.fromkeys(found["variant"]):
+        for src in sources:
+            label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
+            label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
+            cells = [_value(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
+            body.append([v, label] + cells)
+    title = (
+        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
+        " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
+    )
+    return titled_table(title, header, body)
+
+
+def audit_page(summary: pd.DataFrame) -> str:
+    """The audit's section of the headline table as a page of its own: per experiment its answer, its figure where the
+    README's files have it, then its tables."""
+    audits = summary[summary["kind"] == "audit"]
+    if not len(audits):
+        kinds = ", ".join(map(str, dict.fromkeys(summary["kind"])))
+        raise ValueError(f"the headline table has no experiment of kind 'audit' (its kinds: {kinds or 'none'})")
+    lines = ["# The audit of Lemma 12's invariant", ""]
+    for name, rows in audits.groupby("experiment", sort=False):
+        figure = [f"![{name}: the reduced dynamics]({name}.png)", ""] if name in README_EXPERIMENTS else []
+        lines += [f"## {name}", "", *audit_answer(rows), *figure, *audit_markdown(rows)]
+    return "\n".join(lines)
 
 
 def resolution_page(res: pd.DataFrame) -> str:
@@ -50,9 +170,14 @@ def resolution_page(res: pd.DataFrame) -> str:
                 f" ({early if time <= EARLY_END else late})"
             )
     header = ["variant", "t", "nodes per variable", "ξ1/ξ2", "rel. change", "loss", "rel. change"]
+    within = sum("NOT within" not in v for v in verdicts)
     return "\n".join(
         [
             "# The audit's resolution test",
+            "",
+            f"{within} of {len(verdicts)} comparisons within their tolerance:",
+            "",
+            *[f"- {v}" for v in verdicts],
             "",
             (
                 "The population flow (docs/method.md §7.3) at all its nodes and at 1/2, 1/4, ... of them in each "
@@ -63,8 +188,6 @@ def resolution_page(res: pd.DataFrame) -> str:
             ),
             "",
             markdown_table(header, body),
-            "",
-            *[f"- {v}" for v in verdicts],
             "",
         ]
     )
@@ -131,7 +254,7 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         ),
         "",
     ]
-    far_parts = []
+    far_parts, verdicts = [], []
     for variant, (end, comp, far_rows) in law.items():
         lines += [f"## {variant}: the two flows", ""]
         if comp is None:  # a short run (the quick preset): there is no late flow to hold the law to
@@ -156,6 +279,12 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         layer = f"The boundary layer's share of ξ2's rate: {first['layer_share']:.2g} at t = {first['time']:.3g}, "
         layer += f"{last['layer_share']:.2g} at t = {last['time']:.3g}."
         lines += [f"{verdict} {layer}", ""]
+        verdicts.append(
+            (
+                variant,
+                f"the late flow against the population flow from t = {compare_from:.0e}: {verdict[0].lower()}{verdict[1:]}",
+            )
+        )
         far_parts.append((variant, far_rows))
     if far_parts:
         lines += ["## The late flow alone, from the population flow's end", "", LAW_NOTE, ""]
@@ -166,5 +295,8 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
             for r in rows.itertuples(index=False)
         ]
         header = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "1 + r", "log10 ξ1", "loss·ξ1", "law"]
-        lines += [markdown_table(header, body), "", f"{variant}: {answer(rows)}", ""]
-    return "\n".join(lines)
+        lines += [markdown_table(header, body), ""]
+    answers = [f"- {variant}: {verdict}" for variant, verdict in verdicts] + [
+        f"- {v}: {answer(r)}" for v, r in far_parts
+    ]
+    return "\n".join(lines[:2] + answers + [""] + lines[2:])

@@ -153,18 +153,38 @@ def first_in_region(steps: pd.DataFrame) -> tuple[str, float] | None:
     return None if not found else (min(found)[2], min(found)[0])
 
 
-def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
-    sigma = float(steps["sigma"].iloc[0])
+def headline(variant: str, steps: pd.DataFrame) -> str:
+    """A variant's answer: where its flow crosses 7/15 and which inequality fails first before it."""
     cross = steps[(steps["source"] == MAIN) & (steps["point"] == "crossing")]
     t_cross = value(float(cross["time"].iloc[0])) if len(cross) else "never"
     first = first_in_region(steps)
-    before = "No inequality fails before it."
-    if first is not None:
-        before = f"The first inequality to fail before it: {first[0]}, at t = {value(first[1])}."
+    before = "no inequality fails before it" if first is None else f"the first to fail before it: {first[0]}"
+    at = "" if first is None else f", at t = {value(first[1])}"
+    return (
+        f"{variant} (σ = {value(float(steps['sigma'].iloc[0]))}): the flow crosses 7/15 at t = {t_cross}; {before}{at}."
+    )
+
+
+def _jensen_shares(steps: pd.DataFrame) -> list[list[str]]:
+    """The share of prompts failing the Jensen step, both readings, at the flow's t = 0 and its powers of ten."""
+    rows = {n: _trajectory(steps, MAIN, "", n).drop_duplicates("time").set_index("time") for n in JENSEN_STEPS}
+    times = rows[JENSEN_STEPS[0]].index.to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        decade = np.log10(times)
+    body = []
+    for t in times[(times == 0) | np.isclose(decade, np.round(decade), rtol=0.0, atol=1e-9)]:
+        r = rows[JENSEN_STEPS[0]].loc[t]
+        shares = [value(float(rows[n].loc[t, "fail_share"])) for n in JENSEN_STEPS]
+        body.append([value(float(t)), value(float(r["xi1"])), value(float(r["xi1"] / r["xi2"])), *shares])
+    return body
+
+
+JENSEN_HEADER = ["t", "ξ1", "ξ1/ξ2", "share failing, E[s] = 1", "share failing, E[s] = the prompt's mean s̄"]
+
+
+def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
     return [
-        f"## {variant} (σ = {value(sigma)})",
-        "",
-        f"The population flow first crosses ξ1/ξ2 = 7/15 at t = {t_cross}. {before}",
+        f"## {variant} (σ = {value(float(steps['sigma'].iloc[0]))})",
         "",
         (
             "The Jensen step's expectations (E[s] = 1) fail exactly where ξ1 > "
@@ -173,6 +193,14 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
         ),
         "",
         markdown_table(MAIN_HEADER, _main_rows(steps)),
+        "",
+        (
+            "The share of prompts failing the Jensen step along the flow, at its recorded powers of ten (at ξ1 = 0 "
+            "the reading E[s] = 1 fails on the prompts whose mean inner product is negative, half of them by "
+            "symmetry, and the prompt's reading is an equality):"
+        ),
+        "",
+        markdown_table(JENSEN_HEADER, _jensen_shares(steps)),
         "",
         "The largest C_d for which Lemmas 8 and 10 hold (the rows above evaluate them there):",
         "",
@@ -192,8 +220,12 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
     ]
 
 
-def page(steps: pd.DataFrame) -> str:
-    """The page: what the rows mean, then one section per variant (in increasing σ)."""
+def page(steps: pd.DataFrame, figure_file: str = "") -> str:
+    """The page: its answer, per variant, and its figure (``figure_file``, beside the page), what the rows mean, then
+    one section per variant (in increasing σ)."""
+    order = steps.groupby("variant")["sigma"].first().sort_values()
+    answers = [f"- {headline(v, steps[steps['variant'] == v])}" for v in order.index]
+    drawn = f"![the inequalities' two sides along the flow of {figure_variant(steps)}]({figure_file})"
     lines = [
         "# The convergence proof's inequalities along the audit's flow",
         "",
@@ -203,6 +235,9 @@ def page(steps: pd.DataFrame) -> str:
             "of the line with ξ1 ≥ 0, whatever σ (docs/audit.md); the rows below evaluate it where the flow crosses."
         ),
         "",
+        *answers,
+        "",
+        *([drawn, ""] if figure_file else []),
         (
             "Each inequality of the binary paper's convergence proof (Lemmas 7–12, the review's Jensen step in "
             "Lemma 9's proof, Eq. C.18) at every recorded point of the population flow, its rate ξ̇ from the "
@@ -220,7 +255,6 @@ def page(steps: pd.DataFrame) -> str:
         ),
         "",
     ]
-    order = steps.groupby("variant")["sigma"].first().sort_values()
     for variant in order.index:
         lines += variant_section(variant, steps[steps["variant"] == variant])
     return "\n".join(lines)

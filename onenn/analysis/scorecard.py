@@ -352,16 +352,15 @@ def to_markdown(card: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> str:
     lines = [
         "# The paper's claims against this run",
         "",
-        INTRODUCTION,
-        "",
-        *scale_lines(tables),
         f"Verdicts on the paper's claims: {tally(papers)}.",
         "",
         chance_line(papers),
         "",
+        *([f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""] if len(ours) else []),
+        *scale_lines(tables),
+        INTRODUCTION,
+        "",
     ]
-    if len(ours):
-        lines += [f"Our own rows: {tally(ours)}. {chance_line(ours)}", ""]
     lines += ["## Scorecard", "", *assumptions(card), scorecard_table(papers, HEADER), ""]
     if len(ours):
         header = ["row", "fig.", "the question", HEADER[3], "hypothesis", *HEADER[5:]]

@@ -10,7 +10,6 @@ import pandas as pd
 
 from onenn.analysis.markdown import markdown_table, number
 from onenn.analysis.tables import (
-    AUDIT_SWAP,
     audit_at_times,
     audit_resolution,
     audit_summary,
@@ -272,41 +271,6 @@ def binary_markdown(rows: pd.DataFrame) -> list[str]:
     return seeds_markdown(rows, "At the last step (mean ± sd over n seeds):", BINARY_COLUMNS)
 
 
-#: (header, quantity) of the audit's table
-AUDIT_COLUMNS = (
-    ("σ", "sigma"),
-    ("t end", "time_end"),
-    ("ξ1", "xi1_end"),
-    ("ξ2", "xi2_end"),
-    ("ξ1/ξ2", "xi_ratio_end"),
-    ("max ξ1/ξ2", "xi_ratio_max"),
-    ("first t with ξ1/ξ2 > 7/15 (± its largest change at half the nodes or under the seed swap)", "time_cross"),
-    ("ξ2 − ξ1", "xi2_minus_xi1_end"),
-    ("loss", "reduced_loss_end"),
-    ("loss·log t at t = 10", "loss_log_time_first"),
-    ("loss·log t at the end", "loss_log_time_end"),
-    ("GD–flow gap", "gd_flow_gap"),
-    ("r = 1 − ξ2/ξ1", "boundary_end"),
-    ("mass beyond r", "stuck_mass_end"),
-    ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
-    ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
-    ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
-    ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
-    ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
-    ("loss·ξ1 at the end", "loss_xi1_end"),
-    ("its limit C (closed form)", "asymptote"),
-    ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
-)
-#: (name, quantity) of the main trajectory's rows at ``AUDIT_TIMES``
-AT_TIMES = (
-    ("loss", "reduced_loss"),
-    ("ξ1/ξ2", "xi_ratio"),
-    ("ξ1", "xi1"),
-    ("r", "boundary"),
-    ("mass beyond r", "stuck_mass"),
-)
-
-
 def _value(values: pd.Series, variant: str, quantity: str) -> str:
     """A cell of ``values``; the crossing time to the digits its error allows, with the error."""
     value = values.get((variant, quantity), math.nan)
@@ -314,58 +278,6 @@ def _value(values: pd.Series, variant: str, quantity: str) -> str:
     if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
         return number(value)
     return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"
-
-
-def audit_markdown(rows: pd.DataFrame) -> list[str]:
-    values = rows.set_index(["variant", "quantity"])["mean"]
-    variants = list(dict.fromkeys(rows["variant"]))
-    body = [[v] + [_value(values, v, q) for _, q in AUDIT_COLUMNS] for v in variants]
-    header = ["variant"] + [h for h, _ in AUDIT_COLUMNS]
-    times = [f"{t:.0e}" for t in AUDIT_TIMES]
-    loss_body = [[v, name] + [_value(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES]
-    times_header = ["variant", "value"] + [f"t={t}" for t in times]
-    return (
-        titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", header, body)
-        + titled_table(
-            "The main trajectory (the population flow) at log-spaced times t, computed there:", times_header, loss_body
-        )
-        + resolution_markdown(rows, values)
-    )
-
-
-def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
-    """The resolution test: ξ1/ξ2 and the loss of every population level (rows ``xi_ratio@<source>@t=<time>``)."""
-    found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
-    if not len(found):
-        return []
-    keys = [q.split("@")[1:] for q in dict.fromkeys(found["quantity"])]
-    sources = list(dict.fromkeys(k[0] for k in keys))
-    times = list(dict.fromkeys(k[1] for k in keys))
-    header = ["variant", "resolution"] + [f"ξ1/ξ2 at {t}" for t in times] + [f"loss at {t}" for t in times]
-    body = []
-    for v in dict.fromkeys(found["variant"]):
-        for src in sources:
-            label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
-            label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
-            cells = [_value(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
-            body.append([v, label] + cells)
-    title = (
-        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
-        " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
-    )
-    return titled_table(title, header, body)
-
-
-def audit_page(summary: pd.DataFrame) -> str:
-    """The audit's section of the headline table as a page of its own."""
-    audits = summary[summary["kind"] == "audit"]
-    if not len(audits):
-        kinds = ", ".join(map(str, dict.fromkeys(summary["kind"])))
-        raise ValueError(f"the headline table has no experiment of kind 'audit' (its kinds: {kinds or 'none'})")
-    lines = ["# The audit of Lemma 12's invariant", ""]
-    for name, rows in audits.groupby("experiment", sort=False):
-        lines += [f"## {name}", ""] + audit_markdown(rows)
-    return "\n".join(lines)
 
 
 def values_markdown(rows: pd.DataFrame) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from logging import Logger
+from pathlib import Path
 
 from onenn.base import provenance
 from onenn.base.io import verify_checksum, write_with
@@ -39,9 +40,9 @@ def readme_job(
 ) -> None:
     """Write the scorecard (``claims_table``, with the ``tables`` the claims read) and the audit's headline section,
     each under the header naming the run (``configs``) and the headline table's software."""
+    from onenn.analysis.audit_pages import audit_page
     from onenn.analysis.scorecard import COLUMNS, tally
     from onenn.analysis.scorecard import to_markdown as claims_markdown
-    from onenn.analysis.summary import audit_page
 
     summary = load_checked_table(summary_table, SUMMARY_COLUMNS)
     if not len(summary):
@@ -91,7 +92,7 @@ def lemmas_job(
 
     steps = inequalities_table(load_checked_table(table_path), settings)
     also = "; the target `readme` makes it too"
-    write_page(page_path, page(steps), configs, PAGE_COMMAND.format("lemmas"), also=also)
+    write_page(page_path, page(steps, Path(figure_path).name), configs, PAGE_COMMAND.format("lemmas"), also=also)
     fig = figure(steps)
     try:
         fig.tight_layout()

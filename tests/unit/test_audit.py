@@ -204,6 +204,10 @@ def test_audit_resolution_compares_each_level_with_the_next_finer(small_audit):
     assert res[res["time"] == 1e12]["xi_ratio"].isna().all()  # beyond the flows' end (1e8)
     page = resolution_page(res)
     assert "| sigma=2 | 1e+06 | 1/2 |" in page and "sigma=2 at t = 1e+06 (half the nodes):" in page
+    verdicts = [line for line in page.splitlines() if line.startswith("- sigma=2 at t = ")]
+    within = sum("NOT within" not in line for line in verdicts)
+    assert f"{within} of {len(verdicts)} comparisons within their tolerance:" in page  # the answer, before the table
+    assert page.index(verdicts[-1]) < page.index("| sigma=2 | 1e+04 |")
 
 
 def test_audit_resolution_compares_the_seed_swap_with_the_main_flow(small_audit):
@@ -249,7 +253,8 @@ def test_significant_digits_stop_at_the_errors_first_digit(value, error, digits)
 
 
 def test_the_audit_markdown_has_the_resolution_table(small_audit):
-    from onenn.analysis.summary import audit_markdown, audit_table_summary
+    from onenn.analysis.audit_pages import audit_markdown
+    from onenn.analysis.summary import audit_table_summary
 
     rows = audit_table_summary(small_audit)
     rows["experiment"] = "audit"

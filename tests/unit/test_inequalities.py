@@ -288,6 +288,25 @@ def test_page_and_figure_of_a_small_audit(tiny_audit):
     plt.close(fig)
 
 
+def test_half_the_prompts_fail_the_jensen_step_at_xi1_zero_and_the_page_gives_the_share_along_the_flow(tiny_audit):
+    """At xi1 = 0 the reading E[s] = 1 fails where the mean inner product of the prompt is negative: half of them,
+    as the law of t_j is symmetric; the weighted sample's share is within four of its standard errors of 1/2."""
+    from onenn.theory.audit import weighted_sample
+
+    settings, _, steps = tiny_audit
+    w = weighted_sample(AuditSettings.from_dict(settings))[1]
+    w = w / w.sum()
+    start = steps[(steps["inequality"] == "jensen_population") & (steps["time"] == 0)]
+    assert float(start["xi1"].iloc[0]) == 0.0
+    assert float(start["fail_share"].iloc[0]) == pytest.approx(0.5, abs=4 * math.sqrt(0.25 * float(w @ w)))
+    text = page(steps, "lemmas.png")
+    table = text.split("## sigma=3")[1].split("share failing, E[s] = 1")[1].split("\n\n")[0]
+    shares = [line.split(" | ") for line in table.splitlines()[2:]]
+    times = [float(row[0].lstrip("| ")) for row in shares]
+    assert times[0] == 0 and all(math.log10(t) == round(math.log10(t)) for t in times[1:]) and len(times) > 2
+    assert text.index("- sigma=3 (σ = 3): the flow crosses 7/15") < text.index("](lemmas.png)") < text.index("## ")
+
+
 def test_nodes_too_few_to_halve_give_no_resolution_rows():
     settings = {"sigma": 3.0, "steps": 5, "sample_time_end": 1.0, "time_end": 10.0, "levels": 1}
     settings |= {"n_plain": 64, "n_max": 4, "n_gap": 4, "t1_nodes": 32, "gap_nodes": 8, "n_eval": 6}

@@ -198,3 +198,18 @@ def test_the_boundary_layer_share_is_what_the_layer_would_take_from_xi2s_rate():
         change = -(layer(xi1, xi2 + h) - layer(xi1, xi2 - h)) / (2 * h)
         assert change / rate == pytest.approx(-boundary_layer_share(xi1, xi2, N, D), rel=1e-5)
     assert boundary_layer_share(7976.27, 7976.27 / 1.168525, N, D) == pytest.approx(0.0057, abs=1e-4)
+
+
+def test_the_late_time_page_opens_with_each_variants_verdict_and_answer():
+    from onenn.analysis.audit_pages import late_time_page
+
+    comp = pd.DataFrame({"time": [1e12, 1e13], "layer_share": [0.01, 0.001]})
+    for q in ("xi1", "xi_ratio", "loss_xi1"):
+        comp[q] = comp[f"{q}_late"] = 1.0
+        comp[f"{q}_change"] = [1e-4, 2e-3]  # the second is over the tolerance, 1e-3
+    far = pd.DataFrame({"log10_time": [20.0, 30.0], "xi_ratio_minus_half": [1e-3, 1e-7], "law": 1.0})
+    far = far.assign(xi_ratio=0.5 + far["xi_ratio_minus_half"], one_plus_boundary=1.0, log10_xi1=7.0, loss_xi1=1.48)
+    text = late_time_page({"v": (1e20, comp, far)}, 32, 8, 1.48, 1e12)
+    top = text.split("\n## ")[0]
+    assert "- v: the late flow against the population flow from t = 1e+12: largest relative difference" in top
+    assert "NOT within the tolerance" in top and "- v: ξ1/ξ2 falls to 1/2 from above" in top

@@ -83,6 +83,10 @@ def summary() -> pd.DataFrame:
         ("sigma=3", "sigma", 3.0),
         ("sigma=3", "xi_ratio_end", 0.625),
         ("sigma=3", "reduced_loss@t=1e+04", 0.0123),
+        ("sigma=3", "time_cross", 428.7),
+        ("sigma=3", "time_cross_error", 0.1),
+        ("sigma=3", "time_cross_digits", 4.0),
+        ("sigma=3", "xi1_end", 7.5),
         ("sigma=lemma12", "sigma", 56.14),
         ("sigma=lemma12", "xi_ratio_end", 0.5),
     ]
@@ -152,6 +156,28 @@ def test_the_audit_page_has_the_audit_rows_and_nothing_else(tmp_path):
     assert set(by_variant) == {"sigma=3", "sigma=lemma12"}
     loss_row = next(line for line in lines if line.startswith("| sigma=3 | loss |"))  # the loss at log-spaced times
     assert loss_row.split(" | ")[4] == "0.0123"  # columns: variant, value, t = 1, 100, 10^4
+
+
+def test_the_audit_page_answers_first_then_its_figure_where_it_is_copied_then_the_reader_and_the_detail_tables(
+    tmp_path,
+):
+    from onenn.analysis.audit_pages import audit_page
+
+    text = write(tmp_path, "out")[1]
+    answer, tables = text.split("Lemma 12's invariant is")
+    assert "- sigma=3 (σ = 3): no: it passes 7/15 at t = 428.7 (± 0.1);" in answer
+    assert "- sigma=lemma12 (σ = 56.14): yes, to the flow's end;" in answer
+    assert "](aud.png)" not in text  # "aud" is not one of the README's experiments: no figure of it is copied
+    reader, detail = tables.split("The detail")[:2]
+    assert "| ξ1 |" not in reader and "| ξ1 | ξ2 |" in detail.splitlines()[2]
+    named = audit_page(summary().replace({"experiment": {"aud": "audit"}}))
+    assert named.index("](audit.png)") < named.index("Lemma 12's invariant is")
+
+
+def test_the_scorecard_opens_with_its_verdicts(tmp_path):
+    page = write(tmp_path, "out")[0][len(HEADER) :].splitlines()
+    assert page[2].startswith("Verdicts on the paper's claims:")
+    assert page.index(next(line for line in page if line.startswith("Each claim of"))) > 4  # what the rows mean, after
 
 
 def test_the_same_inputs_give_the_same_bytes(tmp_path):
