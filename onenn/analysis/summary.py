@@ -280,6 +280,13 @@ def _value(values: pd.Series, variant: str, quantity: str) -> str:
     return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"
 
 
+def audit_markdown(rows: pd.DataFrame) -> list[str]:
+    """The audit kind's headline section: ``onenn.analysis.audit_pages.audit_markdown``."""
+    from onenn.analysis.audit_pages import audit_markdown as section  # that module reads this one's helpers
+
+    return section(rows)
+
+
 def values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]

@@ -17,7 +17,7 @@ EVAL_KEYS = job_keys("evaluation")
 TRAIN_FIGURES = (*(e for e in PAPER_EXPERIMENTS if e != "scaling_identity"), "theorem_regime", "sweep")
 #: where a table comes from: its runs' metrics or its variants' tables (concatenated), or its settings (computed)
 TABLE_SOURCES = ("runs", "variants", "settings")
-SUMMARY, AUDIT_PAGE = "onenn.analysis.summary", "onenn.analysis.audit_pages:audit_markdown"
+SUMMARY = "onenn.analysis.summary"
 TABLES, BEYOND = "onenn.jobs.tables", "onenn.jobs.beyond"
 
 
@@ -64,7 +64,7 @@ KINDS: dict[str, Kind] = {
         Kind("train", "runs", id_columns=ID_COLUMNS, number_columns=METRICS, scored=True, figures=TRAIN_FIGURES),
         Kind("scaling", "settings", job=f"{TABLES}:scaling_job", scored=True, figures=("scaling_identity",)),
         Kind("binary", "runs", id_columns=ID_COLUMNS, number_columns=BINARY_RUN_METRICS),
-        Kind("audit", "variants", f"{SUMMARY}:audit_table_summary", AUDIT_PAGE, f"{BEYOND}:audit_job", AUDIT_FIRST),
+        Kind("audit", "variants", f"{SUMMARY}:audit_table_summary", job=f"{BEYOND}:audit_job", id_columns=AUDIT_FIRST),
         Kind("landscape", "settings", markdown=VALUES, job=f"{TABLES}:landscape_job"),
         Kind("full_matrix", "variants", markdown=VALUES, job=f"{BEYOND}:full_matrix_job", id_columns=FULL_MATRIX_FIRST),
     )
