@@ -8,12 +8,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import markdown_table, number
-from onenn.analysis.summary import AUDIT_TIMES, _value, titled_table
+from onenn.analysis.markdown import markdown_table, number, titled_table, value_cell
 from onenn.analysis.tables import AUDIT_SWAP
 from onenn.base.paths import README_EXPERIMENTS
 from onenn.maths.family import XI_RATIO_BOUND
 
+#: times at which the headline table gives the audit's reduced loss
+AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
 #: (header, quantity) of the audit's table: what a reader needs
 AUDIT_COLUMNS = (
     ("σ", "sigma"),
@@ -59,11 +60,13 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
 
     def table(columns: tuple) -> tuple[list[str], list[list[str]]]:
         return ["variant"] + [h for h, _ in columns], [
-            [v] + [_value(values, v, q) for _, q in columns] for v in variants
+            [v] + [value_cell(values, v, q) for _, q in columns] for v in variants
         ]
 
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
-    loss_body = [[v, name] + [_value(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES]
+    loss_body = [
+        [v, name] + [value_cell(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES
+    ]
     times_header = ["variant", "value"] + [f"t={t}" for t in times]
     return (
         titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", *table(AUDIT_COLUMNS))
@@ -82,7 +85,7 @@ def audit_answer(rows: pd.DataFrame) -> list[str]:
     lines = ["Does ξ1/ξ2 stay at or below 7/15 along the population flow?", ""]
     for v in dict.fromkeys(rows["variant"]):
         get = {q: values.get((v, q), math.nan) for _, q in AUDIT_COLUMNS}
-        crossed = f"no: it passes 7/15 at t = {_value(values, v, 'time_cross')}"
+        crossed = f"no: it passes 7/15 at t = {value_cell(values, v, 'time_cross')}"
         if math.isnan(get["time_cross"]):
             crossed = "yes, to the flow's end"
         lines.append(
@@ -117,7 +120,7 @@ def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
         for src in sources:
             label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
             label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
-            cells = [_value(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
+            cells = [value_cell(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
             body.append([v, label] + cells)
     title = (
         "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"

@@ -3,12 +3,13 @@ kind's summariser (``train_summary``, ...), with its software; its Markdown by e
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import pandas as pd
 
-from onenn.analysis.markdown import markdown_table, number
+# audit_markdown: the audit kind's renderer, by its default name (onenn.plan.kinds)
+from onenn.analysis.audit_pages import AUDIT_TIMES, audit_markdown  # noqa: F401
+from onenn.analysis.markdown import markdown_table, titled_table, value_cell
 from onenn.analysis.tables import (
     audit_at_times,
     audit_resolution,
@@ -142,8 +143,6 @@ AUDIT_QUANTITIES = (  # noqa: SIM905 (a name a line: 26 lines)
     "resolution_xi_ratio_gap resolution_reduced_loss_rel_gap sample_xi_ratio_gap boundary_end stuck_mass_end "
     "plain_xi_ratio_end swap_xi_ratio_rel_gap swap_reduced_loss_rel_gap loss_xi1_end asymptote stuck_loss_xi1_end"
 ).split()
-#: times at which the headline table gives the audit's reduced loss
-AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
 
 
 def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -214,10 +213,6 @@ def summarise(
 # --- the headline table's Markdown ---------------------------------------------------------------------------
 
 
-def titled_table(title: str, header: list[str], body: list[list[str]]) -> list[str]:
-    return [title, "", markdown_table(header, body), ""]
-
-
 def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
     hit = rows[
         (rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)
@@ -271,26 +266,10 @@ def binary_markdown(rows: pd.DataFrame) -> list[str]:
     return seeds_markdown(rows, "At the last step (mean ± sd over n seeds):", BINARY_COLUMNS)
 
 
-def _value(values: pd.Series, variant: str, quantity: str) -> str:
-    """A cell of ``values``; the crossing time to the digits its error allows, with the error."""
-    value = values.get((variant, quantity), math.nan)
-    digits = values.get((variant, "time_cross_digits"), math.nan)
-    if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
-        return number(value)
-    return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"
-
-
-def audit_markdown(rows: pd.DataFrame) -> list[str]:
-    """The audit kind's headline section: ``onenn.analysis.audit_pages.audit_markdown``."""
-    from onenn.analysis.audit_pages import audit_markdown as section  # that module reads this one's helpers
-
-    return section(rows)
-
-
 def values_markdown(rows: pd.DataFrame) -> list[str]:
     quantities = list(dict.fromkeys(rows["quantity"]))
     values = rows.set_index(["variant", "quantity"])["mean"]
-    body = [[v] + [_value(values, v, q) for q in quantities] for v in dict.fromkeys(rows["variant"])]
+    body = [[v] + [value_cell(values, v, q) for q in quantities] for v in dict.fromkeys(rows["variant"])]
     return [markdown_table(["variant", *quantities], body), ""]
 
 
