@@ -7,10 +7,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
-# audit_markdown: the audit kind's renderer, by its default name (onenn.plan.kinds)
-from onenn.analysis.audit_pages import AUDIT_TIMES, audit_markdown  # noqa: F401
 from onenn.analysis.markdown import markdown_table, titled_table, value_cell
 from onenn.analysis.tables import (
+    AUDIT_SWAP,
     audit_at_times,
     audit_resolution,
     audit_summary,
@@ -143,6 +142,8 @@ AUDIT_QUANTITIES = (  # noqa: SIM905 (a name a line: 26 lines)
     "resolution_xi_ratio_gap resolution_reduced_loss_rel_gap sample_xi_ratio_gap boundary_end stuck_mass_end "
     "plain_xi_ratio_end swap_xi_ratio_rel_gap swap_reduced_loss_rel_gap loss_xi1_end asymptote stuck_loss_xi1_end"
 ).split()
+#: times at which the headline table gives the audit's reduced loss
+AUDIT_TIMES = tuple(10.0 ** (2 * k) for k in range(11))
 
 
 def audit_table_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -264,6 +265,92 @@ def scaling_markdown(rows: pd.DataFrame) -> list[str]:
 
 def binary_markdown(rows: pd.DataFrame) -> list[str]:
     return seeds_markdown(rows, "At the last step (mean ± sd over n seeds):", BINARY_COLUMNS)
+
+
+#: (header, quantity) of the audit's table: what a reader needs
+AUDIT_COLUMNS = (
+    ("σ", "sigma"),
+    ("first t with ξ1/ξ2 > 7/15 (± its largest change at half the nodes or under the seed swap)", "time_cross"),
+    ("max ξ1/ξ2", "xi_ratio_max"),
+    ("t end", "time_end"),
+    ("ξ1/ξ2 at the end", "xi_ratio_end"),
+    ("loss at the end", "reduced_loss_end"),
+    ("loss·ξ1 at the end", "loss_xi1_end"),
+    ("its limit C (closed form)", "asymptote"),
+)
+#: (header, quantity) of the audit's detail table, at the flow's end unless the header says otherwise
+DETAIL_COLUMNS = (
+    ("ξ1", "xi1_end"),
+    ("ξ2", "xi2_end"),
+    ("ξ2 − ξ1", "xi2_minus_xi1_end"),
+    ("loss·log t at t = 10", "loss_log_time_first"),
+    ("loss·log t", "loss_log_time_end"),
+    ("GD–flow gap", "gd_flow_gap"),
+    ("r = 1 − ξ2/ξ1", "boundary_end"),
+    ("mass beyond r", "stuck_mass_end"),
+    ("stuck mass's share ½F(r)^N·ξ1", "stuck_loss_xi1_end"),
+    ("ξ1/ξ2 gap at half the nodes", "resolution_xi_ratio_gap"),
+    ("ξ1/ξ2 rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_xi_ratio_rel_gap"),
+    ("loss rel. change under the seed swap (10 ≤ t ≤ 1e6)", "swap_reduced_loss_rel_gap"),
+    ("ξ1/ξ2 gap to the sample (t ≤ sample end)", "sample_xi_ratio_gap"),
+    ("plain-sample ξ1/ξ2 at the sample end", "plain_xi_ratio_end"),
+)
+#: (name, quantity) of the main trajectory's rows at ``AUDIT_TIMES``
+AT_TIMES = (
+    ("loss", "reduced_loss"),
+    ("ξ1/ξ2", "xi_ratio"),
+    ("ξ1", "xi1"),
+    ("r", "boundary"),
+    ("mass beyond r", "stuck_mass"),
+)
+
+
+def audit_markdown(rows: pd.DataFrame) -> list[str]:
+    """An audit experiment's headline section (the audit kind's renderer): its table, the detail, the flow at ``AUDIT_TIMES``, the resolution."""
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    variants = list(dict.fromkeys(rows["variant"]))
+
+    def table(columns: tuple) -> tuple[list[str], list[list[str]]]:
+        return ["variant"] + [h for h, _ in columns], [
+            [v] + [value_cell(values, v, q) for _, q in columns] for v in variants
+        ]
+
+    times = [f"{t:.0e}" for t in AUDIT_TIMES]
+    loss_body = [
+        [v, name] + [value_cell(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES
+    ]
+    times_header = ["variant", "value"] + [f"t={t}" for t in times]
+    return (
+        titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", *table(AUDIT_COLUMNS))
+        + titled_table("The detail, at the flow's end unless the header says otherwise:", *table(DETAIL_COLUMNS))
+        + titled_table(
+            "The main trajectory (the population flow) at log-spaced times t, computed there:", times_header, loss_body
+        )
+        + resolution_markdown(rows, values)
+    )
+
+
+def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
+    """The resolution test: ξ1/ξ2 and the loss of every population level (rows ``xi_ratio@<source>@t=<time>``)."""
+    found = rows[rows["quantity"].str.startswith("xi_ratio@population")]
+    if not len(found):
+        return []
+    keys = [q.split("@")[1:] for q in dict.fromkeys(found["quantity"])]
+    sources = list(dict.fromkeys(k[0] for k in keys))
+    times = list(dict.fromkeys(k[1] for k in keys))
+    header = ["variant", "resolution"] + [f"ξ1/ξ2 at {t}" for t in times] + [f"loss at {t}" for t in times]
+    body = []
+    for v in dict.fromkeys(found["variant"]):
+        for src in sources:
+            label = "all nodes" if "/" not in src else f"1/{src.split('/')[1]} of the nodes per variable"
+            label = "all nodes, the seed swap's uniforms" if src == AUDIT_SWAP else label
+            cells = [value_cell(values, v, f"{q}@{src}@{t}") for q in ("xi_ratio", "reduced_loss") for t in times]
+            body.append([v, label] + cells)
+    title = (
+        "The resolution test: the population flow at all its nodes and at 1/2, 1/4, ... of them per variable,"
+        " and at all its nodes with the seed swap's uniforms (to the weighted sample's end):"
+    )
+    return titled_table(title, header, body)
 
 
 def values_markdown(rows: pd.DataFrame) -> list[str]:
