@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from onenn.analysis.markdown import markdown_table, number, value_cell
-from onenn.analysis.summary import AUDIT_COLUMNS, audit_markdown
+from onenn.analysis.markdown import markdown_table, number
+from onenn.analysis.summary import AUDIT_COLUMNS, audit_markdown, value_cell
 from onenn.analysis.tables import AUDIT_SWAP
 from onenn.base.paths import README_EXPERIMENTS
 
@@ -196,10 +196,7 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         layer += f"{last['layer_share']:.2g} at t = {last['time']:.3g}."
         lines += [f"{verdict} {layer}", ""]
         verdicts.append(
-            (
-                variant,
-                f"the late flow against the population flow from t = {compare_from:.0e}: {verdict[0].lower()}{verdict[1:]}",
-            )
+            f"- {variant}: the late flow against the population flow from t = {compare_from:.0e}: {verdict[0].lower()}{verdict[1:]}"
         )
         far_parts.append((variant, far_rows))
     if far_parts:
@@ -212,7 +209,5 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         ]
         header = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "1 + r", "log10 ξ1", "loss·ξ1", "law"]
         lines += [markdown_table(header, body), ""]
-    answers = [f"- {variant}: {verdict}" for variant, verdict in verdicts] + [
-        f"- {v}: {answer(r)}" for v, r in far_parts
-    ]
+    answers = verdicts + [f"- {v}: {answer(r)}" for v, r in far_parts]
     return "\n".join(lines[:2] + answers + [""] + lines[2:])

@@ -7,10 +7,6 @@ import html
 import itertools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -76,17 +72,3 @@ def markdown_to_html(text: str, title: str) -> str:
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
-
-
-def titled_table(title: str, header: list[str], body: list[list[str]]) -> list[str]:
-    return [title, "", markdown_table(header, body), ""]
-
-
-def value_cell(values: pd.Series, variant: str, quantity: str) -> str:
-    """A cell of the headline table's ``values`` (by variant and quantity); the crossing time to the digits its
-    error allows, with the error."""
-    value = values.get((variant, quantity), math.nan)
-    digits = values.get((variant, "time_cross_digits"), math.nan)
-    if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
-        return number(value)
-    return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"

@@ -3,11 +3,12 @@ kind's summariser (``train_summary``, ...), with its software; its Markdown by e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pandas as pd
 
-from onenn.analysis.markdown import markdown_table, titled_table, value_cell
+from onenn.analysis.markdown import markdown_table, number
 from onenn.analysis.tables import (
     AUDIT_SWAP,
     audit_at_times,
@@ -214,6 +215,20 @@ def summarise(
 # --- the headline table's Markdown ---------------------------------------------------------------------------
 
 
+def titled_table(title: str, header: list[str], body: list[list[str]]) -> list[str]:
+    return [title, "", markdown_table(header, body), ""]
+
+
+def value_cell(values: pd.Series, variant: str, quantity: str) -> str:
+    """A cell of the headline table's ``values`` (by variant and quantity); the crossing time to the digits its
+    error allows, with the error."""
+    value = values.get((variant, quantity), math.nan)
+    digits = values.get((variant, "time_cross_digits"), math.nan)
+    if quantity != "time_cross" or math.isnan(value) or math.isnan(digits):
+        return number(value)
+    return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"
+
+
 def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
     hit = rows[
         (rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)
@@ -306,7 +321,8 @@ AT_TIMES = (
 
 
 def audit_markdown(rows: pd.DataFrame) -> list[str]:
-    """An audit experiment's headline section (the audit kind's renderer): its table, the detail, the flow at ``AUDIT_TIMES``, the resolution."""
+    """An audit experiment's headline section (the audit kind's renderer): its table, the detail, the flow at
+    ``AUDIT_TIMES``, the resolution."""
     values = rows.set_index(["variant", "quantity"])["mean"]
     variants = list(dict.fromkeys(rows["variant"]))
 
