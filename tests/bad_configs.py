@@ -138,15 +138,15 @@ BAD_CONFIGS = [
     ("unknown_top_level", lambda c: c.__setitem__("plot", {}), "plot", "did you mean 'plots'?"),
     ("unknown_experiment_key", experiment("seed", 3), "experiments.convergence.seed", "did you mean 'seeds'?"),
     (
-        "renamed_key",  # n_record (audit, full_matrix) is now n_eval, as in the training kinds
+        "renamed_key",  # n_record (audit) is now n_eval, as in the training kinds
         lambda c: c["experiments"]["audit"].__setitem__("n_record", 60),
         "experiments.audit.n_record",
         "unknown key 'n_record'; it was renamed to 'n_eval'",
     ),
     (
         "renamed_setting",
-        lambda c: c["experiments"]["full_matrix"]["sweep"].__setitem__("n_record", [10]),
-        "experiments.full_matrix.sweep.n_record",
+        lambda c: c["experiments"]["audit"]["sweep"].__setitem__("n_record", [10]),
+        "experiments.audit.sweep.n_record",
         "unknown setting 'n_record'; it was renamed to 'n_eval'",
     ),
     ("unknown_test_sets_key", lambda c: c["test_sets"].__setitem__("sed", 1), "test_sets.sed", "unknown key"),
@@ -190,7 +190,7 @@ BAD_CONFIGS = [
         "kind_typo",
         experiment("kind", "trian"),
         "experiments.convergence.kind",
-        "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape', 'full_matrix']",
+        "'trian' is not one of ['train', 'scaling', 'binary', 'audit', 'landscape']",
     ),
     (
         "figure_unknown",

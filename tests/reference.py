@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from onenn.maths.prompts import nearest_neighbour
+
 
 def simplex(K: int) -> np.ndarray:
     return np.eye(K) - 1.0 / K
@@ -42,3 +44,39 @@ def central_differences(loss, W, h: float):
             E[i, j] = h
             numeric[i, j] = (float(loss(W + E)) - float(loss(W - E))) / (2 * h)
     return numeric
+
+
+def full_loss_grad(A: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """The binary loss with the labels integrated out and its gradient in ``A``, ``W`` on rows and columns ``(x,
+    last)`` (the label rows stay 0 under GD from ``W0``; docs/method.md §4.3); held to ``output`` in test_binary.py.
+    ``x`` (n, N+1, d), the query last; per prompt ``f = 1/2 (sum_j q_j^2 - 2 q_{i*} + 1)``, score gradient
+    ``q_k (g_k - gbar)``, ``g_j = q_j - [j = i*]``."""
+    prompts, _, d = x.shape
+    z_query = np.concatenate([x[:, -1], np.ones((prompts, 1))], axis=1)  # (n, d+1)
+    v = z_query @ A.T  # A z_q: (n, d+1)
+    scores = np.einsum("bjd,bd->bj", x, v[:, :d])  # x-part of every token, query included
+    scores[:, -1] += v[:, d]
+    scores -= scores.max(axis=1, keepdims=True)
+    q = np.exp(scores)
+    q /= q.sum(axis=1, keepdims=True)  # (n, N+1)
+    rows = np.arange(prompts)
+    nn = nearest_neighbour(x)
+    q_star = q[rows, nn]
+    r = 1.0 - q_star
+    sum_sq = (q[:, :-1] ** 2).sum(axis=1) - q_star**2  # Σ_{j≠i*} q_j²
+    loss = 0.5 * (r * r + sum_sq)
+    g = q.copy()
+    g[:, -1] = 0.0
+    g[rows, nn] -= 1.0
+    gbar = (q * g).sum(axis=1)
+    ds = q * (g - gbar[:, None])  # (n, N+1)
+    r_vec = np.concatenate([np.einsum("bj,bjd->bd", ds, x), ds[:, -1:]], axis=1)  # Σ_k ds_k z_k: (n, d+1)
+    return float(loss.mean()), r_vec.T @ z_query / prompts
+
+
+def embed_active(A: np.ndarray, d: int) -> np.ndarray:
+    """The (d+2)x(d+2) binary ``W`` with ``A`` on rows/columns ``(x, last)`` and zero label row and column."""
+    keep = np.r_[np.arange(d), d + 1]
+    W = np.zeros((d + 2, d + 2))
+    W[np.ix_(keep, keep)] = A
+    return W

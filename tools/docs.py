@@ -189,7 +189,6 @@ def page() -> str:
         ("scaling", "The scaling identity's table (`scaling`)", f"{table}, a row per panel, point `(ξ1, ξ2)` and `K`"),
         ("audit", "The audit's table (`audit`)", f"{variant}, a row per trajectory and recorded time; {concatenated % 'variants'}"),
         ("landscape", "The landscape's table (`landscape`)", f"{table}, a row per grid point"),
-        ("full_matrix", "Full-matrix GD against reduced GD (`full_matrix`)", f"{variant}, a row per recorded step; {concatenated % 'variants'}"),
         ("summary", "The headline table", f"`{paths.SUMMARY_TABLE}`, a row per experiment, variant and quantity"),
         ("claims", "The scorecard", f"`{paths.CLAIMS_TABLE}`, a row per claim ([claims.md](claims.md))"),
     )  # fmt: skip

@@ -299,28 +299,6 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     return fig
 
 
-def full_matrix(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -> plt.Figure:
-    """Full-matrix GD (markers) against reduced GD (lines): ξ of Π(W), distances to the family, a colour per prompts."""
-    fig, (xi_ax, dist_ax) = plt.subplots(1, 2, figsize=(style.width, style.height))
-    levels = sorted(table["prompts"].unique())
-    colours = dict(zip(levels, sns.color_palette(style.palette, len(levels))))
-    for prompts, part in table.groupby("prompts"):
-        part, colour = part[part["step"] > 0].sort_values("step"), colours[prompts]
-        for value, marker in (("xi1", "o"), ("xi2", "s")):
-            label = f"{value} of Π(W), {prompts} prompts"
-            xi_ax.plot(part["step"], part[value], color=colour, marker=marker, ms=3, ls="none", label=label)
-            xi_ax.plot(part["step"], part[f"{value}_reduced"], color=colour, lw=1)
-        dist_ax.plot(part["step"], part["dist_family_active"], color=colour, label=f"‖W − Π(W)‖, {prompts} prompts")
-        dist_ax.plot(part["step"], part["xi_gap"], color=colour, ls="--", label=f"|ξ − ξ_reduced|, {prompts} prompts")
-    xi_ax.set_ylabel("ξ: full-matrix GD (markers), reduced GD (lines)")
-    xi_ax.legend(fontsize="small")
-    dist_ax.set_yscale("log")
-    dist_ax.legend(fontsize="small")
-    for ax in (xi_ax, dist_ax):
-        ax.set(xscale="log", xlabel="GD step")
-    return fig
-
-
 #: the panels of the binary experiment: training-set loss, separated MSE to 1-NN, active distance to the family
 BINARY = (
     ("train", "test_loss", "training loss (whole training set)", "log"),
@@ -336,7 +314,7 @@ FIGURES: dict[str, Callable[[pd.DataFrame, PlotStyle, Sequence[str]], plt.Figure
     "distribution_shift": partial(bands, panels=(LOGIT, SEPARATED_ACCURACY, UNIFORM_ACCURACY), width=1.4),
     **{f.__name__: f for f in (number_of_classes, diagonal_init, loss_function, theorem_regime, sweep)},
     "binary": partial(bands, panels=BINARY, width=1.5, legends=False),
-    **{f.__name__: f for f in (landscape, audit, full_matrix)},
+    **{f.__name__: f for f in (landscape, audit)},
 }
 
 

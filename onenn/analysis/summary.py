@@ -175,18 +175,6 @@ def landscape_summary(table: pd.DataFrame) -> pd.DataFrame:
     return out.assign(xi1=best["xi1"], xi2=best["xi2"], se=best["reduced_loss_se"], kind="landscape")
 
 
-def full_matrix_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per variant: the largest distance of W to the family and to the reduced trajectory, and the final xi."""
-    parts = []
-    for variant, part in table.groupby("variant", sort=True):
-        end = part.sort_values("step").iloc[-1]
-        values = {f"{c}_max": part[c].max() for c in ("dist_family_active", "xi_gap")}
-        values |= {f"{c}_end": end[c] for c in ("xi1", "xi1_reduced", "xi2", "xi2_reduced")}
-        values |= {"steps": end["step"], "prompts": end["prompts"]}
-        parts.append(_value_rows(str(end["experiment"]), variant, values))
-    return pd.concat(parts, ignore_index=True).assign(kind="full_matrix")
-
-
 def summarise(
     tables: dict[str, pd.DataFrame], summarisers: dict[str, Callable[[pd.DataFrame], pd.DataFrame]]
 ) -> pd.DataFrame:

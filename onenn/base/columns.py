@@ -45,9 +45,8 @@ def se_column(metric: str) -> str:
 TEST_SETS = ("uniform", "separated")
 BINARY_TEST_SETS = ("train", *TEST_SETS)
 BINARY_TEST_SET_DESCRIPTION = "the prompt set: the fixed training set `train`, `uniform` or `separated` (method.md §3)"
-#: the first columns of an audit variant's table and of a full-matrix one, in order
+#: the first columns of an audit variant's table, in order
 AUDIT_FIRST = ("experiment", "variant", "sigma_rule", "sigma", "source", "step", "time")
-FULL_MATRIX_FIRST = ("experiment", "variant", "step")
 
 
 def setting_description(key: str) -> str:

@@ -35,7 +35,7 @@ RUN_DIR = "results/runs/{experiment}/{variant}/seed{seed}"
 RUN_WEIGHTS = made_by(f"{RUN_DIR}/weights.npz", "train", "binary_train")
 RUN_RECORD = made_by(f"{RUN_DIR}/run.json", "train", "binary_train")
 RUN_METRICS = made_by(f"{RUN_DIR}/metrics.parquet", "evaluate", "binary_evaluate")
-#: one variant's table, for the kinds computed per variant (the audit, full-matrix GD)
+#: one variant's table, for the kinds computed per variant (the audit)
 VARIANT_TABLE = made_by("results/beyond/{experiment}/{variant}.parquet", "beyond")
 
 TABLE = made_by("results/tables/{experiment}.parquet", "table")

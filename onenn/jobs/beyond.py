@@ -1,8 +1,7 @@
-"""The per-variant jobs of the experiments beyond the paper (numpy and scipy): one audit sigma, one full-matrix variant."""
+"""The per-variant jobs of the experiments beyond the paper (numpy and scipy): one audit sigma."""
 
 from __future__ import annotations
 
-import time
 from logging import Logger
 
 from onenn.base.progress import EVERY
@@ -25,20 +24,8 @@ def audit_job(settings: dict, *, identity: dict, output: str, log: Logger, progr
     log.info(message, end["time"], end["xi1"], end["xi2"], end["xi_ratio"], XI_RATIO_BOUND, end["reduced_loss"])
 
 
-def full_matrix_job(settings: dict, *, identity: dict, output: str, log: Logger) -> None:
-    """One variant of a full-matrix experiment: both trajectories with the variant's identity and settings."""
-    from onenn.theory.full_matrix import FullMatrixSettings, full_matrix_vs_reduced
-
-    s = FullMatrixSettings.from_dict(settings)
-    started = time.perf_counter()
-    table = full_matrix_vs_reduced(s)
-    save_kind_table("full_matrix", table, output, {**identity, **s.to_dict()})
-    message = "full matrix vs reduced: %d steps in %.1f s; max |xi - xi_reduced| %.3g, max dist to family %.3g"
-    log.info(message, s.steps, time.perf_counter() - started, table["xi_gap"].max(), table["dist_family_active"].max())
-
-
 def beyond_job(kind: str, settings: dict, *, identity: dict, output: str, log: Logger) -> None:
-    """The per-variant job of a kind whose table comes from its variants (``audit``, ``full_matrix``): its ``job``."""
+    """The per-variant job of a kind whose table comes from its variants (``audit``): its ``job``."""
     if kind_named(kind).table_source != "variants":
         raise ValueError(f"kind {kind!r} has no per-variant job: its table comes from {kind_named(kind).table_source}")
     kind_function(kind, "job")(settings, identity=identity, output=output, log=log)

@@ -69,7 +69,6 @@ TABLES: dict[str, Callable[[], dict[str, str]]] = {
     "scaling": lambda: computed("scaling", "onenn.theory.scaling", ("experiment",)),
     "landscape": lambda: computed("landscape", "onenn.theory.landscape", ("experiment",), LANDSCAPE_SETTING_COLUMNS),
     "audit": lambda: computed("audit", "onenn.theory.audit", ("experiment", "variant")),
-    "full_matrix": lambda: computed("full_matrix", "onenn.theory.full_matrix", ("experiment", "variant")),
     "summary": lambda: first_wins(
         registry("onenn.analysis.summary", "DESCRIPTIONS"),
         registry("onenn.analysis.summary", "SOFTWARE_DESCRIPTIONS"),

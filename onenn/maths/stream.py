@@ -83,7 +83,6 @@ PURPOSES = {
     "scaling": 6,  # a point of the scaling-identity experiment; instance: the point
     "landscape": 7,  # the landscape's sample of inner products
     "audit": 8,  # the audit's samples; instance: 0 main, 1 resample, 2 plain
-    "full_matrix": 9,  # the prompts of full-matrix gradient descent
 }
 SEED_BITS, INSTANCE_BITS, PURPOSE_BITS = 32, 24, 7
 

@@ -87,7 +87,7 @@ def group_by(config: dict, experiment: str) -> list[str]:
 
 
 def job_settings(config: dict, experiment: str, variant: str = "default") -> dict[str, Any]:
-    """What one variant's job (kinds audit, full_matrix) depends on: its kind's settings (a scaling job's: panels)."""
+    """What one variant's job (kind audit) depends on: its kind's settings (a scaling job's: panels)."""
     exp = config["experiments"][experiment]
     kind = kind_named(exp["kind"])
     s = {**settings(config, experiment, variant), **({"panels": exp["panels"]} if "panels" in exp else {})}

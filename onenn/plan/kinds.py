@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onenn.base.columns import AUDIT_FIRST, BINARY_RUN_METRICS, FULL_MATRIX_FIRST, ID_COLUMNS, METRICS
+from onenn.base.columns import AUDIT_FIRST, BINARY_RUN_METRICS, ID_COLUMNS, METRICS
 from onenn.base.paths import PAPER_EXPERIMENTS
 from onenn.base.settings import job_keys
 
@@ -66,7 +66,6 @@ KINDS: dict[str, Kind] = {
         Kind("binary", "runs", id_columns=ID_COLUMNS, number_columns=BINARY_RUN_METRICS),
         Kind("audit", "variants", f"{SUMMARY}:audit_table_summary", job=f"{BEYOND}:audit_job", id_columns=AUDIT_FIRST),
         Kind("landscape", "settings", markdown=VALUES, job=f"{TABLES}:landscape_job"),
-        Kind("full_matrix", "variants", markdown=VALUES, job=f"{BEYOND}:full_matrix_job", id_columns=FULL_MATRIX_FIRST),
     )
 }
 
@@ -94,7 +93,7 @@ def summary_entries() -> list[str]:
 
 #: the product ``work`` computes, kind by kind
 WORK = {"train": "steps × batch × (N+1) × (d+K+1)²", "binary": "epochs × train_size × (N+1) × (d+2)²"}
-WORK |= {"full_matrix": "steps × prompts × (N+1) × (d+2)²", "audit": "steps × (n_plain + n_max × n_gap) × N"}
+WORK |= {"audit": "steps × (n_plain + n_max × n_gap) × N"}
 WORK |= {"landscape": "grid² × prompts × N", "scaling": "(points × Ks × prompts, over the panels) × N × d"}
 
 
@@ -102,8 +101,8 @@ def work(kind: str, s: dict) -> dict[str, float]:
     """A run's work as factors (the setting that sizes each -> its size) whose product grows as its multiply-adds.
     A scaling experiment's factor ``panels`` counts its points × K × prompts."""
     D2 = (s["d"] + (s["K"] if kind == "train" else 1) + 1) ** 2  # (D = d + K + 1; a binary model's K is 1)
-    if kind in ("train", "binary", "full_matrix"):  # a binary epoch: train_size prompts
-        first, size = {"train": ("steps", "batch"), "binary": ("epochs", "train_size")}.get(kind, ("steps", "prompts"))
+    if kind in ("train", "binary"):  # a binary epoch: train_size prompts
+        first, size = {"train": ("steps", "batch"), "binary": ("epochs", "train_size")}[kind]
         return {first: s[first], size: s[size], "N": s["N"] + 1, "d": D2}
     if kind == "audit":  # the GD steps on the weighted sample; the population flow's nodes: audit_problems
         return {"steps": s["steps"], "n_plain": s["n_plain"] + s["n_max"] * s["n_gap"], "N": s["N"]}

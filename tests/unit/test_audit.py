@@ -1,6 +1,4 @@
-"""The audit, the landscape and full-matrix GD (onenn.theory.audit, landscape, full_matrix) and the audit statistics (onenn.analysis.tables)."""
-
-import itertools
+"""The audit and the landscape (onenn.theory.audit, landscape) and the audit statistics (onenn.analysis.tables)."""
 
 import numpy as np
 import pandas as pd
@@ -8,19 +6,10 @@ import pytest
 
 from onenn.analysis.tables import audit_at_times, audit_summary, audit_trajectory
 from onenn.jobs.beyond import beyond_job
-from onenn.maths.family import XI_RATIO_BOUND, diagnostics
-from onenn.maths.prompts import sphere
+from onenn.maths.family import XI_RATIO_BOUND
 from onenn.maths.stream import numpy_generator
 from onenn.theory.audit import AuditSettings, resolve_sigma, run_audit
-from onenn.theory.full_matrix import (
-    FullMatrixSettings,
-    compiled_loss_grad,
-    embed_active,
-    full_loss_grad,
-    full_matrix_vs_reduced,
-)
 from onenn.theory.landscape import LandscapeSettings, landscape
-from onenn.theory.reduced.dynamics import gradient_descent
 from onenn.theory.reduced.loss import reduced_loss
 from onenn.theory.reduced.sampling import sample_inner_products
 
@@ -118,62 +107,6 @@ def test_landscape_matches_the_reduced_loss():
     t = sample_inner_products(500, 8, 8, numpy_generator(2, "landscape"))  # the landscape's stream (method.md §4.4)
     row = table[(table["xi1"] == 4.0) & (table["xi2"] == 2.0)].iloc[0]
     assert row["reduced_loss"] == pytest.approx(reduced_loss(4.0, 2.0, t), rel=1e-12)
-
-
-def symmetrised_prompts(rng: np.random.Generator, n: int, N: int, d: int) -> np.ndarray:
-    """Prompts closed under the signed cyclic permutations of the coordinates (applied to all tokens at once):
-    averaging over this group makes the W11 gradient a multiple of I and the W13, W31 gradients 0, wherever
-    the scores depend on inner products only (on the family)."""
-    x = rng.standard_normal((n, N + 1, d))
-    x /= np.linalg.norm(x, axis=-1, keepdims=True)
-    copies = []
-    for signs in itertools.product([1.0, -1.0], repeat=d):
-        for shift in range(d):
-            copies.append(np.roll(x * np.array(signs), shift, axis=-1))
-    return np.concatenate(copies)
-
-
-def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
-    """Lemma 1, exactly: on a symmetrised sample full-matrix GD never leaves the family, and its (xi1, xi2) are
-    the reduced GD's with the update of docs/method.md §4.3 (xi1 step divided by d)."""
-    d, N, sigma, lr = 3, 4, 1.0, 0.5
-    x = symmetrised_prompts(rng, 40, N, d)
-    t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
-    reduced = gradient_descent(0.0, sigma, lr, 30, t, d, record_steps=np.arange(31))
-    A_ = np.zeros((d + 1, d + 1))
-    A_[-1, -1] = -sigma
-    for step in range(31):
-        diag = diagnostics(embed_active(A_, d), d, 1)
-        assert diag["dist_family"] < 1e-12
-        assert diag["xi1"] == pytest.approx(reduced.xi1[step], abs=1e-12)
-        assert diag["xi2"] == pytest.approx(reduced.xi2[step], abs=1e-12)
-        A_ -= lr * full_loss_grad(A_, x)[1]
-    assert reduced.xi1[-1] > 0.05  # it moved
-
-
-def test_full_loss_grad_on_fixed_prompts_equals_the_definition():
-    """compiled_loss_grad (prepared once, one compiled pass) against full_loss_grad, at random matrices: the same numbers
-    up to the order of the sums."""
-    rng = np.random.default_rng(4)
-    x = sphere(rng, (300, 7), 5)
-    fast = compiled_loss_grad(x)
-    for scale in (0.1, 2.0, 20.0):
-        A = scale * rng.standard_normal((6, 6))
-        loss, grad = full_loss_grad(A, x)
-        fast_loss, fast_grad = fast(A)
-        assert fast_loss == pytest.approx(loss, rel=1e-12)
-        np.testing.assert_allclose(fast_grad, grad, rtol=1e-11, atol=1e-14 * np.abs(grad).max())
-        assert np.isnan(fast(A, with_loss=False)[0]) and np.array_equal(fast(A, with_loss=False)[1], fast_grad)
-
-
-def test_full_matrix_vs_reduced_tracks_and_drifts_like_one_over_sqrt_n():
-    small = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=500, n_eval=5, seed=1))
-    large = full_matrix_vs_reduced(FullMatrixSettings(d=4, N=8, steps=60, lr=0.5, prompts=8000, n_eval=5, seed=1))
-    for table in (small, large):
-        assert table["dist_family_active"].iloc[0] == 0 and table["xi_gap"].iloc[0] == 0
-        assert table["xi_gap"].iloc[-1] < 0.05 * table["xi1_reduced"].iloc[-1]
-    # off-family drift is sampling noise: 16x the prompts, about 4x less
-    assert 2.0 < small["dist_family_active"].iloc[-1] / large["dist_family_active"].iloc[-1] < 8.0
 
 
 def test_beyond_job_rejects_unknown_kind(tmp_path):

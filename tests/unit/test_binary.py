@@ -1,23 +1,24 @@
 """The binary setting (docs/method.md §3): model, gradient, the reduced loss on the family, full-matrix GD, SGD."""
 
+import itertools
 import json
 import math
 
 import numpy as np
 import pytest
 
-from onenn.maths.family import family_matrix
+from onenn.maths.family import diagnostics, family_matrix
 from onenn.maths.init import initial_weights
 from onenn.maths.losses import Loss
 from onenn.maths.model import forward, weight_gradient
 from onenn.maths.prompts import draw_labels, make_binary_set, nearest_neighbour
 from onenn.maths.steps import log_spaced_steps
 from onenn.maths.stream import permutation, stream_key
-from onenn.theory.full_matrix import embed_active, full_loss_grad
+from onenn.theory.reduced.dynamics import gradient_descent
 from onenn.theory.reduced.loss import monte_carlo_estimate, reduced_loss
 from onenn.training import binary as B
 from onenn.training.cpu import Engine, FixedSet
-from tests.reference import central_differences, output
+from tests.reference import central_differences, embed_active, full_loss_grad, output
 
 
 def prompts(rng: np.random.Generator, n: int, N: int, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -128,6 +129,37 @@ def test_full_gradient_on_family_projects_to_the_reduced_gradient(rng):
     assert loss == pytest.approx(loss_r, rel=1e-12)
     assert np.trace(grad[:d, :d]) == pytest.approx(g1, rel=1e-10)
     assert grad[d, d] == pytest.approx(-g2, rel=1e-10)
+
+
+def symmetrised_prompts(rng: np.random.Generator, n: int, N: int, d: int) -> np.ndarray:
+    """Prompts closed under the signed cyclic permutations of the coordinates (applied to all tokens at once):
+    averaging over this group makes the W11 gradient a multiple of I and the W13, W31 gradients 0, wherever
+    the scores depend on inner products only (on the family)."""
+    x = rng.standard_normal((n, N + 1, d))
+    x /= np.linalg.norm(x, axis=-1, keepdims=True)
+    copies = []
+    for signs in itertools.product([1.0, -1.0], repeat=d):
+        for shift in range(d):
+            copies.append(np.roll(x * np.array(signs), shift, axis=-1))
+    return np.concatenate(copies)
+
+
+def test_full_matrix_gd_stays_on_the_family_and_equals_reduced_gd(rng):
+    """Lemma 1, exactly: on a symmetrised sample full-matrix GD never leaves the family, and its (xi1, xi2) are
+    the reduced GD's with the update of docs/method.md §4.3 (xi1 step divided by d)."""
+    d, N, sigma, lr = 3, 4, 1.0, 0.5
+    x = symmetrised_prompts(rng, 40, N, d)
+    t = np.einsum("bjd,bd->bj", x[:, :-1], x[:, -1])
+    reduced = gradient_descent(0.0, sigma, lr, 30, t, d, record_steps=np.arange(31))
+    A_ = np.zeros((d + 1, d + 1))
+    A_[-1, -1] = -sigma
+    for step in range(31):
+        diag = diagnostics(embed_active(A_, d), d, 1)
+        assert diag["dist_family"] < 1e-12
+        assert diag["xi1"] == pytest.approx(reduced.xi1[step], abs=1e-12)
+        assert diag["xi2"] == pytest.approx(reduced.xi2[step], abs=1e-12)
+        A_ -= lr * full_loss_grad(A_, x)[1]
+    assert reduced.xi1[-1] > 0.05  # it moved
 
 
 # prompt sets ---------------------------------------------------------------------------------------------

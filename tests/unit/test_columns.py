@@ -18,7 +18,7 @@ import onenn
 from onenn.base import io, paths
 from onenn.base.columns import BINARY_TEST_SETS, Undescribed
 from onenn.jobs import columns
-from onenn.jobs.beyond import audit_job, full_matrix_job
+from onenn.jobs.beyond import audit_job
 from onenn.jobs.claims import claims_job
 from onenn.jobs.evaluate import evaluate_job
 from onenn.jobs.summary import summary_job
@@ -92,11 +92,6 @@ def written(tmp_path_factory) -> dict[str, list[Path]]:
              "n_max": 8, "n_gap": 8, "t1_nodes": 64, "gap_nodes": 16, "third_nodes": 2, "n_eval": 5}  # fmt: skip
     audit_job(audit, identity={"experiment": "a", "variant": "sigma=2"}, output=str(folder / "a_v.parquet"), log=LOG)
     table("audit", "a", [folder / "a_v.parquet"])
-    full = {"d": 4, "N": 8, "steps": 20, "lr": 0.5, "prompts": 200, "n_eval": 5, "seed": 1}
-    full_matrix_job(
-        full, identity={"experiment": "f", "variant": "default"}, output=str(folder / "f_v.parquet"), log=LOG
-    )
-    table("full_matrix", "f", [folder / "f_v.parquet"])
 
     summary_job(
         {name: str(path) for name, (_, path) in experiments.items()},

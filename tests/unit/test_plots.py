@@ -96,7 +96,6 @@ def test_group_by_is_what_the_variants_vary_in_declared_order():
         "binary_sgd": ["N", "d", "sigma", "epsilon"],
         "landscape": [],
         "audit": ["sigma"],
-        "full_matrix": ["prompts"],
     }
     # a sweep key with one value varies nothing; seeds is how many runs, not what a run does
     config = with_experiment(sweep={"d": [8], "sigma": [1.0, 3.0]}, variants=[{"sigma": 2.0, "seeds": 5}])
@@ -216,7 +215,7 @@ def test_the_figure_job_records_the_legends_in_the_png_and_draws_the_same_bytes_
 @pytest.mark.parametrize(
     ("experiment", "figure", "kind", "theirs"),
     [("binary_sgd", "sweep", "train", "binary"), ("convergence", "landscape", "landscape", "train"),
-     ("audit", "scaling_identity", "scaling", "audit"), ("landscape", "full_matrix", "full_matrix", "landscape")],
+     ("audit", "scaling_identity", "scaling", "audit"), ("landscape", "audit", "audit", "landscape")],
 )  # fmt: skip
 def test_a_figure_of_another_kind_is_a_config_error(experiment, figure, kind, theirs):
     config = copy.deepcopy(CONFIG)

@@ -12,13 +12,12 @@ import yaml
 from onenn.plan import experiments as ex
 from onenn.plan import kinds
 from onenn.theory.audit import AuditSettings
-from onenn.theory.full_matrix import FullMatrixSettings
 from onenn.theory.landscape import LandscapeSettings
 from onenn.training.binary import BinarySettings
 from onenn.training.train import TrainSettings
 from tests.configs import FULL, QUICK, ROOT, load_config
 
-CLASSES = [TrainSettings, BinarySettings, AuditSettings, LandscapeSettings, FullMatrixSettings]
+CLASSES = [TrainSettings, BinarySettings, AuditSettings, LandscapeSettings]
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -33,7 +32,6 @@ JOBS = {
     "binary": (BinarySettings, (*kinds.KINDS["binary"].settings_keys, "seed")),
     "audit": (AuditSettings, kinds.KINDS["audit"].settings_keys),
     "landscape": (LandscapeSettings, kinds.KINDS["landscape"].settings_keys),
-    "full_matrix": (FullMatrixSettings, kinds.KINDS["full_matrix"].settings_keys),
 }
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
 

@@ -412,8 +412,6 @@ def default_streams() -> dict[tuple, dict]:
                         prompt=s["n_plain"] + s["n_max"] * s["n_gap"],
                         token=s["N"] + 1,
                     )
-            elif kind == "full_matrix":
-                need("full_matrix", int(s["seed"]), 0, prompt=s["prompts"], token=s["N"] + 1)
     return out
 
 

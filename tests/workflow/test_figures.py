@@ -62,15 +62,12 @@ def pdf_page(path: Path) -> tuple[float, float]:
 
 def palette_levels(experiment: str, table: pd.DataFrame) -> int | None:
     """How many colours of the configured palette the figure draws, counted from the table: one per group of
-    variants (per value of the setting they vary, or per variant when they vary several), per number of prompts
-    (full_matrix), per K of the grid (scaling_identity); diagonal_init's block-confined starts take colours of
+    variants (per value of the setting they vary, or per variant when they vary several), per K of the grid (scaling_identity); diagonal_init's block-confined starts take colours of
     their own. None: a colour map (landscape)."""
     if experiment == "landscape":
         return None
     if experiment == "scaling_identity":
         return table.loc[table["panel"] == "grid", "K"].nunique()
-    if experiment == "full_matrix":
-        return table["prompts"].nunique()
     if experiment == "diagonal_init":
         return table.loc[table["noise_blocks"] == "all", "variant"].nunique()
     group_by = ex.group_by(CONFIG, experiment)
@@ -154,7 +151,6 @@ def legend_entries() -> dict[str, set[str]]:
         "landscape": {"ξ1 = (7/15) ξ2"},
         "audit": {"7/15 (Lemma 12)", "1/2 (r = −1)"}
         | {f"sigma={s} (σ = {SIGMAS[s] if s in SIGMAS else float(s):.4g})" for s in audit_sigmas()},
-        "full_matrix": {f"xi1 of Π(W), {n} prompts" for n in sweep("full_matrix", "prompts")},
     }
 
 

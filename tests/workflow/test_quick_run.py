@@ -53,7 +53,7 @@ def test_quick_preset_table_has_every_seed_step_and_test_set(quick_run):
 
 
 #: the experiments beyond the paper's six, in config.yaml's order (docs/method.md §7, and Theorem 1's regime)
-OURS = ("theorem_regime", "epsilon_2_seeds", "binary_sgd", "landscape", "audit", "full_matrix")
+OURS = ("theorem_regime", "epsilon_2_seeds", "binary_sgd", "landscape", "audit")
 
 
 def test_quick_preset_writes_the_headline_table(quick_run):
@@ -77,7 +77,7 @@ def test_second_run_has_nothing_to_do(quick_run):
 
 
 def test_quick_preset_runs_the_beyond_experiments(quick_run):
-    """The binary experiment, the landscape, the audit and full-matrix GD: tables and figures."""
+    """The binary experiment, the landscape and the audit: tables and figures."""
     binary = pd.read_parquet(quick_run / "results/tables/binary_sgd.parquet")
     assert set(binary["test_set"]) == {"train", "uniform", "separated"}
     assert {"family_init", "N=16+d=4", "N=32+d=8"} <= set(binary["variant"])
@@ -97,13 +97,6 @@ def test_quick_preset_runs_the_beyond_experiments(quick_run):
     assert audit["sigma"].dtype == "float64" and set(audit["sigma_rule"]) == {"3.0", "theorem1", "lemma12"}
     landscape = pd.read_parquet(quick_run / "results/tables/landscape.parquet")
     assert landscape["reduced_loss"].between(0, 0.5).all()
-    full = pd.read_parquet(quick_run / "results/tables/full_matrix.parquet")
-    assert {"xi1", "xi1_reduced", "train_loss", "train_loss_reduced", "dist_family_active", "xi_gap"} <= set(
-        full.columns
-    )
-    assert (
-        "dist_family" not in full
-    )  # dist_family is always the whole matrix's distance; here only the active blocks move
     summary = pd.read_parquet(quick_run / "results/tables/summary.parquet")
     ratio_end = summary[(summary["experiment"] == "audit") & (summary["quantity"] == "xi_ratio_end")]
     assert len(ratio_end) == 3 and (ratio_end["reference"] - 7 / 15).abs().max() < 1e-12

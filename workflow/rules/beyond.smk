@@ -1,5 +1,5 @@
-# The kinds computed one variant at a time (docs/method.md §7): the reduced-dynamics audit and full-matrix GD
-# against the reduced dynamics. The table rule (tables.smk) concatenates the variants.
+# The kind computed one variant at a time (docs/method.md §7): the reduced-dynamics audit. The table rule
+# (tables.smk) concatenates the variants.
 
 
 rule beyond:

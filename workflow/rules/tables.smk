@@ -1,5 +1,5 @@
 # An experiment's table, whatever its kind (onenn.plan.kinds): the tables of its runs
-# (train, binary) or of its variants (audit, full_matrix) concatenated, or computed here from its settings
+# (train, binary) or of its variants (audit) concatenated, or computed here from its settings
 # (scaling: the scaling identity, numpy only; landscape: the reduced loss landscape).
 
 
