@@ -121,13 +121,11 @@ def sample_agreement(table: pd.DataFrame) -> str:
         if not len(common):
             continue
         pop, sample = pop.loc[common], sample.loc[common]
-        ratio = pop["xi_ratio"].to_numpy()
-        loss = pop["reduced_loss"].to_numpy()
-        z = np.abs(loss - sample["reduced_loss"].to_numpy()) / sample["reduced_loss_se"].to_numpy()
+        z = (pop["reduced_loss"] - sample["reduced_loss"]).abs() / sample["reduced_loss_se"]
         lines.append(
             f"- {variant}, {len(common)} times up to t = {common.max():.0e}: largest |Δ ξ1/ξ2| = "
-            f"{np.max(np.abs(ratio - sample['xi_ratio'].to_numpy())):.3g}, largest |Δ loss| = "
-            f"{np.max(z):.3g} standard errors of the sample"
+            f"{(pop['xi_ratio'] - sample['xi_ratio']).abs().max():.3g}, largest |Δ loss| = "
+            f"{z.max():.3g} standard errors of the sample"
         )
     return "\n".join([*lines, ""])
 
@@ -138,6 +136,7 @@ LAW_NOTE = (
     "`law` is `ξ1³ (d + (1 − r)²) / (3 C t)`, which the late-time law puts at 1 once the boundary follows its "
     "quasi-static value."
 )
+FAR_HEADER = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "1 + r", "log10 ξ1", "loss·ξ1", "law"]
 
 
 def answer(far_rows: pd.DataFrame) -> str:
@@ -170,7 +169,7 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         ),
         "",
     ]
-    far_parts, verdicts = [], []
+    far, verdicts, answers = [], [], []
     for variant, (end, comp, far_rows) in law.items():
         lines += [f"## {variant}: the two flows", ""]
         if comp is None:  # a short run (the quick preset): there is no late flow to hold the law to
@@ -191,23 +190,20 @@ def late_time_page(law: dict, N: int, d: int, C: float, compare_from: float) -> 
         worst_text = ", ".join(f"{q} {v:.2g}" for q, v in worst.items())
         lines += [markdown_table(header, body), ""]
         first, last = comp.iloc[0], comp.iloc[-1]
-        verdict = f"Largest relative difference: {worst_text}: {'within' if ok else 'NOT within'} the tolerance."
+        verdict = f"relative difference: {worst_text}: {'within' if ok else 'NOT within'} the tolerance."
         layer = f"The boundary layer's share of ξ2's rate: {first['layer_share']:.2g} at t = {first['time']:.3g}, "
         layer += f"{last['layer_share']:.2g} at t = {last['time']:.3g}."
-        lines += [f"{verdict} {layer}", ""]
+        lines += [f"Largest {verdict} {layer}", ""]
         verdicts.append(
-            f"- {variant}: the late flow against the population flow from t = {compare_from:.0e}: {verdict[0].lower()}{verdict[1:]}"
+            f"- {variant}: the late flow against the population flow from t = {compare_from:.0e}: largest {verdict}"
         )
-        far_parts.append((variant, far_rows))
-    if far_parts:
-        lines += ["## The late flow alone, from the population flow's end", "", LAW_NOTE, ""]
-    for variant, rows in far_parts:
+        answers.append(f"- {variant}: {answer(far_rows)}")
         body = [
             [variant, f"1e{r.log10_time:.0f}", f"{r.xi_ratio:.10f}", f"{r.xi_ratio_minus_half:.3g}"]
             + [f"{r.one_plus_boundary:.4g}", f"{r.log10_xi1:.4f}", g(r.loss_xi1), f"{r.law:.5f}"]
-            for r in rows.itertuples(index=False)
+            for r in far_rows.itertuples(index=False)
         ]
-        header = ["variant", "t", "ξ1/ξ2", "ξ1/ξ2 − ½", "1 + r", "log10 ξ1", "loss·ξ1", "law"]
-        lines += [markdown_table(header, body), ""]
-    answers = verdicts + [f"- {v}: {answer(r)}" for v, r in far_parts]
-    return "\n".join(lines[:2] + answers + [""] + lines[2:])
+        far += [markdown_table(FAR_HEADER, body), ""]
+    if far:
+        lines += ["## The late flow alone, from the population flow's end", "", LAW_NOTE, "", *far]
+    return "\n".join(lines[:2] + verdicts + answers + [""] + lines[2:])

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from onenn.analysis.tables import seed_stats, variant_order
+from onenn.analysis.tables import ORDER_KEYS, seed_stats, variant_order
 
 
 @dataclass(frozen=True)
@@ -74,10 +74,7 @@ def grouping(table: pd.DataFrame, group_by: Sequence[str]) -> Grouping:
         )
     if len(group_by) == 1:
         return Grouping(group_by[0], sorted(table[group_by[0]].unique()), group_by[0])
-    if not group_by:
-        return Grouping("variant", variant_order(table), "variant")
-    per_variant = table.groupby("variant", sort=True)[list(group_by)].first()
-    return Grouping("variant", list(per_variant.sort_values(list(group_by), kind="stable").index), ", ".join(group_by))
+    return Grouping("variant", variant_order(table, group_by or ORDER_KEYS), ", ".join(group_by) or "variant")
 
 
 def band_panel(ax: Axes, table: pd.DataFrame, group: Grouping, look_of: Mapping, band_sd: float, panel: tuple) -> None:

@@ -22,14 +22,13 @@ MAIN, HALF = "population", "population/2"
 
 
 def value(x: float) -> str:
-    """A number to four significant digits (``−∞``, ``∞``, ``–`` for none)."""
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return number(x)
+    """A number (numpy's too) to four significant digits (``−∞``, ``∞``, ``–`` for NaN)."""
+    x = float(x)
+    return ("∞" if x > 0 else "−∞") if math.isinf(x) else number(x)
 
 
 def point(row: pd.Series | None) -> str:
-    return "–" if row is None else f"({value(float(row['xi1']))}, {value(float(row['xi2']))})"
+    return "–" if row is None else f"({value(row['xi1'])}, {value(row['xi2'])})"
 
 
 def _trajectory(steps: pd.DataFrame, source: str, reading: str, name: str) -> pd.DataFrame:
@@ -74,17 +73,17 @@ def _main_rows(steps: pd.DataFrame) -> list[list[str]]:
         low, fail, inner = worst(rows), first_failure(rows), worst(rows[rows["inside"]])
         at_half = half[half["time"] == low["time"]]["margin"] if len(half) else pd.Series(dtype=float)
         if name in JENSEN_STEPS:
-            resolution = f"share failing: {'–' if fail is None else value(float(fail['fail_share']))}"
+            resolution = f"share failing: {'–' if fail is None else value(fail['fail_share'])}"
         else:
             resolution = " / ".join(value(largest_change(rows, half, inside)) for inside in (True, False))
         gd_fail = first_failure(gd)
-        at_worst = [value(float(low["margin"])), value(float(low["time"])), point(low)]
-        failing = ["never" if fail is None else value(float(fail["time"])), point(fail)]
+        at_worst = [value(low["margin"]), value(low["time"]), point(low)]
+        failing = ["never" if fail is None else value(fail["time"]), point(fail)]
         failing += ["–" if fail is None else ("yes" if bool(fail["inside"]) else "no")]
-        region = ["–" if inner is None else value(float(inner["margin"]))]
-        halves = [value(float(at_half.iloc[0])) if len(at_half) else "–", resolution]
-        gd_worst = "–" if not len(gd) else value(float(worst(gd)["margin"]))
-        gd_first = "–" if not len(gd) else ("never" if gd_fail is None else value(float(gd_fail["time"])))
+        region = ["–" if inner is None else value(inner["margin"])]
+        halves = [value(at_half.iloc[0]) if len(at_half) else "–", resolution]
+        gd_worst = "–" if not len(gd) else value(worst(gd)["margin"])
+        gd_first = "–" if not len(gd) else ("never" if gd_fail is None else value(gd_fail["time"]))
         body.append([cell(rows["label"].iloc[0]), reading, *at_worst, *failing, *region, *halves, gd_worst, gd_first])
     return body
 
@@ -103,8 +102,8 @@ def _c_d_rows(steps: pd.DataFrame) -> list[list[str]]:
     for name, reading, rows, half, gd in _readings(steps, ("lemma8", "lemma10")):
         bind = rows.loc[rows["c_d_bound"].idxmin()]
         # the smallest bound in the region, at half the nodes, along GD ("–" where there is none: NaN)
-        smallest = [value(float(part["c_d_bound"].min())) for part in (rows[rows["inside"]], half, gd)]
-        where = [value(float(bind["c_d_bound"])), value(float(bind["time"])), point(bind)]
+        smallest = [value(part["c_d_bound"].min()) for part in (rows[rows["inside"]], half, gd)]
+        where = [value(bind["c_d_bound"]), value(bind["time"]), point(bind)]
         body.append([name.replace("lemma", "Lemma "), reading, *where, *smallest])
     return body
 
@@ -132,8 +131,8 @@ def _lemma12_rows(steps: pd.DataFrame) -> list[list[str]]:
                 cells += ["–", "–"]
                 continue
             r = row.iloc[0]
-            cells += [f"{point(r)}, t = {value(float(r['time']))}" if where == "crossing" else point(r)]
-            cells += [f"{value(float(r['margin']))} ({'holds' if r['margin'] > 0 else 'fails'})"]
+            cells += [f"{point(r)}, t = {value(r['time'])}" if where == "crossing" else point(r)]
+            cells += [f"{value(r['margin'])} ({'holds' if r['margin'] > 0 else 'fails'})"]
         body.append(cells)
     return body
 
@@ -156,13 +155,11 @@ def first_in_region(steps: pd.DataFrame) -> tuple[str, float] | None:
 def headline(variant: str, steps: pd.DataFrame) -> str:
     """A variant's answer: where its flow crosses 7/15 and which inequality fails first before it."""
     cross = steps[(steps["source"] == MAIN) & (steps["point"] == "crossing")]
-    t_cross = value(float(cross["time"].iloc[0])) if len(cross) else "never"
+    t_cross = value(cross["time"].iloc[0]) if len(cross) else "never"
     first = first_in_region(steps)
     before = "no inequality fails before it" if first is None else f"the first to fail before it: {first[0]}"
     at = "" if first is None else f", at t = {value(first[1])}"
-    return (
-        f"{variant} (σ = {value(float(steps['sigma'].iloc[0]))}): the flow crosses 7/15 at t = {t_cross}; {before}{at}."
-    )
+    return f"{variant} (σ = {value(steps['sigma'].iloc[0])}): the flow crosses 7/15 at t = {t_cross}; {before}{at}."
 
 
 def _jensen_shares(steps: pd.DataFrame) -> list[list[str]]:
@@ -174,8 +171,8 @@ def _jensen_shares(steps: pd.DataFrame) -> list[list[str]]:
     body = []
     for t in times[(times == 0) | np.isclose(decade, np.round(decade), rtol=0.0, atol=1e-9)]:
         r = rows[JENSEN_STEPS[0]].loc[t]
-        shares = [value(float(rows[n].loc[t, "fail_share"])) for n in JENSEN_STEPS]
-        body.append([value(float(t)), value(float(r["xi1"])), value(float(r["xi1"] / r["xi2"])), *shares])
+        shares = [value(rows[n].loc[t, "fail_share"]) for n in JENSEN_STEPS]
+        body.append([value(t), value(r["xi1"]), value(r["xi1"] / r["xi2"]), *shares])
     return body
 
 
@@ -184,11 +181,11 @@ JENSEN_HEADER = ["t", "ξ1", "ξ1/ξ2", "share failing, E[s] = 1", "share failin
 
 def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
     return [
-        f"## {variant} (σ = {value(float(steps['sigma'].iloc[0]))})",
+        f"## {variant} (σ = {value(steps['sigma'].iloc[0])})",
         "",
         (
             "The Jensen step's expectations (E[s] = 1) fail exactly where ξ1 > "
-            f"{value(float(steps['jensen_threshold'].iloc[0]))} (docs/method.md §7.6), whatever σ; the table's "
+            f"{value(steps['jensen_threshold'].iloc[0])} (docs/method.md §7.6), whatever σ; the table's "
             "times are the flow's recorded ones, the first failure lies between the one given and the one before."
         ),
         "",
@@ -213,8 +210,8 @@ def variant_section(variant: str, steps: pd.DataFrame) -> list[str]:
         (
             "On the line ξ1 = (7/15)·ξ2 the condition from Lemma 9 and the one with the first term (2N/d)·e^{−ξ1/2} "
             "hold nowhere (docs/method.md §7.6); the printed form holds exactly where ξ2 > 6·log(2N⁴e/a) = "
-            f"{value(float(steps['printed_threshold'].iloc[0]))}, against Lemma 12's threshold on σ, "
-            f"3·log(2N⁴d/a) = {value(float(steps['lemma12_threshold'].iloc[0]))}."
+            f"{value(steps['printed_threshold'].iloc[0])}, against Lemma 12's threshold on σ, "
+            f"3·log(2N⁴d/a) = {value(steps['lemma12_threshold'].iloc[0])}."
         ),
         "",
     ]

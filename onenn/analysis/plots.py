@@ -261,16 +261,15 @@ def audit(table: pd.DataFrame, style: PlotStyle, group_by: Sequence[str] = ()) -
     variants = sorted(sigmas.index, key=lambda v: float(sigmas[v]))
     colours = dict(zip(variants, sns.color_palette(style.palette, len(variants))))
     (ratio_ax, loss_ax), (boundary_ax, stuck_ax), (gap_ax, overlap_ax) = axes
-    values = ((ratio_ax, "xi_ratio"), (loss_ax, "reduced_loss"), (boundary_ax, "boundary"))
-    values += ((stuck_ax, "stuck_mass"), (gap_ax, "xi2_minus_xi1"))
+    values = list(zip(axes.ravel(), ("xi_ratio", "reduced_loss", "boundary", "stuck_mass", "xi2_minus_xi1")))
     for v in variants:
         label = f"{v} (σ = {sigmas[v]:.4g})"
         part = main[(main["variant"] == v) & (main["time"] > 0)]
         mine = table[(table["variant"] == v) & (table["time"] > 0)]
         sample = mine[mine["source"].isin(["gd", "continuation"])].sort_values("time")
+        half = mine[mine["source"] == "population/2"]
         for ax, value in values:
             ax.plot(part["time"], part[value], color=colours[v], label=label)
-            half = mine[mine["source"] == "population/2"]
             ax.plot(half["time"], half[value], color=colours[v], ls="--", lw=1)
             ax.plot(sample["time"], sample[value], color=colours[v], ls=":", lw=1)
         late = part[part["time"] >= 10]  # the envelope C / log t, C the largest loss * log t after t = 10

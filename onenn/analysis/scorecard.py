@@ -70,7 +70,7 @@ TYPES |= dict.fromkeys(("statistic", "limit"), "float64") | {"n": "Int64", "dof"
 TYPES |= dict.fromkeys(("figure", "points", "points_run", "paper_test_size"), "int64")
 
 
-def prefactor(K: int) -> float:
+def prefactor(K: int | pd.Series) -> float | pd.Series:
     """``(K − 1)/K``, Lemma 2's factor."""
     return (K - 1) / K
 
@@ -191,8 +191,7 @@ def measure(table: pd.DataFrame | None, claim: Claim) -> tuple[list[Measured], l
         # the largest ((K − 1)/K)·step that every point's runs reach
         rows = table[table["variant"].isin([p.variant for p in claim.points])]
         ends = rows.groupby("variant").agg(step=("step", "max"), K=("K", "first"))
-        times = [step * prefactor(int(K)) for step, K in zip(ends["step"], ends["K"])]
-        rescaled_time = float(min(times)) if times else None
+        rescaled_time = float((ends["step"] * prefactor(ends["K"])).min()) if len(ends) else None
     for point in claim.points:
         if table is None:
             got = []

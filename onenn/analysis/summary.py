@@ -4,7 +4,7 @@ kind's summariser (``train_summary``, ...), with its software; its Markdown by e
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -179,7 +179,7 @@ def summarise(
     tables: dict[str, pd.DataFrame], summarisers: dict[str, Callable[[pd.DataFrame], pd.DataFrame]]
 ) -> pd.DataFrame:
     """The headline table of every experiment, in the order of ``tables``, by its kind's summariser."""
-    parts, used = [], {}
+    parts, used = [], {key: {} for key in provenance.ACCELERATOR_KEYS}
     for name, table in tables.items():
         if name not in summarisers:
             raise ValueError(f"no summariser given for experiment {name!r}")
@@ -187,16 +187,12 @@ def summarise(
         if found != {name}:
             raise ValueError(f"the table given for experiment {name!r} holds experiments {sorted(found)}")
         parts.append(summarisers[name](table))
-        used[name] = {
-            key: provenance.gpus_used(table[key]) if key in table.columns else provenance.NO_GPU
-            for key in provenance.ACCELERATOR_KEYS
-        }
+        for key, gpus in used.items():
+            gpus[name] = provenance.gpus_used(table[key]) if key in table.columns else provenance.NO_GPU
     out = pd.concat(parts, ignore_index=True).reindex(columns=list(COLUMNS))
     out["n"] = out["n"].astype("int64")
     # the software that made this table (provenance.KEYS), and the GPUs its experiments' runs were trained on
-    out = out.assign(**provenance.versions())
-    for key in provenance.ACCELERATOR_KEYS:
-        out[key] = out["experiment"].map(lambda name, key=key: used[name][key])
+    out = out.assign(**provenance.versions(), **{key: out["experiment"].map(gpus) for key, gpus in used.items()})
     return normalise_types(out)
 
 
@@ -217,11 +213,11 @@ def value_cell(values: pd.Series, variant: str, quantity: str) -> str:
     return f"{value:.{int(digits)}g} (± {values.get((variant, 'time_cross_error'), math.nan):.1g})"
 
 
-def _lookup(rows: pd.DataFrame, quantity: str, test_set: str | None = None) -> pd.Series | None:
-    hit = rows[
-        (rows["quantity"] == quantity) & (rows["test_set"].isna() if test_set is None else rows["test_set"] == test_set)
-    ]
-    return hit.iloc[0] if len(hit) else None
+def value_table(rows: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> tuple[list[str], list[list[str]]]:
+    """The header and a row of ``value_cell``s per variant: ``columns`` are (header, quantity)."""
+    values = rows.set_index(["variant", "quantity"])["mean"]
+    body = [[v] + [value_cell(values, v, q) for _, q in columns] for v in dict.fromkeys(rows["variant"])]
+    return ["variant"] + [h for h, _ in columns], body
 
 
 #: (header, quantity, test set) of the training columns of the Markdown table
@@ -238,9 +234,10 @@ def seeds_markdown(rows: pd.DataFrame, title: str, columns: tuple) -> list[str]:
     """``title``, then a table of ``mean ± sd`` per variant: ``columns`` are (header, quantity, test set)."""
     body = []
     for variant, part in rows.groupby("variant", sort=False):
-        cells = [_lookup(part, q, t) for _, q, t in columns]
-        n = int(cells[0]["n"]) if cells[0] is not None else 0
-        cells = ["–" if c is None or pd.isna(c["mean"]) else f"{c['mean']:.4g} ± {c['sd']:.2g}" for c in cells]
+        found = {(r.quantity, None if pd.isna(r.test_set) else r.test_set): r for r in part.itertuples()}
+        cells = [found.get((q, t)) for _, q, t in columns]
+        n = int(cells[0].n) if cells[0] is not None else 0
+        cells = ["–" if c is None or pd.isna(c.mean) else f"{c.mean:.4g} ± {c.sd:.2g}" for c in cells]
         body.append([str(variant), str(n), *cells])
     return titled_table(title, ["variant", "n"] + [h for h, _, _ in columns], body)
 
@@ -312,21 +309,18 @@ def audit_markdown(rows: pd.DataFrame) -> list[str]:
     """An audit experiment's headline section (the audit kind's renderer): its table, the detail, the flow at
     ``AUDIT_TIMES``, the resolution."""
     values = rows.set_index(["variant", "quantity"])["mean"]
-    variants = list(dict.fromkeys(rows["variant"]))
-
-    def table(columns: tuple) -> tuple[list[str], list[list[str]]]:
-        return ["variant"] + [h for h, _ in columns], [
-            [v] + [value_cell(values, v, q) for _, q in columns] for v in variants
-        ]
-
     times = [f"{t:.0e}" for t in AUDIT_TIMES]
     loss_body = [
-        [v, name] + [value_cell(values, v, f"{q}@t={t}") for t in times] for v in variants for name, q in AT_TIMES
+        [v, name] + [value_cell(values, v, f"{q}@t={t}") for t in times]
+        for v in dict.fromkeys(rows["variant"])
+        for name, q in AT_TIMES
     ]
     times_header = ["variant", "value"] + [f"t={t}" for t in times]
     return (
-        titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", *table(AUDIT_COLUMNS))
-        + titled_table("The detail, at the flow's end unless the header says otherwise:", *table(DETAIL_COLUMNS))
+        titled_table(f"Lemma 12's invariant is ξ1/ξ2 ≤ 7/15 = {XI_RATIO_BOUND:.4f}:", *value_table(rows, AUDIT_COLUMNS))
+        + titled_table(
+            "The detail, at the flow's end unless the header says otherwise:", *value_table(rows, DETAIL_COLUMNS)
+        )
         + titled_table(
             "The main trajectory (the population flow) at log-spaced times t, computed there:", times_header, loss_body
         )
@@ -358,10 +352,7 @@ def resolution_markdown(rows: pd.DataFrame, values: pd.Series) -> list[str]:
 
 
 def values_markdown(rows: pd.DataFrame) -> list[str]:
-    quantities = list(dict.fromkeys(rows["quantity"]))
-    values = rows.set_index(["variant", "quantity"])["mean"]
-    body = [[v] + [value_cell(values, v, q) for q in quantities] for v in dict.fromkeys(rows["variant"])]
-    return [markdown_table(["variant", *quantities], body), ""]
+    return [markdown_table(*value_table(rows, [(q, q) for q in dict.fromkeys(rows["quantity"])])), ""]
 
 
 def to_markdown(summary: pd.DataFrame, renderers: dict[str, Callable[[pd.DataFrame], list[str]]]) -> str:

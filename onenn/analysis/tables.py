@@ -28,11 +28,8 @@ def run_table(
     table = metrics.copy()
     starts = [0, *map(int, saved_steps[:-1])]
     means = [minibatch_loss[lo : max(int(step), lo + 1)].mean() for lo, step in zip(starts, saved_steps)]
-    by_step = dict(zip(saved_steps.tolist(), means))
-    table["minibatch_loss"] = table["step"].map(by_step).astype("float64")
-    for key, value in run_info.items():
-        if key not in table:
-            table[key] = value
+    table["minibatch_loss"] = table["step"].map(dict(zip(saved_steps.tolist(), means))).astype("float64")
+    table = table.assign(**{key: value for key, value in run_info.items() if key not in table})
     first = [c for c in ID_COLUMNS if c in table]
     table = table[first + [c for c in table.columns if c not in first]]
     return normalise_types(table)
@@ -78,10 +75,11 @@ def first_and_last(table: pd.DataFrame, value: str) -> pd.DataFrame:
 ORDER_KEYS = ("K", "N", "d", "epsilon", "noise_blocks", "loss", "c", "sigma", "lr", "batch", "steps", "delta")
 
 
-def variant_order(table: pd.DataFrame) -> list[str]:
-    """The variants sorted by the settings that vary between them (numbers as numbers: ``K=2`` before ``K=10``)."""
+def variant_order(table: pd.DataFrame, by: Sequence[str] = ORDER_KEYS) -> list[str]:
+    """The variants sorted by the settings of ``by`` that vary between them (numbers as numbers: ``K=2`` before
+    ``K=10``)."""
     per_variant = table.groupby("variant", sort=True).first()
-    keys = [k for k in ORDER_KEYS if k in per_variant and per_variant[k].nunique() > 1]
+    keys = [k for k in by if k in per_variant and per_variant[k].nunique() > 1]
     return list(per_variant.sort_values(keys, kind="stable").index) if keys else list(per_variant.index)
 
 
@@ -128,22 +126,20 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
         for source in _population_levels(mine) + ([AUDIT_SWAP] if (mine["source"] == AUDIT_SWAP).any() else []):
             part = mine[(mine["source"] == source) & (mine["time"] > 0)].sort_values("time")
             nodes = 1 if source in (AUDIT_MAIN, AUDIT_SWAP) else int(source.split("/")[1])
-            for t in times:
-                inside = len(part) and part["time"].min() <= t <= part["time"].max()
-                values = _recorded(part, t, RESOLVED) if inside else dict.fromkeys(RESOLVED, np.nan)
+            for t in times:  # NaN where the flow has no record at t
+                values = _recorded(part, t, RESOLVED)
                 rows.append({"variant": variant, "source": source, "nodes_divisor": nodes, "time": float(t), **values})
     out = pd.DataFrame(rows)
     if not len(out):
         return out
     out["swap"] = out["source"] == AUDIT_SWAP
     out = out.sort_values(["variant", "time", "swap", "nodes_divisor"], kind="stable")
-    levels = out[~out["swap"]]
-    for q in ("xi_ratio", "reduced_loss"):
-        finer = levels.groupby(["variant", "time"])[q].shift(1)
-        main = out[out["source"] == AUDIT_MAIN].set_index(["variant", "time"])[q]
-        keys = pd.MultiIndex.from_frame(out[["variant", "time"]])
-        reference = np.where(out["swap"], main.reindex(keys).to_numpy(), finer.reindex(out.index).to_numpy())
-        out[f"{q}_change"] = np.abs(reference - out[q].to_numpy()) / out[q].to_numpy()
+    finer = out[~out["swap"]].groupby(["variant", "time"])[list(RESOLVED)].shift(1).reindex(out.index)
+    main = out[out["source"] == AUDIT_MAIN].set_index(["variant", "time"])
+    main = main.reindex(pd.MultiIndex.from_frame(out[["variant", "time"]])).set_axis(out.index)
+    for q in RESOLVED:
+        reference = finer[q].where(~out["swap"], main[q])
+        out[f"{q}_change"] = (reference - out[q]).abs() / out[q]
     return normalise_types(out.drop(columns="swap").reset_index(drop=True))
 
 
@@ -173,8 +169,7 @@ LATE_COLUMNS = {"loss_xi1_end": "loss_xi1", "asymptote": "asymptote", "stuck_los
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per audit variant (sigma): the numbers behind the verdict (docs/method.md §7)."""
     rows = []
-    for variant, part in audit_trajectory(table).groupby("variant", sort=True):
-        part = part.sort_values("time")
+    for variant, part in audit_trajectory(table).groupby("variant", sort=True):  # each in time order
         end = part.iloc[-1]
         late = part[part["time"] >= 10.0]
         mine = table[table["variant"] == variant]
@@ -225,7 +220,7 @@ def audit_at_times(table: pd.DataFrame, times: Sequence[float]) -> pd.DataFrame:
     """The main trajectory of every variant at ``times`` (the headline table's values), as recorded there."""
     rows, values = [], ("xi1", "xi2", "xi_ratio", "xi2_minus_xi1", "boundary", "reduced_loss", "stuck_mass")
     for variant, part in audit_trajectory(table).groupby("variant", sort=True):
-        part = part[part["time"] > 0].sort_values("time")
+        part = part[part["time"] > 0]
         for t in times:
             if part["time"].min() <= t <= part["time"].max():
                 row = {"variant": variant, "sigma_rule": part["sigma_rule"].iloc[0], "time": float(t)}

@@ -267,11 +267,10 @@ def chi_square(points: list[Measured], resolution: float) -> float:
     """Check equal: ``dᵀ Σ⁻¹ d`` over the differences ours − paper, infinite where a point with no spread at all
     differs; points on one test set share its error, fully correlated (not conservative either way: docs/claims.md)."""
     differences = np.array([m.mean - m.paper for m in points])
-    cov = np.diag(np.array([combined_spread(m, resolution) for m in points]) ** 2)
-    for i, a in enumerate(points):
-        for j, b in enumerate(points):
-            if i != j and a.test_key is not None and a.test_key == b.test_key:
-                cov[i, j] = a.test_se * b.test_se + a.paper_se * b.paper_se
+    test_se, paper_se = np.array([m.test_se for m in points]), np.array([m.paper_se for m in points])
+    shared = np.array([[a.test_key is not None and a.test_key == b.test_key for b in points] for a in points])
+    cov = np.where(shared, np.outer(test_se, test_se) + np.outer(paper_se, paper_se), 0.0)
+    np.fill_diagonal(cov, np.array([combined_spread(m, resolution) for m in points]) ** 2)
     spread = np.sqrt(np.diag(cov))
     if np.any((spread == 0) & (differences != 0)):
         return math.inf
