@@ -1,7 +1,5 @@
-"""onenn: a one-layer softmax-attention transformer learning the multiclass 1-NN rule in context.
-
-Its layers: docs/guide.md. The top one's (``api``) functions are re-exported here lazily (``onenn.train``, ...), so
-that ``import onenn`` imports nothing heavy."""
+"""onenn: a one-layer softmax-attention transformer learning the multiclass 1-NN rule in context (docs/guide.md).
+``onenn.api``'s functions are re-exported here lazily (``onenn.train``, ...): ``import onenn`` imports nothing heavy."""
 
 import importlib
 

@@ -20,7 +20,7 @@ from onenn.base.columns import TEST_SETS, format_value, variant_name
 from onenn.base.io import DamagedFile, load_arrays, load_json, save_arrays, save_json
 from onenn.base.progress import ProgressBar
 from onenn.base.settings import PLAN_KEYS, section
-from onenn.jobs.inputs import WEIGHTS_ARRAYS
+from onenn.jobs.inputs import ANY, WEIGHTS_ARRAYS, load_checked_table
 from onenn.plan import experiments as ex
 from onenn.plan.validate import ConfigError, Problem, name_problems, unknown, validate_config
 
@@ -223,8 +223,6 @@ def load(results_dir: str | Path = "results", experiment: str | Iterable[str] | 
     """The tables, run records, headline table and scorecard in ``results_dir``, checked; ``experiment``: only those."""
     import pandas as pd
 
-    from onenn.jobs.inputs import ANY, load_checked_table
-
     root = Path(results_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is no folder: load needs the results/ folder of a finished run")
@@ -274,8 +272,7 @@ def reduced_loss(
     from onenn.theory.reduced.loss import reduced_loss as loss
     from onenn.theory.reduced.sampling import sample_inner_products
 
-    t = sample_inner_products(prompts, N, d, numpy_generator(seed, "landscape"))
-    return loss(xi1, xi2, t, K)
+    return loss(xi1, xi2, sample_inner_products(prompts, N, d, numpy_generator(seed, "landscape")), K)
 
 
 def population_flow(

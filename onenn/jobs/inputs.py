@@ -134,13 +134,11 @@ def load_weights(path: PathLike, record: Mapping[str, Any], D: int) -> dict[str,
 def load_prompt_set(
     path: PathLike, names: Sequence[str], *, n: int, N: int, d: int, K: int | None, named: Mapping[str, Any] = {}
 ) -> dict[str, np.ndarray]:
-    """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``, and what ``named`` says: its test set,
-    margin, labels) with arrays ``names``: ``x`` finite, labels in ``[0, K)`` (or finite reals when ``K`` is
-    ``None``), 1-NN index in ``[0, N)``."""
+    """A checked prompt set of ``n`` prompts (context ``N``, dimension ``d``, what ``named`` says) with arrays
+    ``names``: ``x`` finite, labels in ``[0, K)`` (finite reals when ``K`` is ``None``), 1-NN index in ``[0, N)``."""
     arrays = load_named(path, names, {"size": n, "N": N, "d": d, "K": K, **named})
     x_name, labels_name, nn_name = names
-    x = checked_array(path, arrays, x_name, REAL, (n, N + 1, d), "(n, N+1, d)")
-    require_finite(path, x_name, x)
+    require_finite(path, x_name, checked_array(path, arrays, x_name, REAL, (n, N + 1, d), "(n, N+1, d)"))
     labels = checked_array(path, arrays, labels_name, REAL if K is None else INTEGER, (n, N), "(n, N)")
     if K is None:
         require_finite(path, labels_name, labels)

@@ -41,8 +41,7 @@ def aggregate_job(paths: Sequence[str], output: str, log: Logger, kind: str) -> 
     """Concatenate the runs' (or variants') tables of an experiment of ``kind`` into one."""
     from onenn.analysis.tables import concat_tables
 
-    tables = [load_checked_table(p, table_columns(kind)) for p in paths]  # all checked before any is used
-    table = concat_tables(tables)
+    table = concat_tables([load_checked_table(p, table_columns(kind)) for p in paths])  # all checked before any is used
     save_table(output, table, descriptions(kind))
     log.info("aggregated %d runs, %d rows into %s", len(paths), len(table), output)
 

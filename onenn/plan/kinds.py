@@ -57,7 +57,6 @@ class Kind:
         return job_keys(self.name)
 
 
-VALUES = f"{SUMMARY}:values_markdown"  # the page of a kind whose headline rows are values, not estimates
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
@@ -65,7 +64,7 @@ KINDS: dict[str, Kind] = {
         Kind("scaling", "settings", job=f"{TABLES}:scaling_job", scored=True, figures=("scaling_identity",)),
         Kind("binary", "runs", id_columns=ID_COLUMNS, number_columns=BINARY_RUN_METRICS),
         Kind("audit", "variants", f"{SUMMARY}:audit_table_summary", job=f"{BEYOND}:audit_job", id_columns=AUDIT_FIRST),
-        Kind("landscape", "settings", markdown=VALUES, job=f"{TABLES}:landscape_job"),
+        Kind("landscape", "settings", markdown=f"{SUMMARY}:values_markdown", job=f"{TABLES}:landscape_job"),
     )
 }
 

@@ -20,7 +20,6 @@ from onenn.maths.prompts import MAX_ROUNDS, largest_delta
 from onenn.plan import experiments as ex
 from onenn.plan import kinds
 from onenn.plan.experiments import KeyPath, Variant
-from onenn.plan.kinds import TRAIN_FIGURES
 
 #: the schema's rules for the folder names of variants (no comma: cluster jobs get their wildcards as
 #: comma-separated pairs) and of experiments
@@ -220,9 +219,7 @@ def entry_problems(config: dict, validator, root: dict) -> list[Problem]:
 
 def origin(name: str, exp: dict, variant: Variant, key: str) -> KeyPath:
     """Where a resolved setting of a variant was written: the variant, its experiment, or ``defaults``."""
-    if key in variant.paths:
-        return variant.paths[key]
-    return ("experiments", name, key) if key in exp else ("defaults", key)
+    return variant.paths.get(key, ("experiments", name, key) if key in exp else ("defaults", key))
 
 
 def name_problems(at: KeyPath, name: Any, what: str) -> list[Problem]:
@@ -261,10 +258,8 @@ def figure_problems(config: dict, name: str, exp: dict) -> list[Problem]:
         drawn = next((k.name for k in kinds.KINDS.values() if figure in k.figures), figure)
         message = f"figure {figure!r} draws experiments of kind {drawn!r}, but experiments.{name} has kind "
         return [Problem(path, message + f"{exp['kind']!r} (its figures: {', '.join(mine)})")]
-    if figure not in TRAIN_FIGURES:
-        return []
     found = ex.variants(config, name)
-    if len(found) < 2 or ex.group_by(config, name):
+    if figure not in kinds.TRAIN_FIGURES or len(found) < 2 or ex.group_by(config, name):
         return []
     message = f"figure {figure!r} groups its curves by the settings the variants vary, but the {len(found)} "
     message += f"variants of experiments.{name} vary none it can group by (only {', '.join(PLAN_KEYS)}); "
