@@ -1,7 +1,5 @@
-"""Benchmarks: ``python -m tools.bench engine|audit|run`` (``--help`` for each). ``engine``: µs per step of the CPU
-engine, its floor (the draws alone; binary: the fixed set's source) and its parts; ``audit``: ms per evaluation of
-the audit's hot spots, numpy against compiled (both: one thread, process CPU, medians of interleaved repetitions);
-``run``: a whole run's wall and CPU, by rule (docs/performance.md). The GPU engine: tests/gpu/check.sh."""
+"""Benchmarks: ``python -m tools.bench engine|audit|run`` (``--help`` for each; the first two on one thread, in process
+CPU, medians of interleaved repetitions; docs/performance.md). The GPU engine: tests/gpu/check.sh."""
 
 from __future__ import annotations
 

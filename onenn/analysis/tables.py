@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 
 from onenn.base.columns import ID_COLUMNS, normalise_types
-from onenn.maths.crossing import crossing
-from onenn.maths.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND, crossing
 
 #: what the columns ``run_table`` adds to a run's metrics mean (besides the run's identity and its record)
 RUN_TABLE_DESCRIPTIONS = {
@@ -144,7 +143,7 @@ def audit_resolution(table: pd.DataFrame, times: Sequence[float] = RESOLUTION_TI
 
 
 def crossing_time(part: pd.DataFrame, bound: float = XI_RATIO_BOUND) -> float:
-    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow (``onenn.maths.crossing.crossing``; NaN if never)."""
+    """The first time ``xi1/xi2`` exceeds ``bound`` on one flow (``onenn.maths.family.crossing``; NaN if never)."""
     part = part[part["time"] > 0].sort_values("time")
     return crossing(part["time"], part["xi1"], part["xi2"], bound)[0]
 

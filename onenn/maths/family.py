@@ -1,6 +1,9 @@
-"""The two-parameter family ``diag{ξ1·I_d, 0, −ξ2}`` and the parameter diagnostics of docs/method.md §5 (numpy only)."""
+"""The two-parameter family ``diag{ξ1·I_d, 0, −ξ2}``, the parameter diagnostics of docs/method.md §5 and where a
+trajectory's ``xi1/xi2`` first crosses Lemma 12's bound 7/15 (the one crossing every page quotes); numpy only."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -28,11 +31,6 @@ def family_matrix(xi1: float, xi2: float, d: int, m: int) -> np.ndarray:
     return np.diag(np.concatenate([np.full(d, xi1), np.zeros(m), [-xi2]]))
 
 
-def project(W: np.ndarray, d: int, m: int) -> np.ndarray:
-    """``Π(W)``, the Frobenius projection onto the family."""
-    return family_matrix(*xi(W, d), d, m)
-
-
 def diagnostics(W: np.ndarray, d: int, m: int) -> dict[str, float]:
     """``ξ1, ξ2``, the distance to the family (whole, and over all but the label columns), the label columns' norm."""
     xi1, xi2 = xi(W, d)
@@ -45,3 +43,20 @@ def diagnostics(W: np.ndarray, d: int, m: int) -> dict[str, float]:
         "dist_family_active": float(np.linalg.norm(off[:, np.r_[:d, d + m : W.shape[1]]])),  # all but the labels
         "label_norm": float(np.linalg.norm(W[:, labels])),
     }
+
+
+def crossing(time, xi1, xi2, bound: float = XI_RATIO_BOUND) -> tuple[float, float, float]:
+    """``(t, xi1, xi2)`` where ``xi1/xi2`` first exceeds ``bound``, interpolated linearly in the ratio (``t`` in log
+    time, linear from 0); the first point if above already (a flow run with ``bound`` has a row there); NaNs if never."""
+    time, xi1, xi2 = (np.asarray(v, dtype=np.float64) for v in (time, xi1, xi2))
+    ratio = xi1 / xi2
+    above = np.flatnonzero(ratio > bound)
+    if not above.size:
+        return math.nan, math.nan, math.nan
+    k = int(above[0])
+    if k == 0:
+        return float(time[0]), float(xi1[0]), float(xi2[0])
+    share = float((bound - ratio[k - 1]) / (ratio[k] - ratio[k - 1]))
+    a, b = time[k - 1], time[k]
+    t = float(np.exp(np.log(a) + share * (np.log(b) - np.log(a)))) if a > 0 else float(a + share * (b - a))
+    return (t, *(float(v[k - 1] + share * (v[k] - v[k - 1])) for v in (xi1, xi2)))

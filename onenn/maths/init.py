@@ -32,6 +32,5 @@ def initial_weights(
         label = np.zeros(W.shape, dtype=bool)  # the entries that receive noise: all, the label columns, or the others
         label[:, d : d + m] = True
         mask = {"all": np.ones(W.shape, dtype=bool), "label": label, "other": ~label}[noise_blocks]
-        G = gaussian_matrix(stream_key(seed, "initial_weights"), *W.shape).astype(np.float64)
-        W += epsilon * G * mask
+        W += epsilon * gaussian_matrix(stream_key(seed, "initial_weights"), *W.shape).astype(np.float64) * mask
     return W.astype(dtype)

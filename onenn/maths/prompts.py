@@ -42,8 +42,7 @@ def draw_labels(rng: np.random.Generator, shape: tuple[int, ...], labels: str) -
 def uniform_prompts(prompts: int, d: int, N: int, K: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Assumption 1: inputs uniform on the sphere, classes uniform and independent of them."""
     x = sphere(rng, (prompts, N + 1), d)
-    classes = rng.integers(0, K, size=(prompts, N))
-    return {"x": x, "classes": classes, "nn": nearest_neighbour(x)}
+    return {"x": x, "classes": rng.integers(0, K, size=(prompts, N)), "nn": nearest_neighbour(x)}
 
 
 def separate(x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.random.Generator) -> np.ndarray:
@@ -58,8 +57,7 @@ def separate(x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.ra
     group = np.broadcast_to(np.arange(N), (prompts, N)) if classes is None else classes
     keep_away = group != group[rows, nn][:, None]  # (n, N)
     for _ in range(MAX_ROUNDS):
-        sq_dist = ((x[:, :-1] - x[:, -1:]) ** 2).sum(-1)
-        bad = keep_away & (sq_dist < delta)
+        bad = keep_away & (((x[:, :-1] - x[:, -1:]) ** 2).sum(-1) < delta)  # squared distances to the query
         if not bad.any():
             return nn
         x[:, :-1][bad] = sphere(rng, (int(bad.sum()),), d)
@@ -67,10 +65,8 @@ def separate(x: np.ndarray, classes: np.ndarray | None, delta: float, rng: np.ra
 
 
 def largest_delta(d: int, points: int) -> float:
-    """The largest margin ``separate`` reaches for ``points`` kept-away context points on ``S^{d-1}`` but with chance
-    ``FAILURE``: a point is redrawn until ``‖x_j − x_q‖² = 2 − 2 cos θ >= δ``, so it is still too close after
-    ``MAX_ROUNDS`` draws with chance ``(1 − p)^MAX_ROUNDS``, ``p = P(θ >= θ_δ)``, ``θ`` of density ∝ ``sin^{d−2} θ``
-    on (0, π); the set fails with chance at most ``points`` times that."""
+    """The largest margin ``separate`` reaches for ``points`` kept-away context points but with chance ``FAILURE``,
+    the bound ``points · (1 − p)^MAX_ROUNDS`` of docs/method.md §3.2 (``θ`` of density ∝ ``sin^{d−2} θ`` on (0, π))."""
     theta = np.linspace(0.0, np.pi, 2**16 + 2)[1:-1]
     weight = np.exp((d - 2) * np.log(np.sin(theta)))
     tail = np.cumsum(weight[::-1])[::-1] / weight.sum()  # P(θ' >= θ)

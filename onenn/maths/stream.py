@@ -15,8 +15,7 @@ _32 = np.uint64(32)
 
 
 def philox4x32(c0, c1, c2, c3, k0, k1) -> tuple[np.ndarray, ...]:
-    """Philox4x32-10 (docs/method.md §4.4) of the counter ``(c0, c1, c2, c3)`` under the key
-    ``(k0, k1)``: four uint32 arrays (the arguments broadcast). Words held in uint64: every product is exact."""
+    """Philox4x32-10 (docs/method.md §4.4): four uint32 arrays, the arguments broadcast; in uint64, products are exact."""
     c0, c1, c2, c3, k0, k1 = (np.asarray(x, dtype=np.uint64) & _MASK32 for x in (c0, c1, c2, c3, k0, k1))
     c0, c1, c2, c3, k0, k1 = np.broadcast_arrays(c0, c1, c2, c3, k0, k1)
     M0, M1, W0, W1 = (np.uint64(x) for x in (PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1))
@@ -159,8 +158,7 @@ def gaussian_matrix(key: int, rows: int, cols: int) -> np.ndarray:
 
 
 def permutation(key: int, n: int, index: int) -> np.ndarray:
-    """Permutation ``index`` of ``0 .. n − 1`` (pass ``index`` over a fixed set): the stable argsort of word 0 at
-    ``counter(index, i, KIND_INTEGERS, 0, 0)`` (§4.4). int64."""
+    """Permutation ``index`` of ``0 .. n − 1`` (pass ``index`` over a fixed set, docs/method.md §4.4), int64."""
     return order(randint4x(key, counter(index, np.arange(n), KIND_INTEGERS, 0, 0))[0])
 
 

@@ -11,8 +11,7 @@ import pandas as pd
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from onenn.maths.crossing import crossing
-from onenn.maths.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND, crossing
 from onenn.theory.audit import AuditSettings, lemma12_a, resolve_sigma, sigma_threshold_lemma12, weighted_sample
 from onenn.theory.reduced.population import PANEL, population_loss_grad, quadrature
 from onenn.theory.reduced.sampling import inner_product_density

@@ -47,8 +47,7 @@ def landscape(s: LandscapeSettings) -> pd.DataFrame:
     if s.grid < 2:
         raise ValueError(f"grid must be >= 2 points each way, got {s.grid}")
     t = sample_inner_products(s.prompts, s.N, s.d, numpy_generator(s.seed, "landscape"))
-    xi1 = np.linspace(*s.xi1_range, s.grid)
-    xi2 = np.linspace(*s.xi2_range, s.grid)
+    xi1, xi2 = np.linspace(*s.xi1_range, s.grid), np.linspace(*s.xi2_range, s.grid)
     loss, loss_se = loss_landscape(xi1, xi2, t)
     columns = {"xi1": np.repeat(xi1, s.grid), "xi2": np.tile(xi2, s.grid)}
     return pd.DataFrame(columns | {"reduced_loss": loss.ravel(), "reduced_loss_se": loss_se.ravel()})

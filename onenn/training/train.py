@@ -82,9 +82,8 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def make_engine(settings: TrainSettings, engine: str = "auto") -> Engine | GpuEngine:
+def make_engine(s: TrainSettings, engine: str = "auto") -> Engine | GpuEngine:
     """A run's engine (``ENGINES``) at its start: ``W0`` and the minibatches' stream the same on every engine."""
-    s = settings
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
     if engine == "auto":
@@ -131,8 +130,7 @@ def differences(W_kernel: np.ndarray, W_cpu: np.ndarray) -> np.ndarray:
     finite_kernel, finite_cpu = (np.isfinite(W).all(axis=(1, 2)) for W in (W_kernel, W_cpu))
     with np.errstate(invalid="ignore"):
         difference = np.abs(W_kernel - W_cpu).max(axis=(1, 2))
-    both = finite_kernel & finite_cpu
-    return np.where(both, difference, np.where(finite_kernel == finite_cpu, 0.0, np.inf))
+    return np.where(finite_kernel & finite_cpu, difference, np.where(finite_kernel == finite_cpu, 0.0, np.inf))
 
 
 def run_check(settings: TrainSettings, device: torch.device, steps: int | None = None) -> dict:
@@ -196,12 +194,28 @@ def train(
 
 
 def recorded_run(sgd, steps: int, n_eval: int, progress, on_divergence: str, **record) -> dict:
-    """``sgd.run`` (an engine or ``FixedSetSGD``), ``W`` saved at log-spaced steps, in float64 with ``record``."""
+    """``sgd.run`` (an engine or ``FixedSetSGD``), ``W`` saved at log-spaced steps, in float64 with ``record`` and
+    ``diverged_step`` (-1: none); a divergence raises ``Diverged`` (``error``) or cuts the run (docs/reliability.md)."""
+    if on_divergence not in ON_DIVERGENCE:
+        raise ValueError(f"on_divergence must be one of {', '.join(ON_DIVERGENCE)}; got {on_divergence!r}")
     saved_steps = log_spaced_steps(steps, n_eval, refine=True)
     arrays = sgd.run(steps, saved_steps.tolist(), progress)
     W, losses = (a.astype(np.float64) if isinstance(a, np.ndarray) else a.double().cpu().numpy() for a in arrays)
     result = {"saved_steps": saved_steps, "W": W, "minibatch_loss": losses, **record}
-    return apply_divergence_policy(result, on_divergence)
+    divergence = find_divergence(W, losses, saved_steps)
+    if divergence is None:
+        return {**result, "diverged_step": -1}
+    if on_divergence == "error":
+        raise Diverged(f"training diverged: {divergence}")
+    keep = max(1, int((saved_steps < divergence.step).sum()))
+    return {
+        **result,
+        "saved_steps": saved_steps[:keep],
+        "W": W[:keep],
+        "minibatch_loss": losses[: divergence.step],
+        "diverged_step": divergence.step,
+        "divergence": str(divergence),
+    }
 
 
 class Diverged(FloatingPointError):
@@ -230,8 +244,7 @@ class Divergence:
 
 def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) -> Divergence | None:
     """The first non-finite minibatch loss (``losses[t]`` is the loss of ``W_t``) or saved weight, if any."""
-    bad_W = saved_steps[~np.isfinite(W).all(axis=(1, 2))]
-    candidates = [*np.flatnonzero(~np.isfinite(losses))[:1], *bad_W[:1]]
+    candidates = [*np.flatnonzero(~np.isfinite(losses))[:1], *saved_steps[~np.isfinite(W).all(axis=(1, 2))][:1]]
     if not candidates:
         return None
     first = int(min(candidates))
@@ -240,25 +253,3 @@ def find_divergence(W: np.ndarray, losses: np.ndarray, saved_steps: np.ndarray) 
     loss = (int(finite[-1]), float(losses[finite[-1]])) if len(finite) else (None, None)
     saved = (int(saved_steps[before[-1]]), float(np.abs(W[before[-1]]).max())) if len(before) else (None, None)
     return Divergence(first, *loss, *saved)
-
-
-def apply_divergence_policy(result: dict, on_divergence: str) -> dict:
-    """``error``: raise ``Diverged`` if the run diverged. ``record``: keep the saved steps (at least step 0) and the
-    losses before the divergence, and add ``diverged_step`` (-1: none) (docs/reliability.md)."""
-    if on_divergence not in ON_DIVERGENCE:
-        raise ValueError(f"on_divergence must be one of {', '.join(ON_DIVERGENCE)}; got {on_divergence!r}")
-    saved_steps, W, losses = result["saved_steps"], result["W"], result["minibatch_loss"]
-    divergence = find_divergence(W, losses, saved_steps)
-    if divergence is None:
-        return {**result, "diverged_step": -1}
-    if on_divergence == "error":
-        raise Diverged(f"training diverged: {divergence}")
-    keep = max(1, int((saved_steps < divergence.step).sum()))
-    return {
-        **result,
-        "saved_steps": saved_steps[:keep],
-        "W": W[:keep],
-        "minibatch_loss": losses[: divergence.step],
-        "diverged_step": divergence.step,
-        "divergence": str(divergence),
-    }

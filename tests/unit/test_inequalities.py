@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from onenn.analysis.inequalities_page import figure, first_in_region, page
-from onenn.maths.crossing import crossing
-from onenn.maths.family import XI_RATIO_BOUND
+from onenn.maths.family import XI_RATIO_BOUND, crossing
 from onenn.theory import inequalities as ps
 from onenn.theory.audit import AuditSettings, lemma12_a, run_audit
 from onenn.theory.inequalities import inequalities_table

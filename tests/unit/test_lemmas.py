@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from onenn.maths.family import family_matrix, project
+from onenn.maths.family import family_matrix, xi
 from onenn.maths.init import assumption2
 from onenn.maths.losses import Loss
 from onenn.maths.model import forward, simplex_code, weight_gradient
@@ -34,7 +34,7 @@ def test_lemma1_off_family_part_of_the_gradient_at_w0_vanishes_with_the_sample(l
     parts = {}
     for n in (1_000, 64_000):
         G = gradient_at_w0(n, loss, seed=n)
-        on = project(G, d, K)
+        on = family_matrix(*xi(G, d), d, K)  # the Frobenius projection onto the family
         parts[n] = (np.linalg.norm(on), np.linalg.norm(G - on), G)
     (on_small, off_small, _), (on_large, off_large, G_large) = parts[1_000], parts[64_000]
     assert 5.0 < off_small / off_large < 12.0  # sqrt(64) = 8; ‖off‖² sums ~100 entries, so it concentrates

@@ -266,9 +266,8 @@ def drawn_gaps(
     gaps: np.ndarray,
     gaps_min: np.ndarray,
 ) -> None:
-    """The population quadrature's drawn points in one pass: ``gaps[2 + j] = min(F^{-1}(uniforms[j] cdf_third),
-    third) - t1``, ``gaps_min`` lowered to them. ``F^{-1}(y)``: linear in ``table`` (``F^{-1}`` on a uniform grid of
-    [0, 1]) for ``lo <= y <= hi``, else, in the tails, ``interp(y, xp, fp, guide)``."""
+    """The drawn points in one pass: ``gaps[2 + j] = min(F^{-1}(uniforms[j] cdf_third), third) - t1``, ``gaps_min``
+    lowered to them; ``F^{-1}`` linear in ``table`` (on a uniform grid of F) for ``lo <= y <= hi``, ``interp`` beyond."""
     cells, n = table.shape[0] - 1, uniforms.shape[1]
     tails = np.empty(uniforms.size, dtype=np.int64)  # the tails' flat indices: looked up together, after the bulk
     count = 0

@@ -1,5 +1,4 @@
-"""Gradient descent on the family, exact on a fixed sample, and its gradient flow (docs/method.md §4.3): GD with
-step ``lr`` is forward Euler for the flow at time ``t = lr * step``."""
+"""Gradient descent on the family, exact on a fixed sample, and its gradient flow (docs/method.md §4.3)."""
 
 from __future__ import annotations
 
@@ -95,9 +94,8 @@ def gradient_flow(
         raise ValueError(f"time_end must be finite and > time_start={time_start}, got {time_end!r}")
     check_integer("d", d, minimum=2)
     check_integer("n_eval", n_eval, minimum=2)
-    prep = prepare(t, weights)
     times = log_times(time_start, time_end, n_eval) if record_times is None else record_times
-    value = partial(loss_grad_prepared, prep=prep)
+    value = partial(loss_grad_prepared, prep=prepare(t, weights))
     return flow_of(value, xi1_0, xi2_0, time_start, time_end, d, method, times, rtol, atol, progress)
 
 
@@ -115,9 +113,8 @@ def flow_of(
     progress: FlowProgressCallback | None = None,
     bound: float | None = None,
 ) -> Trajectory:
-    """The flow of ``value = (loss, dL/dxi1, dL/dxi2[, mass])`` at the recorded times, solved in ``tau = log(1 +
-    time)`` (a step count roughly constant per decade); ``progress(time, time_end, share)`` at every evaluation.
-    With ``bound``, also at the first time ``xi1/xi2`` rises through it, found by the solver (an event)."""
+    """The flow of ``value = (loss, dL/dxi1, dL/dxi2[, mass])`` at the recorded times and, with ``bound``, where
+    ``xi1/xi2`` first rises through it (an event), solved in ``tau = log(1 + time)``: steps roughly even per decade."""
     if method not in ("LSODA", "Radau", "BDF", "RK45", "DOP853"):
         raise ValueError(f"method must be one of 'LSODA', 'Radau', 'BDF', 'RK45', 'DOP853', got {method!r}")
     check_finite("rtol", rtol, positive=True)
@@ -159,8 +156,7 @@ def flow_of(
         at = int(np.searchsorted(rec, t_cross))  # the crossing's row, in time order
         rec, xi = np.insert(rec, at, t_cross), np.insert(xi, at, sol.y_events[0][0], axis=1)
     values = np.array([value(float(a), float(b)) for a, b in zip(xi[0], xi[1], strict=True)])
-    mass = values[:, 3] if values.shape[1] > 3 else None
-    return Trajectory(rec, xi[0], xi[1], values[:, 0], mass=mass)
+    return Trajectory(rec, xi[0], xi[1], values[:, 0], mass=values[:, 3] if values.shape[1] > 3 else None)
 
 
 def log_times(time_start: float, time_end: float, n: int, *, decades: bool = False) -> np.ndarray:

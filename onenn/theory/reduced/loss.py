@@ -42,8 +42,7 @@ class Prepared:
 
 
 def prepare(t: np.ndarray, weights: np.ndarray | None = None) -> Prepared:
-    """Sort each row of ``t`` descending and store the gaps to the row maximum, the prompts innermost (``(N-1, n)``:
-    a sum over the context is then a sum of contiguous vectors), and the prompts' weights normalised to sum to 1."""
+    """``t`` as ``Prepared``, the prompts innermost: a sum over the context is then a sum of contiguous vectors."""
     t = np.asarray(t, dtype=np.float64)
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
         raise ValueError(f"t must be a 2-d array of shape (prompts >= 1, N >= 1), got shape {t.shape}")
@@ -190,8 +189,7 @@ def loss_landscape(
     xi1_grid: np.ndarray, xi2_grid: np.ndarray, t: np.ndarray, K: int | None = None, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The reduced loss and its standard error on the grid (``'ij'`` indexing), one sample ``t``, by ``_per_prompt``."""
-    xi1_grid = np.asarray(xi1_grid, dtype=np.float64).ravel()
-    xi2_grid = np.asarray(xi2_grid, dtype=np.float64).ravel()
+    xi1_grid, xi2_grid = (np.asarray(grid, dtype=np.float64).ravel() for grid in (xi1_grid, xi2_grid))
     for name, grid in (("xi1_grid", xi1_grid), ("xi2_grid", xi2_grid)):
         if grid.size == 0 or not np.all(np.isfinite(grid)):
             raise ValueError(f"{name} must be a non-empty array of finite numbers")

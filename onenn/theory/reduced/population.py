@@ -208,8 +208,7 @@ def nodes(xi1: float, xi2: float, q: Quadrature) -> Nodes:
     table = (q.inverse_table, *q.inverse_range, q.table_cdf, q.table_t, q.table_guide)
     drawn_gaps(q.uniforms, cdf_t3, t3, t1_all, *table, gaps, gaps_min)
     mass = float(weight.sum())
-    prepared = Prepared(gaps=gaps, gaps_min=gaps_min, gap_query=1.0 - t1_all, weight=weight / mass)
-    return Nodes(prepared, mass, t1_all, t3, cdf_t3)
+    return Nodes(Prepared(gaps, gaps_min, 1.0 - t1_all, weight / mass), mass, t1_all, t3, cdf_t3)
 
 
 class PopulationValue(NamedTuple):
@@ -310,7 +309,6 @@ def population_flow(
     progress: FlowProgressCallback | None = None,
     bound: float | None = None,
 ) -> Trajectory:
-    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``: BDF, rtol 1e-7, atol 1e-8, and
-    a row where ``xi1/xi2`` first rises through ``bound``), its gradient by ``q``."""
+    """The gradient flow of the population loss from time 0 (``dynamics.flow_of``), its gradient by ``q``."""
     value = partial(population_loss_grad, q=q)
     return flow_of(value, xi1_0, xi2_0, 0.0, time_end, q.d, "BDF", record_times, 1e-7, 1e-8, progress, bound)

@@ -1,6 +1,5 @@
-"""Samples of the inner products ``t_j = <x_j, x_{N+1}>`` of a prompt: plain draws from their law, and the weighted
-population sample that resolves the rare prompts carrying the loss at large ``xi1`` (docs/method.md §7); and the
-argument checks of the reduced dynamics (every bad argument is a ``ValueError`` that names it)."""
+"""Samples of the inner products ``t_j = <x_j, x_{N+1}>`` of a prompt, plain and weighted (docs/method.md §7), and
+the argument checks of the reduced dynamics (every bad argument is a ``ValueError`` that names it)."""
 
 from __future__ import annotations
 
