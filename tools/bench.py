@@ -1,8 +1,6 @@
 """Benchmarks: ``python -m tools.bench engine|audit|run`` (``--help`` for each; the first two on one thread, in process
 CPU, medians of interleaved repetitions; docs/performance.md). The GPU engine: tests/gpu/check.sh."""
 
-from __future__ import annotations
-
 import argparse
 import csv
 import json

@@ -1,8 +1,6 @@
 """Two finished runs compared: ``python -m tools.compare tables OLD/results NEW/results`` (every Parquet table)
 and ``python -m tools.compare claims OLD/results NEW/results`` (the scorecards side by side)."""
 
-from __future__ import annotations
-
 import argparse
 import math
 import re

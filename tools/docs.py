@@ -1,8 +1,6 @@
 """The generated docs: ``python -m tools.docs numbers`` writes README.md's "In numbers" block from the committed
 benchmarks and scorecard, ``columns`` docs/columns.md from ``onenn.jobs.columns``; ``--check``: exit 1 if stale."""
 
-from __future__ import annotations
-
 import argparse
 import itertools
 import re

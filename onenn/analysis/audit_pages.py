@@ -1,8 +1,6 @@
 """The audit's pages (docs/method.md §7.3): its headline section and page, from the headline table's audit rows; the
 resolution test, from ``tables.audit_resolution``; the late-time law, from ``late_time.late_time_law``'s tables."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -1,8 +1,6 @@
 """What the figures of ``onenn.analysis.plots`` draw with: the style, a look per group of variants, the grouping,
 bands against step, final values with error bars, the labels of settings."""
 
-from __future__ import annotations
-
 import json
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence

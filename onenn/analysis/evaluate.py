@@ -1,8 +1,6 @@
 """The metrics of docs/method.md §5 for every saved ``W`` of a run on its test sets, multiclass and binary: numpy,
 float64, on the reference model ``onenn.maths.model`` (no torch), in its shapes."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable
 

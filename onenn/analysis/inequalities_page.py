@@ -1,8 +1,6 @@
 """The page and the figure of the convergence proof's inequalities along the audit's flow (docs/method.md §7.6),
 read from ``onenn.theory.inequalities.inequalities_table``."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Iterator
 

@@ -1,8 +1,6 @@
 """The Markdown of the headline table, the scorecard and the README's pages (headings, paragraphs, pipe tables),
 and its HTML page for the report (which shows HTML inline). No pandas, no Markdown library."""
 
-from __future__ import annotations
-
 import html
 import itertools
 import math

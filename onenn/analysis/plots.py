@@ -1,8 +1,6 @@
 """Seaborn figures, one function per figure name of the config (``FIGURES``); they only draw. A training figure
 groups its curves by the settings its variants vary (``group_by``), a look per group; ``sweep`` draws any."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from functools import partial
 

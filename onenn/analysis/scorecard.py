@@ -1,8 +1,6 @@
 """The scorecard (docs/claims.md): each claim of ``workflow/claims.yaml`` measured at its points in this run's
 tables, judged (``onenn.analysis.verdict``), written as a row (``scorecard``) and a page (``to_markdown``). No torch."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any
 

@@ -1,8 +1,6 @@
 """The headline table (docs/method.md §5, §7): a tidy row per (experiment, variant, test set, quantity) by each
 kind's summariser (``train_summary``, ...), with its software; its Markdown by each kind's ``*_markdown``. No torch."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable, Sequence
 

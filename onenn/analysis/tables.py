@@ -1,8 +1,6 @@
 """Tables: one tidy row per (experiment, variant, seed, step, test set), every statistic over seeds, and the audit's
 numbers (docs/method.md §7). No torch: the figures and pages only draw and write these."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any

@@ -1,8 +1,6 @@
 """A claim of the paper as data (``workflow/claims.yaml``, docs/claims.md): built by ``onenn.plan.claims_file``,
 scored by ``onenn.analysis.scorecard``."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Any
 

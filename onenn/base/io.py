@@ -1,8 +1,6 @@
 """Atomic writes with a SHA-256 beside each file (``<file>.sha256``, ``sha256sum -c`` reads it), arrays without
 pickle, and reads that fail with ``DamagedFile`` naming the rule that remakes the file (docs/reliability.md)."""
 
-from __future__ import annotations
-
 import errno
 import hashlib
 import json

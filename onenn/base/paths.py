@@ -1,8 +1,6 @@
 """Where the workflow writes: every path pattern of ``results/``, spelled once. The rules use the patterns as they
 are, ``onenn.plan.experiments`` fills them with ``str.format``; one wildcard per folder level. No torch."""
 
-from __future__ import annotations
-
 import os
 import re
 

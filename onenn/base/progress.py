@@ -1,8 +1,6 @@
 """Progress lines of a long loop: where it is, how fast it goes and when it will end (docs/guide.md). No number a
 loop computes depends on its progress."""
 
-from __future__ import annotations
-
 import math
 import time
 from collections.abc import Callable

@@ -1,8 +1,6 @@
 """Which software produced a result: a fingerprint of the onenn code a job runs (the rules' ``params``: Snakemake reruns
 a job whose code changed, docs/guide.md), its git commit, the versions (no torch import), the GPU, the machine."""
 
-from __future__ import annotations
-
 import ast
 import contextlib
 import functools

@@ -1,8 +1,6 @@
 """Each setting stated once, in ``workflow/schemas/config.schema.yaml``: a kind's job keys (``job_keys``) and the
 settings dataclasses' defaults (``Settings``' ``schema``) come from there (docs/guide.md#configuration)."""
 
-from __future__ import annotations
-
 import functools
 from dataclasses import asdict, fields
 from pathlib import Path

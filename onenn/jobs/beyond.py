@@ -1,7 +1,5 @@
 """The per-variant jobs of the experiments beyond the paper (numpy and scipy): one audit sigma."""
 
-from __future__ import annotations
-
 from logging import Logger
 
 from onenn.base.progress import EVERY

@@ -1,7 +1,5 @@
 """The scorecard job: every claim of the claims file scored against this run's tables."""
 
-from __future__ import annotations
-
 from logging import Logger
 from typing import Any
 

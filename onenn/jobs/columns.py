@@ -1,8 +1,6 @@
 """What every column of every table the workflow writes means (written into the Parquet schema and docs/columns.md),
 what a table read must have, and the functions a kind of experiment names (``onenn.plan.kinds``)."""
 
-from __future__ import annotations
-
 import importlib
 from collections.abc import Callable, Iterable
 

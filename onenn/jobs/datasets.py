@@ -1,7 +1,5 @@
 """The prompt-set jobs: the multiclass test sets and the binary experiment's training and test sets (numpy)."""
 
-from __future__ import annotations
-
 from logging import Logger
 
 from onenn.base.io import save_arrays

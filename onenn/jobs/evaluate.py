@@ -1,7 +1,5 @@
 """The evaluation job (numpy, no torch): a run's metrics at every saved step on its test sets."""
 
-from __future__ import annotations
-
 from logging import Logger
 
 from onenn.base.io import save_table

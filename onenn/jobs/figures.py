@@ -1,7 +1,5 @@
 """The figure job: an experiment's table drawn, saved as PNG and PDF."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from logging import Logger
 from pathlib import Path

@@ -1,8 +1,6 @@
 """The loaders of the workflow's intermediate files, each checking what it reads before a job computes; any failure
 is ``DamagedFile`` (docs/reliability.md#damaged-files). No torch and no pandas at import time."""
 
-from __future__ import annotations
-
 import json
 import os
 from collections.abc import Mapping, Sequence

@@ -1,7 +1,5 @@
 """Send a workflow job's messages and tracebacks to its Snakemake log file."""
 
-from __future__ import annotations
-
 import logging
 import sys
 import traceback

@@ -1,8 +1,6 @@
 """The README's files (``results/readme/``, committed from a full run): the scorecard, the audit's pages and figures,
 each opening with the run that made it, no date (the same inputs give the same bytes)."""
 
-from __future__ import annotations
-
 import shutil
 from logging import Logger
 from pathlib import Path

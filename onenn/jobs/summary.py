@@ -1,7 +1,5 @@
 """The headline table, and a table's page of the HTML report."""
 
-from __future__ import annotations
-
 from logging import Logger
 
 from onenn.base.columns import normalise_types

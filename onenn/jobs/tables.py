@@ -1,7 +1,5 @@
 """The table job: an experiment's table, its runs' or variants' tables concatenated, or computed from its settings."""
 
-from __future__ import annotations
-
 import time
 from collections.abc import Sequence
 from logging import Logger

@@ -1,7 +1,5 @@
 """The training jobs: a multiclass run and a binary run, each written as its weights and its run record."""
 
-from __future__ import annotations
-
 import time
 from logging import Logger
 

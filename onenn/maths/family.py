@@ -1,8 +1,6 @@
 """The two-parameter family ``diag{ξ1·I_d, 0, −ξ2}``, the parameter diagnostics of docs/method.md §5 and where a
 trajectory's ``xi1/xi2`` first crosses Lemma 12's bound 7/15 (the one crossing every page quotes); numpy only."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -1,7 +1,5 @@
 """Initialisation of ``W`` (docs/method.md §4.1): Assumption 2 and its perturbed and block-confined variants, numpy."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from onenn.maths.stream import gaussian_matrix, stream_key

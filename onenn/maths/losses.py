@@ -1,8 +1,6 @@
 """The losses of docs/method.md §2 in numpy with their gradients ``∂loss/∂ℓ`` (the reference), and the registry of
 names and codes every port takes (docs/guide.md#a-loss): ``(ell, target_class, y_target, c) → (loss, ∂loss/∂ℓ)``."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 

@@ -1,8 +1,6 @@
 """The model of docs/method.md §1-§2 in numpy, float64: THE reference every port is held to. ``x`` (B, N+1, d), the
 query last; ``Y`` (B, N, m) the context's labels; only the query column of ``H^T W H`` is formed."""
 
-from __future__ import annotations
-
 import numpy as np
 
 

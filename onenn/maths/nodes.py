@@ -1,8 +1,6 @@
 """The population quadrature's node counts and the audit's times, as the config check and the audit job both check
 them (plain Python: the Snakefile's check imports it)."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any
 

@@ -1,8 +1,6 @@
 """The prompt distributions of docs/method.md §3 in numpy: a set is ``x`` (n, N+1, d) with the query last, the context
 ``classes`` (n, N) (binary: scalar labels ``y``) and ``nn`` (n,) the query's nearest neighbour ``i*``."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from onenn.maths.stream import instance_of, numpy_generator

@@ -1,7 +1,5 @@
 """The steps a run records: step 0 and roughly log-spaced steps up to the last (numpy only)."""
 
-from __future__ import annotations
-
 import numpy as np
 
 

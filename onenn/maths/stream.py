@@ -1,8 +1,6 @@
 """The counter-based random stream of docs/method.md §4.4 (Philox4x32-10 with Triton's conventions): the reference,
 in numpy uint64 arithmetic. Its ports (``cpu_stream``, ``gpu``) import its constants; tests/unit/test_stream.py."""
 
-from __future__ import annotations
-
 import zlib
 
 import numpy as np

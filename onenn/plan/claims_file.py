@@ -1,8 +1,6 @@
 """The paper's claims as data: read ``workflow/claims.yaml`` and check it before any job runs (docs/claims.md), each
 problem by its key path, names against a catalogue of the run's and the repository's configs. No torch, no pandas."""
 
-from __future__ import annotations
-
 import functools
 from pathlib import Path
 from typing import Any

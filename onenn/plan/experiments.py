@@ -1,8 +1,6 @@
 """From the workflow's config to runs: experiments, their variants and the settings of every job (docs/guide.md).
 A run's settings are ``defaults``, then its experiment's keys, then its variant's. No torch here."""
 
-from __future__ import annotations
-
 import itertools
 from dataclasses import dataclass
 from typing import Any

@@ -1,8 +1,6 @@
 """The kinds of experiment, each described once (docs/guide.md); the functions it names as ``"module:function"``
 are resolved when a job runs (``onenn.jobs.columns.kind_function``), so the plan loads none of them."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from onenn.base.columns import AUDIT_FIRST, BINARY_RUN_METRICS, ID_COLUMNS, METRICS

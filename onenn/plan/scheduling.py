@@ -1,8 +1,6 @@
 """The scheduler: a job's GPUs (``resources: gpu=...``, ``sbatch --gpus``), and no default job rate limit, which keeps
 it waking ever more often (snakemake/snakemake#3744, docs/performance.md). No torch, no snakemake import."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Mapping
 from pathlib import Path

@@ -1,8 +1,6 @@
 """Check the workflow's config before any job runs, every problem named by its key path (docs/guide.md): the schema,
 then what it cannot say (finite numbers, strict integers, sweep and variant entries, distinct variants). No torch."""
 
-from __future__ import annotations
-
 import difflib
 import math
 import os

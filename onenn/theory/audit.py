@@ -1,8 +1,6 @@
 """The reduced-dynamics audit of the binary paper's convergence proof (docs/method.md §7.3; its sources: the
 ``DESCRIPTIONS`` of ``source``), one row per (source, recorded time); and the thresholds on ``sigma`` of §7."""
 
-from __future__ import annotations
-
 import logging
 import math
 import time as clock

@@ -1,8 +1,6 @@
 """The binary paper's convergence proof, Lemmas 7-12 and the Jensen step of Lemma 9 (Eq. C.18), evaluated at a
 point and along the audit's trajectories (docs/method.md §7.6): each bound as ``(left, right)`` and its margin."""
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 

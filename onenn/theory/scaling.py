@@ -1,8 +1,6 @@
 """Experiment 2, the scaling identity (docs/method.md §4 Lemma 2, §6): ``L_MC = ((K−1)/K)·L_bin`` on the family,
 both losses on the same sampled inputs, their ratio with a delta-method interval. No training and no torch."""
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 from statistics import NormalDist

@@ -1,8 +1,6 @@
 """The CPU engine's compiled loops (numba, docs/method.md §4.2): SGD steps, fresh minibatches, a fixed set's gather,
 on the ``(D, N+1, B)`` layout of ``onenn.training.cpu``; cached on disk (tests/unit/test_engine.py)."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -1,8 +1,6 @@
 """The stream of docs/method.md §4.4 in numba: ``onenn.maths.stream``'s words bit for bit, a block's draws
 (``draw_block``) and ``permutation``; float32 log, sin, cos by Cephes' polynomials (tests/unit/test_stream.py)."""
 
-from __future__ import annotations
-
 import numpy as np
 from llvmlite import ir
 from numba import njit, types

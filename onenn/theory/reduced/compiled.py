@@ -1,8 +1,6 @@
 """The numba port of ``loss._per_prompt`` (its test: docs/guide.md's table) and the population quadrature's
 compiled lookups (``interp``: ``np.interp``'s numbers; ``drawn_gaps``; ``exp_moments``)."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

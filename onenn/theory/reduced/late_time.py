@@ -1,8 +1,6 @@
 """The audit's late-time law (docs/method.md §7.3): the loss's asymptote ``L_late = C / xi1 + 1/2 F(r)^N`` at large
 ``xi1`` and its gradient flow, solved in ``s = log t`` (to ``t = 10^1000`` and beyond), held to the population flow."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -9,8 +9,6 @@ integrated out, a prompt's loss is ``f = 1/2 (r^2 + sum_{j != i*} q_j^2)``, ``r 
     df/dxi1 = sum_{j != i*} q_j^2 gap_j - gbar (sum_{j != i*} q_j gap_j + q_0 (1 - t_{i*})),   df/dxi2 = q_0 gbar.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 from typing import NamedTuple

@@ -1,8 +1,6 @@
 """Samples of the inner products ``t_j = <x_j, x_{N+1}>`` of a prompt, plain and weighted (docs/method.md §7), and
 the argument checks of the reduced dynamics (every bad argument is a ``ValueError`` that names it)."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np
