@@ -1,5 +1,5 @@
-"""The package outside the checkout: its wheel holds the schema the API reads, and the guide's first example of the
-API runs from it in another folder."""
+"""The package outside the checkout: its wheel holds the schema the API reads and the PEP 561 marker, and the
+guide's first example of the API runs from it in another folder."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def test_the_guides_first_example_runs_from_the_wheel_outside_the_checkout(tmp_p
     run([*pip, "wheel", str(source), "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "wheel")])
     (wheel,) = (tmp_path / "wheel").glob("onenn-*.whl")
     run([*pip, "install", "--no-deps", "--target", str(tmp_path / "site"), str(wheel)])
+    assert (tmp_path / "site" / "onenn" / "py.typed").is_file()  # PEP 561: type checkers read the hints
     guide = (ROOT / "docs/guide.md").read_text()
     example = next(b for b in re.findall(r"```python\n(.*?)```", guide, re.DOTALL) if "onenn.train(" in b)
     elsewhere = tmp_path / "elsewhere"
