@@ -1,6 +1,7 @@
 """The GPU check (tests/gpu/check.sh) without a GPU: its plan, its refusal, its table, and each stage run on the
 CPU with Triton's interpreter standing in for the GPU, at a tiny scale."""
 
+import inspect
 import os
 import re
 import select
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from onenn.maths.losses import LOSSES
 from onenn.training.train import TrainSettings
 from tests.configs import ROOT
 from tests.gpu import check as gpu_check
@@ -59,15 +61,17 @@ def test_the_table_has_a_row_for_each_engine():
 
 
 def test_the_equality_stage(monkeypatch):
-    """Whole runs from the same seed, every loss and a padded shape in both precisions, then the GPU check:
-    equal to round-off. A kernel made wrong (the minibatches of the next step) fails every row."""
+    """Whole runs from the same seed, two losses and a padded shape in both precisions, then the GPU check: equal
+    to round-off (every loss: test_gpu.py's kernel tests). A kernel made wrong (the next step's minibatches) fails."""
     interpreter()
     from onenn.training import train as engine_check
     from onenn.training.gpu import GpuEngine
 
     monkeypatch.setattr(engine_check, "STEPS", 12)
-    rows = gpu_check.equality_rows(CPU, replace(TINY, steps=8), {"padded": {"N": 5, "K": 10}})
-    assert len(rows) == 2 * 5 + 1 and {r["engine"] for r in rows} == {"gpu"}
+    assert inspect.signature(gpu_check.equality_rows).parameters["losses"].default == LOSSES  # on a GPU: all
+    two = ("square", "mixture")  # the mixture: the loss with a parameter c
+    rows = gpu_check.equality_rows(CPU, replace(TINY, steps=8), {"padded": {"N": 5, "K": 10}}, losses=two)
+    assert len(rows) == 2 * 3 + 1 and {r["engine"] for r in rows} == {"gpu"}
     assert all(r["verdict"] == "ok" for r in rows[:-1]), rows
     assert rows[-1]["check"] == "equality: the GPU check (onenn.training.train)" and rows[-1]["verdict"].startswith(
         "passed"
