@@ -10,8 +10,10 @@ from typing import Any
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
 from onenn.analysis.tables import ORDER_KEYS, seed_stats, variant_order
 
@@ -164,3 +166,17 @@ def metadata(fmt: str, name: str, fig: Figure, group_by: Sequence[str]) -> dict[
     found = [legend for legend in (ax.get_legend() for ax in fig.axes) if legend is not None]
     legends = [{"title": x.get_title().get_text(), "entries": [t.get_text() for t in x.get_texts()]} for x in found]
     return {"Title": title, "Legends": json.dumps(legends)}
+
+
+def plain_log_labels(axis: Axis) -> None:
+    """Decimal labels (0.2, not 2×10⁻¹) on a log axis spanning less than two decades; matplotlib still chooses
+    which ticks carry one."""
+    low, high = sorted(axis.get_view_interval())
+    if axis.get_scale() != "log" or low <= 0 or high >= 100 * low:
+        return
+    for default, use in (
+        (axis.get_major_formatter(), axis.set_major_formatter),
+        (axis.get_minor_formatter(), axis.set_minor_formatter),
+    ):
+        default.set_locs()  # which ticks it labels, for the final view
+        use(FuncFormatter(lambda value, at, default=default: f"{value:.3g}" if default(value, at) else ""))

@@ -18,6 +18,7 @@ from onenn.analysis.drawing import (
     grouped,
     is_number,
     looks,
+    plain_log_labels,
     point,
     setting_label,
     settings_label,
@@ -322,5 +323,7 @@ def figure(name: str, table: pd.DataFrame, style: PlotStyle = STYLE, group_by: S
         raise ValueError(f"figure must be one of {', '.join(sorted(FIGURES))}; got {name!r}")
     with sns.plotting_context(style.context), sns.axes_style("whitegrid"):
         fig = FIGURES[name](table, style, list(group_by))
+        for ax in fig.axes:
+            plain_log_labels(ax.yaxis)
         fig.tight_layout()
     return fig
