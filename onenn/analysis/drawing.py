@@ -174,9 +174,9 @@ def plain_log_labels(axis: Axis) -> None:
     low, high = sorted(axis.get_view_interval())
     if axis.get_scale() != "log" or low <= 0 or high >= 100 * low:
         return
-    for default, use in (
-        (axis.get_major_formatter(), axis.set_major_formatter),
-        (axis.get_minor_formatter(), axis.set_minor_formatter),
+    for default, use, ticks in (
+        (axis.get_major_formatter(), axis.set_major_formatter, axis.get_majorticklocs()),
+        (axis.get_minor_formatter(), axis.set_minor_formatter, axis.get_minorticklocs()),
     ):
-        default.set_locs()  # which ticks it labels, for the final view
+        default.set_locs(ticks)  # which ticks it labels, for the final view
         use(FuncFormatter(lambda value, at, default=default: f"{value:.3g}" if default(value, at) else ""))

@@ -21,7 +21,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from PIL import Image
 
-from onenn.analysis.drawing import PlotStyle, grouping
+from onenn.analysis.drawing import PlotStyle, grouping, plain_log_labels
 from onenn.analysis.plots import FIGURES, figure
 from onenn.analysis.tables import concat_tables
 from onenn.base.columns import METRICS, TEST_SETS
@@ -400,3 +400,24 @@ def test_a_figure_comes_laid_out_its_labels_inside_it():
         box = text.get_window_extent(renderer)
         assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1, text.get_text()
     plt.close(fig)
+
+
+@pytest.mark.parametrize(("low", "high", "plain"), [(0.17, 0.45, True), (0.385, 0.39, True), (1e-4, 0.3, False)])
+def test_a_log_axis_under_two_decades_reads_in_decimals(low, high, plain):
+    """Under a factor 100 every label is the tick's value in decimals (0.2, not 2×10⁻¹); wider, matplotlib's own."""
+    fig, ax = plt.subplots()
+    ax.set_yscale("log")
+    ax.set_ylim(low, high)
+    fig.canvas.draw()
+    before = [(t.get_position()[1], t.get_text()) for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels()]
+    plain_log_labels(ax.yaxis)
+    fig.canvas.draw()
+    after = [(t.get_position()[1], t.get_text()) for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels()]
+    plt.close(fig)
+    assert [bool(text) for _, text in after] == [bool(text) for _, text in before]  # the same ticks carry a label
+    shown = [(y, text) for y, text in after if text and low <= y <= high]
+    assert shown  # the view has labelled ticks
+    if plain:
+        assert all(float(text) == pytest.approx(y, rel=5e-3) and "10^" not in text for y, text in shown)
+    else:
+        assert after == before
